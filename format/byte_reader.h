@@ -1,0 +1,72 @@
+// ByteReader: bounded, buffered reading of an untrusted stream, with the byte
+// offset of every failure.
+//
+// Invariants:
+// - Memory is constant: one fixed buffer whatever the input size; strings are
+//   read piecewise, so an allocation never exceeds the bytes actually present
+//   (and never the caller's cap), whatever a length field claims.
+// - Every failure throws FormatError carrying the absolute offset at which the
+//   offending value starts. `truncated` tells "the input ended inside a value"
+//   (a killed writer) apart from "the bytes are wrong" (corruption).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+namespace prof {
+
+class FormatError : public std::runtime_error {
+ public:
+  FormatError(uint64_t offset, bool truncated, const std::string &reason);
+  uint64_t offset() const { return offset_; }
+  bool truncated() const { return truncated_; }
+  const std::string &reason() const { return reason_; }
+
+ private:
+  uint64_t offset_;
+  bool truncated_;
+  std::string reason_;
+};
+
+// "0x1f": how errors name a bad header byte.
+std::string hex_byte(uint8_t b);
+
+class ByteReader {
+ public:
+  // Reads a file descriptor it does not own.
+  explicit ByteReader(int fd);
+  // Reads caller-owned memory (tests, fuzzing); offsets count from base_offset.
+  ByteReader(const uint8_t *data, size_t size, uint64_t base_offset = 0);
+  ByteReader(const ByteReader &) = delete;
+  ByteReader &operator=(const ByteReader &) = delete;
+  ~ByteReader();
+
+  uint8_t u8();
+  uint64_t uleb();
+  // A string := string-len string-payload, rejected above max_len.
+  void string(std::string &out, size_t max_len);
+  void bytes(void *out, size_t n);
+  // True when no byte is left (reads ahead if needed).
+  bool at_end();
+  uint64_t offset() const { return base_ + pos_; }
+  // Total bytes consumed from the source so far (for progress reports).
+  uint64_t bytes_buffered() const { return base_ + end_; }
+
+  [[noreturn]] void fail(uint64_t at, const std::string &reason) const;
+
+ private:
+  bool fill(size_t want);  // ensures `want` bytes are buffered if the input has them
+  [[noreturn]] void truncated(uint64_t at, const char *what) const;
+
+  static constexpr size_t kBufSize = 1 << 16;
+  int fd_ = -1;
+  uint8_t *buf_ = nullptr;  // owned in fd mode; caller's memory otherwise
+  bool owned_ = false;
+  size_t pos_ = 0, end_ = 0;
+  uint64_t base_ = 0;  // absolute offset of buf_[0]
+  bool eof_ = false;
+};
+
+}  // namespace prof

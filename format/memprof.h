@@ -1,0 +1,152 @@
+// Memory profile 'ljm' v3: allocation events, as LuaJIT's memprof writes them
+// and as libprof extends them.
+//
+// stream         := symtab memprof                       (symtab.h)
+// memprof        := prologue event* epilogue
+// prologue       := 'l' 'j' 'm' version reserved         (prologue.h)
+// event          := event-alloc | event-realloc | event-free | event-symtab |
+//                   ext-record                           (ext-record: extended only)
+// event-alloc    := event-header loc? stacks? naddr nsize
+// event-realloc  := event-header loc? stacks? oaddr osize naddr nsize
+// event-free     := event-header loc? stacks? oaddr osize
+// event-symtab   := event-header sym                     (sym bodies of symtab.h)
+// loc            := loc-lua | loc-c | loc-trace
+// loc-lua        := sym-addr line-no
+// loc-c          := sym-addr
+// loc-trace      := trace-no
+// stacks         := host-stack-id guest-stack-id         (extended only, H set)
+// sym-addr, line-no, trace-no, oaddr, osize, naddr, nsize,
+// host-stack-id, guest-stack-id := <ULEB128>
+// epilogue       := event-header
+//
+// event-header: [FXHSSSEE]
+//  * EE  : event type: 0 symtab, 1 alloc, 2 free, 3 realloc (AEVENT_*)
+//  * SSS : source: 1 INTERNAL (loc absent), 2 Lua function (loc-lua),
+//          3 C function (loc-c), 4 JIT trace (loc-trace); for event-symtab it
+//          names the symbol kind (2 sym-lua, 3 sym-cfunc, 4 sym-trace).
+//          Extended only: 0 NONE, no guest location (loc absent).
+//  * H   : extended only: `stacks` follows the location
+//  * X   : extended only: 1 makes the byte an ext-header (ext.h); F must be 0
+//  * F   : 1 for the epilogue; all other bits are then ignored
+//
+// Extended streams (libprof) also differ in meaning: osize 0 on a free or
+// realloc means "unknown, take it from the matching allocation", because the
+// agent cannot see the size that free() releases.
+#pragma once
+
+#include <cstdint>
+
+#include "byte_reader.h"
+#include "ext.h"
+#include "prologue.h"
+#include "symtab.h"
+#include "uleb128.h"
+
+namespace prof {
+
+constexpr uint8_t kAeventSymtab = 0;
+constexpr uint8_t kAeventAlloc = 1;
+constexpr uint8_t kAeventFree = 2;
+constexpr uint8_t kAeventRealloc = 3;
+constexpr uint8_t kAeventMask = 0x03;
+
+constexpr uint8_t kAsourceNone = 0 << 2;
+constexpr uint8_t kAsourceInternal = 1 << 2;
+constexpr uint8_t kAsourceLfunc = 2 << 2;
+constexpr uint8_t kAsourceCfunc = 3 << 2;
+constexpr uint8_t kAsourceTrace = 4 << 2;
+constexpr uint8_t kAsourceMask = 7 << 2;
+
+constexpr uint8_t kMemprofStacks = 0x20;  // H
+constexpr uint8_t kMemprofEpilogue = 0x80;
+
+// Where the guest VM was when the event happened (source + its loc fields).
+struct GuestLoc {
+  uint8_t source = kAsourceNone;
+  uint64_t addr = 0;     // prototype (Lua) or function (C)
+  uint64_t line = 0;     // Lua only
+  uint64_t traceno = 0;  // trace only
+};
+
+// The largest event the agent encodes: header + 9 ULEB128s.
+constexpr size_t kMaxEventBytes = 1 + 9 * kUleb128Max;
+
+enum class MemprofRecord : uint8_t { Alloc, Realloc, Free, Symbol, Ext };
+
+struct MemprofEvent {
+  MemprofRecord record = MemprofRecord::Alloc;
+  uint64_t offset = 0;  // where the record starts in the file
+  GuestLoc loc;
+  bool has_stacks = false;
+  uint64_t host_stack = 0, guest_stack = 0;
+  uint64_t oaddr = 0, osize = 0, naddr = 0, nsize = 0;
+  Symbol symbol;  // Symbol records
+  ExtRecord ext;  // Ext records
+};
+
+template <class Out>
+void put_guest_loc(Out &out, const GuestLoc &loc) {
+  switch (loc.source) {
+    case kAsourceLfunc:
+      out.put_uleb(loc.addr);
+      out.put_uleb(loc.line);
+      break;
+    case kAsourceCfunc:
+      out.put_uleb(loc.addr);
+      break;
+    case kAsourceTrace:
+      out.put_uleb(loc.traceno);
+      break;
+  }
+}
+
+// One allocation event. `stacks` writes host/guest stack ids (extended only).
+template <class Out>
+void put_memprof_event(Out &out, uint8_t aevent, const GuestLoc &loc, bool stacks,
+                       uint64_t host_stack, uint64_t guest_stack, uint64_t oaddr,
+                       uint64_t osize, uint64_t naddr, uint64_t nsize) {
+  out.put_u8(static_cast<uint8_t>(aevent | loc.source | (stacks ? kMemprofStacks : 0)));
+  put_guest_loc(out, loc);
+  if (stacks) {
+    out.put_uleb(host_stack);
+    out.put_uleb(guest_stack);
+  }
+  if (aevent & kAeventFree) {
+    out.put_uleb(oaddr);
+    out.put_uleb(osize);
+  }
+  if (aevent & kAeventAlloc) {
+    out.put_uleb(naddr);
+    out.put_uleb(nsize);
+  }
+}
+
+template <class Out>
+void put_memprof_symbol(Out &out, const Symbol &s) {
+  static const uint8_t kSource[] = {kAsourceLfunc, kAsourceCfunc, kAsourceTrace};
+  out.put_u8(static_cast<uint8_t>(kAeventSymtab | kSource[s.type]));
+  put_symbol_body(out, s);
+}
+
+template <class Out>
+void put_memprof_epilogue(Out &out) {
+  out.put_u8(kMemprofEpilogue);
+}
+
+// Reads the memprof section that follows the symtab, prologue first.
+class MemprofReader {
+ public:
+  explicit MemprofReader(ByteReader &in);
+  // Continues after a prologue the caller already read (auto-detection).
+  MemprofReader(ByteReader &in, const Prologue &prologue);
+  // Next record; false after the epilogue.
+  bool next(MemprofEvent &out);
+  bool extended() const { return extended_; }
+
+ private:
+  ByteReader &in_;
+  bool extended_;
+  bool done_ = false;
+};
+
+}  // namespace prof

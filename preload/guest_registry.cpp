@@ -1,0 +1,121 @@
+#include "guest_registry.h"
+
+#include <atomic>
+#include <cstring>
+#include <mutex>
+#include <sys/mman.h>
+
+#include "symtab.h"
+
+namespace prof {
+namespace {
+
+struct Registration {
+  prof_guest_backtracer fn;
+  void *ctx;
+};
+
+// XXX: registrations are never freed (a sampler may still read the old one);
+// a process registers a handful at most, later ones reuse the last slot.
+constexpr int kMaxRegistrations = 64;
+Registration g_registrations[kMaxRegistrations];
+int g_registration_count = 0;
+std::atomic<const Registration *> g_current{nullptr};
+
+// The symbol log: a fixed directory of lazily mapped blocks.
+constexpr uint64_t kBlockEntries = 4096;
+constexpr uint64_t kMaxBlocks = 4096;  // 16 M symbols
+GuestSymbol *g_blocks[kMaxBlocks];
+std::atomic<uint64_t> g_symbol_count{0};
+std::mutex g_publish_mutex;
+
+// Bump arena for names, in mmap'd chunks.
+char *g_arena = nullptr;
+size_t g_arena_left = 0;
+
+void *map_bytes(size_t n) {
+  void *p = mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  return p == MAP_FAILED ? nullptr : p;
+}
+
+const char *copy_name(const char *name, size_t len) {
+  if (len + 1 > g_arena_left) {
+    const size_t chunk = len + 1 > (1u << 20) ? len + 1 : (1u << 20);
+    g_arena = static_cast<char *>(map_bytes(chunk));
+    g_arena_left = g_arena ? chunk : 0;
+    if (!g_arena) return nullptr;
+  }
+  char *dst = g_arena;
+  memcpy(dst, name, len);
+  dst[len] = 0;
+  g_arena += len + 1;
+  g_arena_left -= len + 1;
+  return dst;
+}
+
+void publish(uint8_t type, uint64_t addr, const char *name, uint64_t line) {
+  if (!name) name = "";
+  std::lock_guard<std::mutex> lock(g_publish_mutex);
+  const uint64_t index = g_symbol_count.load(std::memory_order_relaxed);
+  const uint64_t block = index / kBlockEntries;
+  if (block >= kMaxBlocks) return;
+  if (!g_blocks[block]) {
+    g_blocks[block] = static_cast<GuestSymbol *>(map_bytes(kBlockEntries * sizeof(GuestSymbol)));
+    if (!g_blocks[block]) return;
+  }
+  const size_t len = strlen(name);
+  const char *copy = copy_name(name, len);
+  if (!copy) return;
+  g_blocks[block][index % kBlockEntries] =
+      GuestSymbol{addr, line, type, static_cast<uint32_t>(len), copy};
+  g_symbol_count.store(index + 1, std::memory_order_release);
+}
+
+}  // namespace
+
+int guest_backtrace(prof_guest_frame *frames, int max, int *vmstate) {
+  const Registration *r = g_current.load(std::memory_order_acquire);
+  if (!r) {
+    *vmstate = -1;
+    return 0;
+  }
+  return r->fn(r->ctx, frames, max, vmstate);
+}
+
+bool guest_registered() { return g_current.load(std::memory_order_acquire) != nullptr; }
+
+uint64_t guest_symbol_count() { return g_symbol_count.load(std::memory_order_acquire); }
+
+const GuestSymbol &guest_symbol(uint64_t index) {
+  return g_blocks[index / kBlockEntries][index % kBlockEntries];
+}
+
+}  // namespace prof
+
+extern "C" {
+
+__attribute__((visibility("default"))) void prof_register_guest(prof_guest_backtracer fn,
+                                                                 void *ctx) {
+  using namespace prof;
+  if (!fn) {
+    g_current.store(nullptr, std::memory_order_release);
+    return;
+  }
+  std::lock_guard<std::mutex> lock(g_publish_mutex);
+  const int slot = g_registration_count < kMaxRegistrations ? g_registration_count++
+                                                            : kMaxRegistrations - 1;
+  g_registrations[slot] = Registration{fn, ctx};
+  g_current.store(&g_registrations[slot], std::memory_order_release);
+}
+
+__attribute__((visibility("default"))) void prof_guest_symbol(uint64_t addr, const char *chunk,
+                                                               uint64_t line) {
+  prof::publish(prof::kSymLfunc, addr, chunk, line);
+}
+
+__attribute__((visibility("default"))) void prof_guest_cfunc_symbol(uint64_t addr,
+                                                                     const char *name) {
+  prof::publish(prof::kSymCfunc, addr, name, 0);
+}
+
+}  // extern "C"

@@ -1,0 +1,50 @@
+// GuestRegistry: the guest VM's backtracer and the guest symbols it published,
+// shared by the allocation hooks and the CPU sampler.
+//
+// Invariants:
+// - guest_backtrace() is async-signal-safe and lock-free: it reads one atomic
+//   pointer to an immutable registration, so it may run in a signal handler
+//   or inside an allocation hook.
+// - Symbols form an append-only list that is never freed; each stream writer
+//   keeps its own GuestSymbolCursor and emits each symbol once.
+// - Publishing (prof_guest_symbol) takes a mutex and maps memory with mmap,
+//   never malloc, so it records nothing as the application's.
+#pragma once
+
+#include <cstdint>
+
+#include "libprof.h"
+
+namespace prof {
+
+// Frames innermost first; returns the count (0: no guest frames) and sets
+// *vmstate (PROF_VMST_*, or -1 when no guest is registered).
+int guest_backtrace(prof_guest_frame *frames, int max, int *vmstate);
+bool guest_registered();
+
+struct GuestSymbol {
+  uint64_t addr;
+  uint64_t line;
+  uint8_t type;  // kSymLfunc or kSymCfunc (symtab.h)
+  uint32_t name_len;
+  const char *name;  // NUL-terminated
+};
+
+// How many symbols were published; symbol(i) for i below it is immutable.
+uint64_t guest_symbol_count();
+const GuestSymbol &guest_symbol(uint64_t index);
+
+// Walks the symbols published since the previous call, oldest first.
+class GuestSymbolCursor {
+ public:
+  template <class Fn>
+  void drain(Fn &&emit) {
+    const uint64_t end = guest_symbol_count();
+    for (; next_ < end; next_++) emit(guest_symbol(next_));
+  }
+
+ private:
+  uint64_t next_ = 0;
+};
+
+}  // namespace prof

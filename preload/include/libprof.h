@@ -1,0 +1,87 @@
+/*
+** libprof.h: the public C API of the libprof agent, for programs and for the
+** guest VMs they embed.
+**
+** Every function here is exported by libprof.so. A program must run unchanged
+** when the agent is not loaded, so declare what you call weak and test it:
+**
+**   #pragma weak prof_register_guest
+**   if (prof_register_guest) prof_register_guest(my_backtracer, my_ctx);
+**
+** (PROF_WEAK_API, defined before including this header, does that for you.)
+*/
+#ifndef LIBPROF_H
+#define LIBPROF_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Guest frame types: sysprof's FRAME_* values. */
+#define PROF_FRAME_LFUNC 1 /* a guest function: addr = its prototype, line = current line */
+#define PROF_FRAME_CFUNC 2 /* a native function called by the guest: addr = its address */
+#define PROF_FRAME_FFUNC 3 /* a VM built-in ("fast function"): addr = its id */
+
+/* VM states: LuaJIT's LJ_VMST_* values, for sysprof's DEFAULT-mode counters. */
+#define PROF_VMST_INTERP 0
+#define PROF_VMST_LFUNC 1
+#define PROF_VMST_FFUNC 2
+#define PROF_VMST_CFUNC 3
+#define PROF_VMST_GC 4
+#define PROF_VMST_EXIT 5
+#define PROF_VMST_RECORD 6
+#define PROF_VMST_OPT 7
+#define PROF_VMST_ASM 8
+#define PROF_VMST_TRACE 9
+
+struct prof_guest_frame {
+  uint8_t type;  /* PROF_FRAME_* */
+  uint64_t addr;
+  uint64_t line;
+};
+
+/*
+** A guest backtracer fills frames[0..max) innermost first and returns how
+** many it wrote (0 when no guest code runs on this thread), and stores the VM
+** state in *vmstate. max may be 0: then only *vmstate is wanted.
+**
+** It is called on the thread being sampled, in signal context, and inside
+** allocation hooks: it must be async-signal-safe (no malloc, no locks, no
+** stdio), must not allocate through the VM, and must tolerate being called
+** while the VM is half-way through a call or return.
+*/
+typedef int (*prof_guest_backtracer)(void *ctx, struct prof_guest_frame *frames, int max,
+                                     int *vmstate);
+
+/* Registers the backtracer (one per process; NULL unregisters). */
+void prof_register_guest(prof_guest_backtracer backtracer, void *ctx);
+
+/*
+** Publishes guest symbols (not from signal context): a function prototype at
+** addr defined in chunk at line, or a native function's name. They reach
+** both streams as in-stream symtab records, once per address.
+*/
+void prof_guest_symbol(uint64_t addr, const char *chunk, uint64_t line);
+void prof_guest_cfunc_symbol(uint64_t addr, const char *name);
+
+/* Run-time control: pause and resume recording, and label a point in time. */
+void prof_start(void);
+void prof_stop(void);
+void prof_marker(const char *label);
+
+#ifdef PROF_WEAK_API
+#pragma weak prof_register_guest
+#pragma weak prof_guest_symbol
+#pragma weak prof_guest_cfunc_symbol
+#pragma weak prof_start
+#pragma weak prof_stop
+#pragma weak prof_marker
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LIBPROF_H */

@@ -1,0 +1,314 @@
+// Round trip of every record kind through the encoders and the readers, and
+// the readers' refusal of what a section's version does not allow.
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include "memprof.h"
+#include "prologue.h"
+#include "sysprof.h"
+
+using namespace prof;
+
+namespace {
+struct VecOut {
+  std::vector<uint8_t> b;
+  void put_u8(uint8_t v) { b.push_back(v); }
+  void put_uleb(uint64_t v) {
+    uint8_t tmp[kUleb128Max];
+    b.insert(b.end(), tmp, tmp + encode_uleb128(v, tmp));
+  }
+  void put_bytes(const void *p, size_t n) {
+    auto *c = static_cast<const uint8_t *>(p);
+    b.insert(b.end(), c, c + n);
+  }
+  void put_string(const char *s, size_t n) {
+    put_uleb(n);
+    put_bytes(s, n);
+  }
+};
+
+std::vector<Symbol> sample_symbols() {
+  Symbol lua{kSymLfunc, 0x1000, 7, 0, "@script.lua"};
+  Symbol c{kSymCfunc, 0x7f0000001234, 0, 0, "malloc"};
+  Symbol trace{kSymTrace, 0x1000, 9, 3, ""};
+  return {lua, c, trace};
+}
+
+std::vector<ExtRecord> sample_ext() {
+  std::vector<ExtRecord> out;
+  ExtRecord r;
+  r.kind = ExtKind::Process; r.value = 42; r.value2 = 1; r.time_ns = 1700000000000000000ull;
+  r.text = "/usr/bin/app"; out.push_back(r); r = {};
+  r.kind = ExtKind::ModuleLoad; r.addr = 0x555500000000; r.size = 0x20000; r.text = "/lib/x.so";
+  r.build_id = std::string("\x01\x02\x00\xff", 4); out.push_back(r); r = {};
+  r.kind = ExtKind::ModuleUnload; r.addr = 0x555500000000; out.push_back(r); r = {};
+  r.kind = ExtKind::StackHost; r.id = 1; r.parent = 0; r.addr = 0x401000; out.push_back(r); r = {};
+  r.kind = ExtKind::StackGuest; r.id = 2; r.parent = 1; r.frame_type = 1; r.addr = 0x1000;
+  r.line = 12; out.push_back(r); r = {};
+  r.kind = ExtKind::TimeMark; r.time_ns = 5000; r.value = 1 << 20; r.value2 = 4096;
+  out.push_back(r); r = {};
+  r.kind = ExtKind::Sampling; r.value = 512 * 1024; out.push_back(r); r = {};
+  r.kind = ExtKind::Marker; r.time_ns = 77; r.text = "phase 2"; out.push_back(r); r = {};
+  r.kind = ExtKind::Stats; r.stats = {{"dropped", 0}, {"unwind_failures", 3}}; out.push_back(r);
+  r = {};
+  r.kind = ExtKind::Map; r.addr = 0x7f0000000000; r.size = 1 << 21; r.host_stack = 1;
+  r.guest_stack = 2; out.push_back(r); r = {};
+  r.kind = ExtKind::Unmap; r.addr = 0x7f0000001000; r.size = 4096; out.push_back(r); r = {};
+  r.kind = ExtKind::Sampler; r.value = 1; r.value2 = 2; r.value3 = 1000000; out.push_back(r);
+  r = {};
+  r.kind = ExtKind::Thread; r.value = 1234; out.push_back(r); r = {};
+  r.kind = ExtKind::Weight; r.value = 4; out.push_back(r);
+  return out;
+}
+
+void check_same(const ExtRecord &a, const ExtRecord &b) {
+  CHECK(a.kind == b.kind);
+  CHECK(a.id == b.id);
+  CHECK(a.parent == b.parent);
+  CHECK(a.addr == b.addr);
+  CHECK(a.size == b.size);
+  CHECK(a.line == b.line);
+  CHECK(a.frame_type == b.frame_type);
+  CHECK(a.time_ns == b.time_ns);
+  CHECK(a.value == b.value);
+  CHECK(a.value2 == b.value2);
+  CHECK(a.value3 == b.value3);
+  CHECK(a.host_stack == b.host_stack);
+  CHECK(a.guest_stack == b.guest_stack);
+  CHECK(a.text == b.text);
+  CHECK(a.build_id == b.build_id);
+  CHECK(a.stats == b.stats);
+}
+
+void check_same(const Symbol &a, const Symbol &b) {
+  CHECK(a.type == b.type);
+  CHECK(a.addr == b.addr);
+  CHECK(a.line == b.line);
+  CHECK(a.traceno == b.traceno);
+  CHECK(a.name == b.name);
+}
+
+VecOut symtab_with(const std::vector<Symbol> &syms) {
+  VecOut out;
+  put_prologue(out, SectionKind::Symtab, false);
+  for (const auto &s : syms) put_symtab_entry(out, s);
+  put_symtab_final(out);
+  return out;
+}
+}  // namespace
+
+TEST_CASE("symtab entries round-trip") {
+  const auto syms = sample_symbols();
+  VecOut out = symtab_with(syms);
+  ByteReader in(out.b.data(), out.b.size());
+  SymtabReader reader(in);
+  Symbol s;
+  for (const auto &want : syms) {
+    REQUIRE(reader.next(s));
+    check_same(s, want);
+  }
+  CHECK_FALSE(reader.next(s));
+  CHECK(in.at_end());
+}
+
+TEST_CASE("extended memprof events, symbols and ext records round-trip") {
+  VecOut out = symtab_with({});
+  put_prologue(out, SectionKind::Memprof, true);
+  const GuestLoc locs[] = {{kAsourceNone, 0, 0, 0},
+                           {kAsourceInternal, 0, 0, 0},
+                           {kAsourceLfunc, 0x1000, 12, 0},
+                           {kAsourceCfunc, 0x7f0000001234, 0, 0},
+                           {kAsourceTrace, 0, 0, 3}};
+  const uint8_t kinds[] = {kAeventAlloc, kAeventRealloc, kAeventFree};
+  for (const auto &loc : locs)
+    for (uint8_t k : kinds)
+      for (bool stacks : {false, true})
+        put_memprof_event(out, k, loc, stacks, 5, 6, 0x1000, 24, 0x2000, 48);
+  for (const auto &s : sample_symbols()) put_memprof_symbol(out, s);
+  for (const auto &r : sample_ext()) put_ext(out, r);
+  put_stack_host(out, 9, 8, 0x401234);
+  put_stack_guest(out, 10, 9, kFrameCfunc, 0x7f00, 0);
+  put_memprof_epilogue(out);
+
+  ByteReader in(out.b.data(), out.b.size());
+  SymtabReader symtab(in);
+  Symbol sym;
+  REQUIRE_FALSE(symtab.next(sym));
+  MemprofReader reader(in);
+  CHECK(reader.extended());
+  MemprofEvent ev;
+  for (const auto &loc : locs)
+    for (uint8_t k : kinds)
+      for (bool stacks : {false, true}) {
+        REQUIRE(reader.next(ev));
+        CHECK(ev.record == (k == kAeventAlloc    ? MemprofRecord::Alloc
+                            : k == kAeventFree ? MemprofRecord::Free
+                                               : MemprofRecord::Realloc));
+        CHECK(ev.loc.source == loc.source);
+        CHECK(ev.loc.addr == loc.addr);
+        CHECK(ev.loc.line == loc.line);
+        CHECK(ev.loc.traceno == loc.traceno);
+        CHECK(ev.has_stacks == stacks);
+        CHECK(ev.host_stack == (stacks ? 5u : 0u));
+        CHECK(ev.guest_stack == (stacks ? 6u : 0u));
+        CHECK(ev.oaddr == (k & kAeventFree ? 0x1000u : 0u));
+        CHECK(ev.osize == (k & kAeventFree ? 24u : 0u));
+        CHECK(ev.naddr == (k & kAeventAlloc ? 0x2000u : 0u));
+        CHECK(ev.nsize == (k & kAeventAlloc ? 48u : 0u));
+      }
+  for (const auto &want : sample_symbols()) {
+    REQUIRE(reader.next(ev));
+    CHECK(ev.record == MemprofRecord::Symbol);
+    check_same(ev.symbol, want);
+  }
+  for (const auto &want : sample_ext()) {
+    REQUIRE(reader.next(ev));
+    CHECK(ev.record == MemprofRecord::Ext);
+    check_same(ev.ext, want);
+  }
+  REQUIRE(reader.next(ev));
+  CHECK((ev.ext.kind == ExtKind::StackHost && ev.ext.id == 9 && ev.ext.parent == 8 &&
+         ev.ext.addr == 0x401234));
+  REQUIRE(reader.next(ev));
+  CHECK((ev.ext.kind == ExtKind::StackGuest && ev.ext.id == 10 && ev.ext.frame_type == 2 &&
+         ev.ext.addr == 0x7f00));
+  CHECK_FALSE(reader.next(ev));
+  CHECK(in.at_end());
+}
+
+TEST_CASE("sysprof samples of every vmstate, symbols and ext records round-trip") {
+  VecOut out = symtab_with({});
+  put_prologue(out, SectionKind::Sysprof, true);
+  std::vector<SysprofSample> samples;
+  for (uint8_t vm : {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 13}) {
+    SysprofSample s;
+    s.vmstate = vm;
+    if (vm == kVmstTrace) {
+      s.traceno = 4, s.trace_addr = 0x1000, s.trace_line = 3;
+    } else {
+      if (vmstate_has_guest(vm))
+        s.guest = {{kFrameFfunc, 21, 0}, {kFrameLfunc, 0x1000, 8}, {kFrameCfunc, 0x7f00, 0}};
+      s.host = {0x401000, 0x401100, 0x7f0000002000};
+    }
+    samples.push_back(s);
+    put_sysprof_sample(out, s);
+  }
+  for (const auto &s : sample_symbols()) put_sysprof_symbol(out, s);
+  for (const auto &r : sample_ext()) put_ext(out, r);
+  put_sysprof_epilogue(out);
+
+  ByteReader in(out.b.data(), out.b.size());
+  SymtabReader symtab(in);
+  Symbol sym;
+  REQUIRE_FALSE(symtab.next(sym));
+  SysprofReader reader(in);
+  SysprofSample got;
+  for (const auto &want : samples) {
+    REQUIRE(reader.next(got));
+    CHECK(got.record == SysprofRecord::Sample);
+    CHECK(got.vmstate == want.vmstate);
+    CHECK(got.traceno == want.traceno);
+    CHECK(got.trace_addr == want.trace_addr);
+    CHECK(got.trace_line == want.trace_line);
+    CHECK(got.host == want.host);
+    REQUIRE(got.guest.size() == want.guest.size());
+    for (size_t i = 0; i < want.guest.size(); i++) {
+      CHECK(got.guest[i].type == want.guest[i].type);
+      CHECK(got.guest[i].addr == want.guest[i].addr);
+      CHECK(got.guest[i].line == want.guest[i].line);
+    }
+  }
+  for (const auto &want : sample_symbols()) {
+    REQUIRE(reader.next(got));
+    CHECK(got.record == SysprofRecord::Symbol);
+    check_same(got.symbol, want);
+  }
+  for (const auto &want : sample_ext()) {
+    REQUIRE(reader.next(got));
+    CHECK(got.record == SysprofRecord::Ext);
+    check_same(got.ext, want);
+  }
+  CHECK_FALSE(reader.next(got));
+}
+
+namespace {
+std::string first_error(const VecOut &out) {
+  ByteReader in(out.b.data(), out.b.size());
+  try {
+    SymtabReader symtab(in);
+    Symbol s;
+    while (symtab.next(s)) {
+    }
+    const Prologue p = read_prologue(in, SectionKind::Memprof, true);
+    if (p.kind == SectionKind::Memprof) {
+      MemprofReader r(in, p);
+      MemprofEvent ev;
+      while (r.next(ev)) {
+      }
+    } else {
+      SysprofReader r(in, p);
+      SysprofSample s;
+      while (r.next(s)) {
+      }
+    }
+  } catch (const FormatError &e) {
+    return e.what();
+  }
+  return "";
+}
+}  // namespace
+
+TEST_CASE("genuine sections refuse libprof-only records") {
+  VecOut out = symtab_with({});
+  put_prologue(out, SectionKind::Memprof, false);
+  const size_t at = out.b.size();
+  put_ext(out, sample_ext()[0]);
+  CHECK(first_error(out) == "corrupt at byte " + std::to_string(at) + ": bad event header 0x4b");
+
+  VecOut stacks = symtab_with({});
+  put_prologue(stacks, SectionKind::Memprof, false);
+  put_memprof_event(stacks, kAeventAlloc, GuestLoc{kAsourceInternal, 0, 0, 0}, true, 1, 0, 0, 0,
+                    16, 16);
+  CHECK(first_error(stacks).find("bad event header 0x25") != std::string::npos);
+
+  VecOut native = symtab_with({});
+  put_prologue(native, SectionKind::Sysprof, false);
+  SysprofSample s;
+  s.vmstate = kVmstNative;
+  put_sysprof_sample(native, s);
+  CHECK(first_error(native).find("bad sample header 0x0d") != std::string::npos);
+}
+
+TEST_CASE("prologues with unknown versions or revisions are rejected by name") {
+  VecOut out = symtab_with({});
+  put_prologue(out, SectionKind::Memprof, true);
+  out.b[out.b.size() - 4] = 0x84;  // ljm v4, extended
+  CHECK(first_error(out).find("memprof 'ljm' version 4 is not supported") != std::string::npos);
+  out.b[out.b.size() - 4] = 0x83;
+  out.b[out.b.size() - 3] = 9;  // extension revision 9
+  CHECK(first_error(out).find("libprof extension revision 9 is not supported") !=
+        std::string::npos);
+  VecOut wrong = symtab_with({});
+  wrong.b[2] = 'x';
+  CHECK(first_error(wrong) == "corrupt at byte 0: unknown section magic 'ljx'");
+}
+
+TEST_CASE("hostile lengths fail without allocating what they claim") {
+  VecOut out = symtab_with({});
+  out.b.pop_back();  // drop sym-final
+  out.b.push_back(kSymCfunc);
+  out.put_uleb(0x1000);
+  out.put_uleb(uint64_t(1) << 60);  // a name claiming an exabyte
+  out.b.insert(out.b.end(), {'a', 'b'});
+  const std::string err = first_error(out);
+  CHECK(err.find("exceeds the limit") != std::string::npos);
+
+  VecOut deep = symtab_with({});
+  put_prologue(deep, SectionKind::Sysprof, false);
+  deep.put_u8(kVmstInterp);
+  for (size_t i = 0; i < kMaxSampleFrames + 1; i++) deep.put_uleb(0x401000);
+  deep.put_uleb(0);
+  CHECK(first_error(deep).find("host stack deeper than 4096") != std::string::npos);
+}
