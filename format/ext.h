@@ -37,9 +37,11 @@
 //   frame). Ids start at 1; the host and guest trees share one id space. A
 //   stack id names its innermost node; 0 is the empty stack. A node may be
 //   written twice under two ids (racing threads); both stay valid.
-// - module-load: an ELF object mapped at `base` (the load bias, as
-//   dl_iterate_phdr's dlpi_addr) spanning `size` bytes from its lowest
-//   PT_LOAD; build-id is the raw GNU build-id note (empty if none). Addresses
+// - module-load: an ELF object loaded with bias `base` (dl_iterate_phdr's
+//   dlpi_addr); it covers [base, base + size), size being the end of its
+//   highest PT_LOAD segment (p_vaddr + p_memsz); build-id is the raw GNU
+//   build-id note (empty if none). An ip belongs to the covering module with
+//   the highest base. Addresses
 //   are resolved against the modules loaded when the node was written, so an
 //   ip in a dlclose'd object stays resolvable after module-unload.
 // - time-mark: nanoseconds since the process started profiling, its resident
