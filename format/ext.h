@@ -45,7 +45,8 @@
 //   are resolved against the modules loaded when the node was written, so an
 //   ip in a dlclose'd object stays resolvable after module-unload.
 // - time-mark: nanoseconds since the process started profiling, its resident
-//   set size, and the agent's running count of live heap bytes.
+//   set size, and the writer's own count of live heap bytes (0 when it keeps
+//   none: libprof's agent leaves the heap to the analyzer, which knows sizes).
 // - sampling: allocation events are Poisson samples with the given mean
 //   byte interval (0: every event is recorded). An event of size s stands for
 //   s / (1 - exp(-s / mean)) bytes.
@@ -134,58 +135,106 @@ void put_stack_guest(Out &out, uint64_t id, uint64_t parent, uint64_t frame_type
   out.put_uleb(line);
 }
 
-// Encodes any record (the cold kinds).
+template <class Out>
+void put_module_load(Out &out, uint64_t base, uint64_t size, const char *path, size_t path_len,
+                     const void *build_id, size_t build_id_len) {
+  out.put_u8(kExtFlag | uint8_t(ExtKind::ModuleLoad));
+  out.put_uleb(base);
+  out.put_uleb(size);
+  out.put_string(path, path_len);
+  out.put_string(static_cast<const char *>(build_id), build_id_len);
+}
+
+// Records whose bodies are one to three integers.
+template <class Out>
+void put_ext_values(Out &out, ExtKind kind, uint64_t a) {
+  out.put_u8(kExtFlag | uint8_t(kind));
+  out.put_uleb(a);
+}
+template <class Out>
+void put_ext_values(Out &out, ExtKind kind, uint64_t a, uint64_t b) {
+  put_ext_values(out, kind, a);
+  out.put_uleb(b);
+}
+template <class Out>
+void put_ext_values(Out &out, ExtKind kind, uint64_t a, uint64_t b, uint64_t c) {
+  put_ext_values(out, kind, a, b);
+  out.put_uleb(c);
+}
+
+template <class Out>
+void put_marker(Out &out, uint64_t time_ns, const char *label, size_t len) {
+  put_ext_values(out, ExtKind::Marker, time_ns);
+  out.put_string(label, len);
+}
+
+template <class Out>
+void put_process(Out &out, uint64_t pid, uint64_t ppid, uint64_t time_unix_ns, const char *exe,
+                 size_t len) {
+  put_ext_values(out, ExtKind::Process, pid, ppid, time_unix_ns);
+  out.put_string(exe, len);
+}
+
+template <class Out>
+void put_map(Out &out, uint64_t addr, uint64_t len, uint64_t host_stack, uint64_t guest_stack) {
+  put_ext_values(out, ExtKind::Map, addr, len, host_stack);
+  out.put_uleb(guest_stack);
+}
+
+// A stats record is its count, then that many put_stat() calls.
+template <class Out>
+void put_stats_header(Out &out, size_t count) {
+  put_ext_values(out, ExtKind::Stats, count);
+}
+template <class Out>
+void put_stat(Out &out, const char *name, size_t len, uint64_t value) {
+  out.put_string(name, len);
+  out.put_uleb(value);
+}
+
+// Encodes any record from its decoded form (tests, tools).
 template <class Out>
 void put_ext(Out &out, const ExtRecord &r) {
-  out.put_u8(kExtFlag | uint8_t(r.kind));
   switch (r.kind) {
     case ExtKind::StackHost:
-      out.put_uleb(r.id); out.put_uleb(r.parent); out.put_uleb(r.addr);
+      put_stack_host(out, r.id, r.parent, r.addr);
       break;
     case ExtKind::StackGuest:
-      out.put_uleb(r.id); out.put_uleb(r.parent); out.put_uleb(r.frame_type);
-      out.put_uleb(r.addr); out.put_uleb(r.line);
+      put_stack_guest(out, r.id, r.parent, r.frame_type, r.addr, r.line);
       break;
     case ExtKind::ModuleLoad:
-      out.put_uleb(r.addr); out.put_uleb(r.size);
-      out.put_string(r.text.data(), r.text.size());
-      out.put_string(r.build_id.data(), r.build_id.size());
+      put_module_load(out, r.addr, r.size, r.text.data(), r.text.size(), r.build_id.data(),
+                      r.build_id.size());
       break;
     case ExtKind::ModuleUnload:
-      out.put_uleb(r.addr);
+      put_ext_values(out, r.kind, r.addr);
       break;
     case ExtKind::TimeMark:
-      out.put_uleb(r.time_ns); out.put_uleb(r.value); out.put_uleb(r.value2);
+      put_ext_values(out, r.kind, r.time_ns, r.value, r.value2);
       break;
     case ExtKind::Sampling:
     case ExtKind::Thread:
     case ExtKind::Weight:
-      out.put_uleb(r.value);
+      put_ext_values(out, r.kind, r.value);
       break;
     case ExtKind::Marker:
-      out.put_uleb(r.time_ns);
-      out.put_string(r.text.data(), r.text.size());
+      put_marker(out, r.time_ns, r.text.data(), r.text.size());
       break;
     case ExtKind::Stats:
-      out.put_uleb(r.stats.size());
-      for (const auto &s : r.stats) {
-        out.put_string(s.first.data(), s.first.size());
-        out.put_uleb(s.second);
-      }
+      put_stats_header(out, r.stats.size());
+      for (const auto &st : r.stats) put_stat(out, st.first.data(), st.first.size(), st.second);
       break;
     case ExtKind::Map:
-      out.put_uleb(r.addr); out.put_uleb(r.size);
-      out.put_uleb(r.host_stack); out.put_uleb(r.guest_stack);
+      put_map(out, r.addr, r.size, r.host_stack, r.guest_stack);
       break;
     case ExtKind::Unmap:
-      out.put_uleb(r.addr); out.put_uleb(r.size);
+      put_ext_values(out, r.kind, r.addr, r.size);
       break;
     case ExtKind::Process:
-      out.put_uleb(r.value); out.put_uleb(r.value2); out.put_uleb(r.time_ns);
-      out.put_string(r.text.data(), r.text.size());
+      put_process(out, r.value, r.value2, r.time_ns, r.text.data(), r.text.size());
       break;
     case ExtKind::Sampler:
-      out.put_uleb(r.value); out.put_uleb(r.value2); out.put_uleb(r.value3);
+      put_ext_values(out, r.kind, r.value, r.value2, r.value3);
       break;
   }
 }

@@ -1,0 +1,40 @@
+// Agent: the state shared by the hooks, the recorder and the lifecycle of
+// libprof.so's memory profiler.
+//
+// Invariants: everything here is set up by the lifecycle before `on` is
+// raised and torn down after it is lowered; the hooks read `on` (relaxed) and
+// the per-thread guard and nothing else before deciding to record.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+#include "config.h"
+#include "event_ring.h"
+#include "stack_interner.h"
+
+namespace prof {
+
+struct Agent {
+  Config cfg;
+  EventRing ring;
+  StackInterner stacks;
+  std::atomic<bool> on{false};         // recording memory events
+  std::atomic<bool> paused{false};     // prof_stop() / toggle signal
+  uint64_t start_ns = 0;               // CLOCK_MONOTONIC at start
+  // Counters reported in the stats record.
+  std::atomic<uint64_t> events{0};
+  std::atomic<uint64_t> unwind_failures{0};
+  std::atomic<uint64_t> paused_events{0};
+};
+
+extern Agent g_agent;
+
+inline bool agent_recording() {
+  return g_agent.on.load(std::memory_order_relaxed) &&
+         !g_agent.paused.load(std::memory_order_relaxed);
+}
+
+uint64_t monotonic_ns();
+
+}  // namespace prof

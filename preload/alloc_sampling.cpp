@@ -1,0 +1,83 @@
+#include "alloc_sampling.h"
+
+#include <cmath>
+#include <ctime>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "thread_state.h"
+
+namespace prof {
+
+SampledSet g_sampled;
+
+static uint64_t next_random() {
+  uint64_t x = t_state.rng;  // xorshift64*
+  x ^= x >> 12;
+  x ^= x << 25;
+  x ^= x >> 27;
+  t_state.rng = x;
+  return x * 0x2545F4914F6CDD1Dull;
+}
+
+static int64_t next_interval(uint64_t mean) {
+  // -ln(U) * mean with U uniform in (0, 1].
+  const double u = (double(next_random() >> 11) + 1.0) / 9007199254740992.0;
+  return int64_t(-std::log(u) * double(mean)) + 1;
+}
+
+bool sample_allocation(uint64_t mean, size_t size) {
+  if (!t_state.sampling_ready) {
+    timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    t_state.rng = uint64_t(ts.tv_nsec) ^ (uint64_t(gettid()) << 32) ^ 0x9E3779B97F4A7C15ull;
+    t_state.countdown = next_interval(mean);
+    t_state.sampling_ready = true;
+  }
+  t_state.countdown -= int64_t(size);
+  if (t_state.countdown > 0) return false;
+  // XXX: one draw per crossing; a block larger than several intervals is
+  // still one sample, weighted by the analyzer.
+  t_state.countdown = next_interval(mean);
+  return true;
+}
+
+bool SampledSet::init() {
+  void *p = mmap(nullptr, kCapacity * sizeof(uint64_t), PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED) return false;
+  slots_ = static_cast<std::atomic<uint64_t> *>(p);
+  return true;
+}
+
+void SampledSet::reset() { madvise(slots_, kCapacity * sizeof(uint64_t), MADV_DONTNEED); }
+
+static size_t home_of(uint64_t addr, size_t capacity) {
+  return ((addr >> 4) * 0x9E3779B97F4A7C15ull >> 20) & (capacity - 1);
+}
+
+void SampledSet::insert(uint64_t addr) {
+  const size_t home = home_of(addr, kCapacity);
+  for (size_t i = 0; i < 4096; i++) {
+    std::atomic<uint64_t> &s = slots_[(home + i) & (kCapacity - 1)];
+    uint64_t v = s.load(std::memory_order_relaxed);
+    if ((v == 0 || v == kTombstone) &&
+        s.compare_exchange_strong(v, addr, std::memory_order_acq_rel))
+      return;
+  }
+  overflow_.fetch_add(1, std::memory_order_relaxed);
+}
+
+bool SampledSet::remove(uint64_t addr) {
+  const size_t home = home_of(addr, kCapacity);
+  for (size_t i = 0; i < 4096; i++) {
+    std::atomic<uint64_t> &s = slots_[(home + i) & (kCapacity - 1)];
+    uint64_t v = s.load(std::memory_order_acquire);
+    if (v == 0) return false;
+    if (v == addr && s.compare_exchange_strong(v, kTombstone, std::memory_order_acq_rel))
+      return true;
+  }
+  return false;
+}
+
+}  // namespace prof

@@ -1,0 +1,223 @@
+// The agent's life: start in a constructor, the header written before the
+// first event, module changes, a tick for time marks and write errors, fork
+// children with their own stream, and the flush and epilogue at exit.
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sys/auxv.h>
+#include <unistd.h>
+
+#include "agent.h"
+#include "alloc_sampling.h"
+#include "hooks.h"
+#include "host_stack.h"
+#include "memprof.h"
+#include "module_map.h"
+#include "output_file.h"
+#include "prologue.h"
+#include "recorder.h"
+#include "stream_writer.h"
+#include "symtab.h"
+#include "thread_state.h"
+
+extern char **environ;
+
+namespace prof {
+
+Agent g_agent;
+
+uint64_t monotonic_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return uint64_t(ts.tv_sec) * 1000000000u + uint64_t(ts.tv_nsec);
+}
+
+namespace {
+
+ModuleMap g_modules;
+pthread_mutex_t g_modules_mutex = PTHREAD_MUTEX_INITIALIZER;
+int g_fd = -1;
+char g_path[600];
+
+// One line on stderr, no stdio (the agent may be mid-way through anything).
+void say(const char *a, const char *b = "", const char *c = "", const char *d = "",
+         const char *e = "") {
+  char line[1024] = "libprof: ";
+  for (const char *part : {a, b, c, d, e}) strncat(line, part, sizeof line - strlen(line) - 2);
+  strcat(line, "\n");
+  (void)!write(2, line, strlen(line));
+}
+
+template <class Out>
+void put_module(Out &out, const ModuleInfo &m) {
+  put_module_load(out, m.base, m.size, m.path, strlen(m.path), m.build_id, m.build_id_len);
+}
+
+// Module records while running go through the ring.
+void ring_load(const ModuleInfo &m, void *) {
+  uint8_t buf[4096 + 512];
+  SpanWriter out(buf);
+  const size_t len = strnlen(m.path, 4096);
+  put_module_load(out, m.base, m.size, m.path, len, m.build_id,
+                  m.build_id_len < 256 ? m.build_id_len : 0);
+  g_agent.ring.append(out.data(), out.size());
+}
+void ring_unload(uint64_t base, void *) {
+  uint8_t buf[16];
+  SpanWriter out(buf);
+  put_ext_values(out, ExtKind::ModuleUnload, base);
+  g_agent.ring.append(out.data(), out.size());
+}
+
+uint64_t rss_bytes() {
+  const int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  char buf[128];
+  const ssize_t n = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  if (n <= 0) return 0;
+  buf[n] = 0;
+  const char *p = strchr(buf, ' ');
+  return p ? strtoull(p + 1, nullptr, 10) * uint64_t(sysconf(_SC_PAGESIZE)) : 0;
+}
+
+// Runs on the writer thread about every 100 ms.
+void tick() {
+  GuardScope guard;
+  if (g_agent.ring.write_failed() && g_agent.on.exchange(false)) {
+    say("cannot write ", g_path, ": ", strerror(g_agent.ring.write_errno()), "; profiling disabled");
+    return;
+  }
+  uint8_t buf[64];
+  SpanWriter out(buf);
+  put_ext_values(out, ExtKind::TimeMark, monotonic_ns() - g_agent.start_ns, rss_bytes(), 0);
+  g_agent.ring.append(out.data(), out.size());
+  drain_guest_symbols();
+}
+
+// Creates this process's file and writes everything that precedes events.
+bool open_stream(pid_t ppid) {
+  g_fd = create_output_file(g_agent.cfg.output, getpid(), "memprof", g_path, sizeof g_path);
+  if (g_fd < 0) {
+    say("cannot create ", g_path, ": ", strerror(errno), "; profiling disabled");
+    return false;
+  }
+  static uint8_t buf[1 << 16];
+  StreamWriter out(buf, sizeof buf, fd_sink, reinterpret_cast<void *>(intptr_t(g_fd)));
+  put_prologue(out, SectionKind::Symtab, false);
+  put_symtab_final(out);
+  put_prologue(out, SectionKind::Memprof, true);
+  char exe[4096];
+  const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  timespec now;
+  clock_gettime(CLOCK_REALTIME, &now);
+  put_process(out, uint64_t(getpid()), uint64_t(ppid),
+              uint64_t(now.tv_sec) * 1000000000u + uint64_t(now.tv_nsec), exe,
+              n > 0 ? size_t(n) : 0);
+  put_ext_values(out, ExtKind::Sampling, g_agent.cfg.sample_bytes);
+  pthread_mutex_lock(&g_modules_mutex);
+  g_modules.reset();
+  g_modules.sync([](const ModuleInfo &m, void *w) { put_module(*static_cast<StreamWriter *>(w), m); },
+                 [](uint64_t, void *) {}, &out);
+  pthread_mutex_unlock(&g_modules_mutex);
+  if (!out.flush()) {
+    say("cannot write ", g_path, ": ", strerror(out.saved_errno()), "; profiling disabled");
+    close(g_fd);
+    return false;
+  }
+  return true;
+}
+
+void toggle(int) {
+  g_agent.paused.store(!g_agent.paused.load(std::memory_order_relaxed), std::memory_order_relaxed);
+}
+
+void after_fork_child() {
+  const bool was_on = g_agent.on.exchange(false);
+  if (g_fd >= 0) close(g_fd);
+  g_fd = -1;
+  if (!was_on || !g_agent.cfg.follow_children) return;
+  GuardScope guard;
+  g_agent.stacks.reset();
+  if (g_agent.cfg.sample_bytes) g_sampled.reset();
+  if (!open_stream(getppid())) return;
+  g_agent.start_ns = monotonic_ns();
+  if (!g_agent.ring.restart_in_child(g_fd)) return;
+  g_agent.on.store(true);
+}
+
+__attribute__((constructor(101))) void agent_start() {
+  resolve_real_functions();
+  GuardScope guard;
+  if (getauxval(AT_SECURE)) return;  // setuid/setgid: stay inert
+  if (!parse_config(environ, &g_agent.cfg)) {
+    say(g_agent.cfg.error, "; profiling disabled");
+    return;
+  }
+  if (!g_agent.cfg.follow_children) unsetenv("LD_PRELOAD");
+  if (!g_agent.cfg.memory) return;
+  HostStack::init_self_range(reinterpret_cast<const void *>(&agent_start));
+  if (!g_agent.stacks.init(&g_agent.ring) ||
+      (g_agent.cfg.sample_bytes && !g_sampled.init())) {
+    say("cannot map the agent's tables; profiling disabled");
+    return;
+  }
+  if (!open_stream(getppid())) return;
+  g_agent.start_ns = monotonic_ns();
+  if (!g_agent.ring.start(g_fd, tick)) {
+    say("cannot start the writer thread; profiling disabled");
+    close(g_fd);
+    return;
+  }
+  pthread_atfork(nullptr, nullptr, after_fork_child);
+  if (g_agent.cfg.toggle_signal) {
+    // XXX: with a toggle signal the user picks the window: start paused.
+    struct sigaction sa {};
+    sa.sa_handler = toggle;
+    sa.sa_flags = SA_RESTART;
+    sigaction(g_agent.cfg.toggle_signal, &sa, nullptr);
+    g_agent.paused.store(true);
+  }
+  g_agent.on.store(true, std::memory_order_release);
+}
+
+__attribute__((destructor(101))) void agent_stop() {
+  if (!g_agent.on.exchange(false)) return;
+  GuardScope guard;
+  drain_guest_symbols();
+  uint8_t buf[512];
+  SpanWriter out(buf);
+  const struct {
+    const char *name;
+    uint64_t value;
+  } stats[] = {
+      {"unwind_failures", g_agent.unwind_failures.load()},
+      {"stack_table_full", g_agent.stacks.table_full()},
+      {"ring_full_waits", g_agent.ring.full_waits()},
+      {"sampled_set_overflow", g_sampled.overflow()},
+  };
+  put_stats_header(out, sizeof stats / sizeof stats[0]);
+  for (const auto &s : stats) put_stat(out, s.name, strlen(s.name), s.value);
+  put_memprof_epilogue(out);
+  g_agent.ring.append(out.data(), out.size());
+  g_agent.ring.stop();
+  if (g_agent.ring.write_failed())
+    say("cannot write ", g_path, ": ", strerror(g_agent.ring.write_errno()), "; the profile is truncated");
+  close(g_fd);
+}
+
+}  // namespace
+
+void on_modules_changed() {
+  GuardScope guard;
+  pthread_mutex_lock(&g_modules_mutex);
+  g_modules.sync(ring_load, ring_unload, nullptr);
+  pthread_mutex_unlock(&g_modules_mutex);
+}
+
+}  // namespace prof

@@ -1,0 +1,139 @@
+#include "recorder.h"
+
+#include <atomic>
+#include <cstdint>
+
+#include "agent.h"
+#include "alloc_sampling.h"
+#include "guest_registry.h"
+#include "host_stack.h"
+#include "memprof.h"
+#include "stream_writer.h"
+#include "thread_state.h"
+
+namespace prof {
+namespace {
+
+struct Where {
+  GuestLoc loc;
+  uint64_t host = 0, guest = 0;
+};
+
+// Captures and interns the calling thread's stacks.
+Where capture(ThreadScratch *s) {
+  Where w;
+  const int n = HostStack::capture(s->ips, int(g_agent.cfg.max_depth));
+  if (n == 0) g_agent.unwind_failures.fetch_add(1, std::memory_order_relaxed);
+  for (int i = 0; i < n; i++) s->frames[i] = FrameKey{s->ips[i], 0};
+  w.host = g_agent.stacks.intern(s->frames, n, s->host_path);
+  if (!guest_registered()) return w;
+
+  int vmstate = 0;
+  const int g = guest_backtrace(s->guest, int(sizeof s->guest / sizeof s->guest[0]), &vmstate);
+  w.loc.source = kAsourceInternal;
+  if (g > 0 && s->guest[0].type == PROF_FRAME_LFUNC)
+    w.loc = GuestLoc{kAsourceLfunc, s->guest[0].addr, s->guest[0].line, 0};
+  else if (g > 0 && s->guest[0].type == PROF_FRAME_CFUNC)
+    w.loc = GuestLoc{kAsourceCfunc, s->guest[0].addr, 0, 0};
+  for (int i = 0; i < g; i++)
+    s->frames[i] = FrameKey{s->guest[i].addr,
+                            kGuestBit | s->guest[i].line << 2 | (s->guest[i].type & 3)};
+  w.guest = g_agent.stacks.intern(s->frames, g, s->guest_path);
+  drain_guest_symbols();
+  return w;
+}
+
+void emit(uint8_t aevent, const Where &w, bool stacks, const void *oaddr, const void *naddr,
+          size_t nsize) {
+  uint8_t buf[kMaxEventBytes];
+  SpanWriter out(buf);
+  put_memprof_event(out, aevent, w.loc, stacks, w.host, w.guest, uint64_t(oaddr), 0,
+                    uint64_t(naddr), nsize);
+  g_agent.ring.append(out.data(), out.size());
+}
+
+void emit_with_stacks(uint8_t aevent, const void *oaddr, const void *naddr, size_t nsize) {
+  ThreadScratch *s = thread_scratch();
+  if (!s) {
+    emit(aevent, Where{}, false, oaddr, naddr, nsize);
+    return;
+  }
+  emit(aevent, capture(s), true, oaddr, naddr, nsize);
+}
+
+}  // namespace
+
+void record_alloc(const void *p, size_t size) {
+  GuardScope guard;
+  const uint64_t mean = g_agent.cfg.sample_bytes;
+  if (mean) {
+    if (!sample_allocation(mean, size)) return;
+    g_sampled.insert(uint64_t(p));
+  }
+  emit_with_stacks(kAeventAlloc, nullptr, p, size);
+}
+
+void record_free(const void *p) {
+  GuardScope guard;
+  if (g_agent.cfg.sample_bytes && !g_sampled.remove(uint64_t(p))) return;
+  if (g_agent.cfg.free_stacks)
+    emit_with_stacks(kAeventFree, p, nullptr, 0);
+  else
+    emit(kAeventFree, Where{}, false, p, nullptr, 0);
+}
+
+void record_realloc(const void *old, const void *p, size_t size) {
+  GuardScope guard;
+  const uint64_t mean = g_agent.cfg.sample_bytes;
+  if (!mean) {
+    emit_with_stacks(kAeventRealloc, old, p, size);
+    return;
+  }
+  const bool old_sampled = g_sampled.remove(uint64_t(old));
+  const bool new_sampled = sample_allocation(mean, size);
+  if (new_sampled) g_sampled.insert(uint64_t(p));
+  if (new_sampled)
+    emit_with_stacks(old_sampled ? kAeventRealloc : kAeventAlloc, old, p, size);
+  else if (old_sampled)
+    emit(kAeventFree, Where{}, false, old, nullptr, 0);
+}
+
+void record_map(const void *p, size_t len) {
+  GuardScope guard;
+  ThreadScratch *s = thread_scratch();
+  const Where w = s ? capture(s) : Where{};
+  uint8_t buf[kMaxEventBytes];
+  SpanWriter out(buf);
+  put_map(out, uint64_t(p), len, w.host, w.guest);
+  g_agent.ring.append(out.data(), out.size());
+}
+
+void record_unmap(const void *p, size_t len) {
+  GuardScope guard;
+  uint8_t buf[kMaxEventBytes];
+  SpanWriter out(buf);
+  put_ext_values(out, ExtKind::Unmap, uint64_t(p), len);
+  g_agent.ring.append(out.data(), out.size());
+}
+
+void drain_guest_symbols() {
+  static std::atomic<bool> busy{false};
+  static GuestSymbolCursor cursor;
+  if (busy.exchange(true, std::memory_order_acquire)) return;
+  cursor.drain([](const GuestSymbol &g) {
+    uint8_t buf[512];
+    SpanWriter out(buf);
+    // XXX: names are capped so the record fits this buffer; chunk names of
+    // load()ed strings can be whole source texts.
+    const size_t len = g.name_len < 400 ? g.name_len : 400;
+    static const uint8_t kSource[] = {kAsourceLfunc, kAsourceCfunc};
+    out.put_u8(uint8_t(kAeventSymtab | kSource[g.type == kSymCfunc]));
+    out.put_uleb(g.addr);
+    out.put_string(g.name, len);
+    if (g.type != kSymCfunc) out.put_uleb(g.line);
+    g_agent.ring.append(out.data(), out.size());
+  });
+  busy.store(false, std::memory_order_release);
+}
+
+}  // namespace prof
