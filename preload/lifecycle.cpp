@@ -42,6 +42,7 @@ namespace {
 ModuleMap g_modules;
 pthread_mutex_t g_modules_mutex = PTHREAD_MUTEX_INITIALIZER;
 int g_fd = -1;
+pid_t g_stream_pid = 0;  // the process the open stream belongs to
 char g_path[600];
 
 // One line on stderr, no stdio (the agent may be mid-way through anything).
@@ -107,6 +108,7 @@ bool open_stream(pid_t ppid) {
     say("cannot create ", g_path, ": ", strerror(errno), "; profiling disabled");
     return false;
   }
+  g_stream_pid = getpid();
   static uint8_t buf[1 << 16];
   StreamWriter out(buf, sizeof buf, fd_sink, reinterpret_cast<void *>(intptr_t(g_fd)));
   put_prologue(out, SectionKind::Symtab, false);
@@ -186,8 +188,12 @@ __attribute__((constructor(101))) void agent_start() {
   g_agent.on.store(true, std::memory_order_release);
 }
 
-__attribute__((destructor(101))) void agent_stop() {
-  if (!g_agent.on.exchange(false)) return;
+}  // namespace
+
+// Writes the stats and the epilogue and closes the stream (exit, exec).
+void finish_stream() {
+  // XXX: a vfork child shares our memory and must leave the parent's stream be.
+  if (getpid() != g_stream_pid || !g_agent.on.exchange(false)) return;
   GuardScope guard;
   drain_guest_symbols();
   uint8_t buf[512];
@@ -209,8 +215,11 @@ __attribute__((destructor(101))) void agent_stop() {
   if (g_agent.ring.write_failed())
     say("cannot write ", g_path, ": ", strerror(g_agent.ring.write_errno()), "; the profile is truncated");
   close(g_fd);
+  g_fd = -1;
 }
 
+namespace {
+__attribute__((destructor(101))) void agent_stop() { finish_stream(); }
 }  // namespace
 
 void on_modules_changed() {

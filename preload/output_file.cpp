@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <cstring>
 #include <fcntl.h>
+#include <sys/stat.h>
 
 namespace prof {
 namespace {
@@ -47,6 +48,12 @@ bool expand_output_path(const char *tmpl, pid_t pid, const char *suffix, char *o
 
 int create_output_file(const char *tmpl, pid_t pid, const char *suffix, char *path_out,
                        size_t cap) {
+  struct stat st;
+  if (stat(tmpl, &st) == 0 && S_ISCHR(st.st_mode) && strlen(tmpl) < cap) {
+    // XXX: /dev/null or /dev/full: measure overhead, or test a full disk.
+    memcpy(path_out, tmpl, strlen(tmpl) + 1);
+    return open(tmpl, O_WRONLY | O_CLOEXEC);
+  }
   if (!expand_output_path(tmpl, pid, suffix, path_out, cap)) {
     errno = ENAMETOOLONG;
     return -1;

@@ -5,6 +5,8 @@
 // O_NOFOLLOW and mode 0666 filtered by the user's umask, so a symlink is never
 // followed and another process's file (or an earlier image of this pid, before
 // an exec) is never clobbered: on a name clash ".1", ".2", ... is appended.
+// A template naming an existing character device (/dev/null, /dev/full) is
+// opened as it is, for every stream.
 #pragma once
 
 #include <sys/types.h>

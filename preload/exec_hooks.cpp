@@ -1,0 +1,102 @@
+// exec*() and _exit() end the process image without running destructors:
+// finish the stream first, so the events before them reach the file and end
+// with an epilogue. After exec the new image loads the agent again
+// (LD_PRELOAD is inherited) and writes its own file; the pid is the same, so
+// it gets the ".1" name.
+#include <cerrno>
+#include <cstdarg>
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include "agent.h"
+
+namespace prof {
+void finish_stream();  // lifecycle.cpp
+}
+
+#define EXPORT extern "C" __attribute__((visibility("default")))
+
+namespace {
+
+template <class Fn>
+Fn next(const char *name) {
+  return reinterpret_cast<Fn>(dlsym(RTLD_NEXT, name));
+}
+
+// Collects execl-style arguments (NULL-terminated) into argv; false if too many.
+bool collect(const char *arg0, va_list ap, char **argv, size_t cap, char ***envp) {
+  size_t n = 0;
+  argv[n++] = const_cast<char *>(arg0);
+  while (arg0 && (argv[n] = va_arg(ap, char *)) != nullptr)
+    if (++n == cap) return false;
+  if (envp) *envp = va_arg(ap, char **);
+  return true;
+}
+
+constexpr size_t kMaxArgs = 4096;
+
+}  // namespace
+
+EXPORT int execve(const char *path, char *const argv[], char *const envp[]) {
+  prof::finish_stream();
+  static auto real = next<int (*)(const char *, char *const[], char *const[])>("execve");
+  return real(path, argv, envp);
+}
+
+EXPORT int execv(const char *path, char *const argv[]) {
+  prof::finish_stream();
+  static auto real = next<int (*)(const char *, char *const[])>("execv");
+  return real(path, argv);
+}
+
+EXPORT int execvp(const char *file, char *const argv[]) {
+  prof::finish_stream();
+  static auto real = next<int (*)(const char *, char *const[])>("execvp");
+  return real(file, argv);
+}
+
+EXPORT int execvpe(const char *file, char *const argv[], char *const envp[]) {
+  prof::finish_stream();
+  static auto real = next<int (*)(const char *, char *const[], char *const[])>("execvpe");
+  return real(file, argv, envp);
+}
+
+EXPORT int execl(const char *path, const char *arg, ...) {
+  char *argv[kMaxArgs];
+  va_list ap;
+  va_start(ap, arg);
+  const bool ok = collect(arg, ap, argv, kMaxArgs, nullptr);
+  va_end(ap);
+  if (!ok) return errno = E2BIG, -1;
+  return execv(path, argv);
+}
+
+EXPORT int execlp(const char *file, const char *arg, ...) {
+  char *argv[kMaxArgs];
+  va_list ap;
+  va_start(ap, arg);
+  const bool ok = collect(arg, ap, argv, kMaxArgs, nullptr);
+  va_end(ap);
+  if (!ok) return errno = E2BIG, -1;
+  return execvp(file, argv);
+}
+
+EXPORT int execle(const char *path, const char *arg, ...) {
+  char *argv[kMaxArgs];
+  char **envp = nullptr;
+  va_list ap;
+  va_start(ap, arg);
+  const bool ok = collect(arg, ap, argv, kMaxArgs, &envp);
+  va_end(ap);
+  if (!ok) return errno = E2BIG, -1;
+  return execve(path, argv, envp);
+}
+
+EXPORT void _exit(int status) {
+  prof::finish_stream();
+  static auto real = next<void (*)(int)>("_exit");
+  real(status);
+  __builtin_unreachable();
+}
+
+EXPORT void _Exit(int status) { _exit(status); }

@@ -1,0 +1,21 @@
+# End-to-end tests of libprof.so: programs run under the agent.
+set(E2E_DIR ${CMAKE_CURRENT_SOURCE_DIR}/e2e)
+foreach(prog mem_sites mem_threads mem_lifecycle mem_dlopen)
+  add_executable(${prog} ${E2E_DIR}/${prog}.c)
+  target_compile_options(${prog} PRIVATE -O1 -g)
+endforeach()
+target_link_libraries(mem_threads PRIVATE Threads::Threads)
+target_link_libraries(mem_lifecycle PRIVATE Threads::Threads)
+target_link_libraries(mem_dlopen PRIVATE ${CMAKE_DL_LIBS})
+add_executable(mem_cxx ${E2E_DIR}/mem_cxx.cpp)
+add_library(mem_plugin SHARED ${E2E_DIR}/mem_plugin.c)
+target_link_options(mem_plugin PRIVATE -Wl,--build-id)
+
+add_executable(agent_e2e agent_e2e.cpp ${E2E_DIR}/agent_run.cpp)
+target_include_directories(agent_e2e PRIVATE ${E2E_DIR})
+target_link_libraries(agent_e2e PRIVATE test_main prof_format)
+target_compile_definitions(agent_e2e PRIVATE
+  PROF_AGENT_PATH="$<TARGET_FILE:prof>"
+  PROF_E2E_BIN_DIR="${CMAKE_CURRENT_BINARY_DIR}")
+add_dependencies(agent_e2e prof mem_sites mem_threads mem_lifecycle mem_dlopen mem_cxx mem_plugin)
+catch_discover_tests(agent_e2e)

@@ -1,0 +1,211 @@
+// End-to-end tests of libprof.so: real processes under the agent, with the
+// counts each test program makes by construction (see test/e2e/mem_*.c).
+#include <catch2/catch.hpp>
+
+#include <csignal>
+#include <sstream>
+
+#include "agent_run.h"
+
+namespace {
+
+std::string program(const char *name) { return std::string(PROF_E2E_BIN_DIR) + "/" + name; }
+
+uint64_t count(const std::map<uint64_t, uint64_t> &m, uint64_t key) {
+  auto it = m.find(key);
+  return it == m.end() ? 0 : it->second;
+}
+
+Recorded only_file(const RunResult &r) {
+  REQUIRE(r.memprof_files.size() == 1);
+  return read_memprof(r.memprof_files[0]);
+}
+
+}  // namespace
+
+TEST_CASE("every allocation of known sites is recorded and paired") {
+  const RunResult r = run_under_agent({program("mem_sites")});
+  CHECK(r.exit_code == 7);
+  CHECK(r.err.empty());
+  const Recorded rec = only_file(r);
+  CHECK_FALSE(rec.truncated);
+  CHECK(count(rec.allocs_by_size, 4242) == 100);
+  CHECK(count(rec.frees_by_size, 4242) == 90);
+  CHECK(count(rec.leaks_by_size, 4242) == 10);
+  CHECK(count(rec.allocs_by_size, 777) == 50);
+  CHECK(count(rec.frees_by_size, 777) == 50);
+  CHECK(count(rec.allocs_by_size, 333) == 20);
+  CHECK(count(rec.frees_by_size, 333) == 20);  // by the reallocs
+  CHECK(count(rec.allocs_by_size, 3333) == 20);
+  CHECK(count(rec.frees_by_size, 3333) == 20);
+  CHECK(count(rec.leaks_by_size, 5555) == 5);
+  CHECK(rec.unknown_frees == 0);
+
+  // The innermost frame of each 4242-byte allocation is inside site_kept:
+  // the agent's own frames are gone.
+  std::istringstream line(r.out);
+  std::string word;
+  uint64_t lo = 0;
+  line >> word >> std::hex >> lo;
+  REQUIRE(word == "site_kept");
+  REQUIRE(rec.stacks_by_size.count(4242));
+  for (uint64_t id : rec.stacks_by_size.at(4242)) {
+    const auto frames = rec.frames(id);
+    REQUIRE_FALSE(frames.empty());
+    CHECK(frames[0] > lo);
+    CHECK(frames[0] < lo + 64);
+    CHECK(frames.size() >= 3);  // site_kept <- main <- libc start
+  }
+  CHECK_FALSE(rec.modules.empty());
+}
+
+TEST_CASE("blocks handed between threads pair exactly with no false leak") {
+  const RunResult r = run_under_agent({program("mem_threads")});
+  CHECK(r.exit_code == 0);
+  const Recorded rec = only_file(r);
+  CHECK(count(rec.allocs_by_size, 1111) == 2000);
+  CHECK(count(rec.frees_by_size, 1111) == 2000);
+  CHECK(count(rec.allocs_by_size, 2222) == 2000);
+  CHECK(count(rec.frees_by_size, 2222) == 2000);
+  CHECK(count(rec.leaks_by_size, 1111) == 0);
+  CHECK(count(rec.leaks_by_size, 2222) == 0);
+  CHECK(rec.unknown_frees == 0);
+}
+
+TEST_CASE("C++ new and delete are recorded through malloc and free") {
+  const RunResult r = run_under_agent({program("mem_cxx")});
+  CHECK(r.exit_code == 0);
+  const Recorded rec = only_file(r);
+  CHECK(count(rec.allocs_by_size, 1234) == 30);
+  CHECK(count(rec.frees_by_size, 1234) == 30);
+  CHECK(count(rec.allocs_by_size, 48) == 40);
+  CHECK(count(rec.leaks_by_size, 48) == 10);
+}
+
+TEST_CASE("a forked child writes its own file and the parent's stays intact") {
+  const RunResult r = run_under_agent({program("mem_lifecycle"), "fork"});
+  CHECK(r.exit_code == 0);
+  REQUIRE(r.memprof_files.size() == 2);
+  const Recorded a = read_memprof(r.memprof_files[0]), b = read_memprof(r.memprof_files[1]);
+  const Recorded &parent = a.ppid == b.pid ? b : a, &child = a.ppid == b.pid ? a : b;
+  CHECK(child.ppid == parent.pid);
+  CHECK_FALSE(parent.truncated);
+  CHECK_FALSE(child.truncated);
+  CHECK(count(parent.allocs_by_size, 1001) == 10);
+  CHECK(count(parent.allocs_by_size, 2002) == 0);
+  CHECK(count(child.allocs_by_size, 2002) == 20);
+  CHECK(count(child.allocs_by_size, 1001) == 0);  // inherited, not the child's
+  CHECK_FALSE(child.modules.empty());
+}
+
+TEST_CASE("exec keeps the pid and the earlier image's file") {
+  const RunResult r = run_under_agent({program("mem_lifecycle"), "exec"});
+  CHECK(r.exit_code == 0);
+  REQUIRE(r.memprof_files.size() == 2);  // prof.<pid>.memprof and prof.<pid>.memprof.1
+  const Recorded before = read_memprof(r.memprof_files[0]),
+                 after = read_memprof(r.memprof_files[1]);
+  CHECK(before.pid == after.pid);
+  CHECK_FALSE(before.truncated);
+  CHECK(count(before.allocs_by_size, 3003) == 3);
+  CHECK(count(after.allocs_by_size, 4004) == 4);
+  CHECK(count(after.allocs_by_size, 3003) == 0);
+}
+
+TEST_CASE("exit() while another thread allocates flushes and ends the stream") {
+  const RunResult r = run_under_agent({program("mem_lifecycle"), "exit-threads"});
+  CHECK(r.exit_code == 0);
+  const Recorded rec = only_file(r);
+  CHECK_FALSE(rec.truncated);
+  CHECK(count(rec.allocs_by_size, 6006) == 6);
+  CHECK(rec.unknown_frees == 0);
+  REQUIRE(rec.stats.size() == 1);
+}
+
+TEST_CASE("_exit ends the stream; abort leaves a readable prefix; statuses are kept") {
+  const RunResult ex = run_under_agent({program("mem_lifecycle"), "_exit"});
+  CHECK(ex.exit_code == 5);
+  const Recorded a = only_file(ex);
+  CHECK_FALSE(a.truncated);
+  CHECK(count(a.allocs_by_size, 8008) == 8);
+  const RunResult ab = run_under_agent({program("mem_lifecycle"), "abort"});
+  CHECK(ab.signal == SIGABRT);
+  const Recorded b = only_file(ab);
+  CHECK(b.truncated);
+  CHECK(b.pid != 0);
+}
+
+TEST_CASE("a dlopen'd library's allocations stay attributed after dlclose") {
+  const RunResult r = run_under_agent({program("mem_dlopen"), program("libmem_plugin.so")});
+  CHECK(r.exit_code == 0);
+  CHECK(r.err.find("dropping RTLD_DEEPBIND") != std::string::npos);
+  const Recorded rec = only_file(r);
+  CHECK(count(rec.allocs_by_size, 9009) == 3);
+  const prof::ExtRecord *plugin = nullptr;
+  for (const auto &m : rec.modules)
+    if (m.text.find("libmem_plugin.so") != std::string::npos) plugin = &m;
+  REQUIRE(plugin != nullptr);
+  CHECK_FALSE(plugin->build_id.empty());
+  bool unloaded = false;
+  for (const auto &u : rec.unloads) unloaded |= u.addr == plugin->addr;
+  CHECK(unloaded);
+  for (uint64_t id : rec.stacks_by_size.at(9009)) {
+    const auto frames = rec.frames(id);
+    REQUIRE_FALSE(frames.empty());
+    CHECK(frames[0] >= plugin->addr);
+    CHECK(frames[0] < plugin->addr + plugin->size);
+  }
+}
+
+TEST_CASE("bad settings and unwritable outputs switch the agent off, unharmed") {
+  const RunResult bare = run_bare({program("mem_lifecycle")});
+  REQUIRE(bare.out == "hello\n");
+  REQUIRE(bare.exit_code == 9);
+  const struct {
+    std::vector<std::string> env;
+    const char *message;
+  } cases[] = {
+      {{"PROF_DEPTH=lots"}, "libprof: invalid PROF_DEPTH='lots'"},
+      {{"PROF_CPU=sometimes"}, "libprof: invalid PROF_CPU='sometimes'"},
+      {{"PROF_OUTPUT=/dev/full"}, "libprof: cannot write /dev/full: No space left on device"},
+      {{"PROF_OUTPUT=/nonexistent/dir/prof"}, "libprof: cannot create /nonexistent/dir/prof."},
+  };
+  for (const auto &c : cases) {
+    const RunResult r = run_under_agent({program("mem_lifecycle")}, c.env);
+    INFO(c.env[0]);
+    CHECK(r.out == bare.out);
+    CHECK(r.exit_code == bare.exit_code);
+    CHECK(r.err.rfind(c.message, 0) == 0);
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+    CHECK(r.memprof_files.empty());
+  }
+}
+
+TEST_CASE("sampled mode records a consistent subset and its mean") {
+  const RunResult r = run_under_agent({program("mem_sites")}, {"PROF_SAMPLE_BYTES=4k"});
+  CHECK(r.exit_code == 7);
+  const Recorded rec = only_file(r);
+  CHECK(rec.unknown_frees == 0);  // exactly the sampled blocks' frees are recorded
+  // 4242 B > the 4 KiB mean: sampled with probability 1 - exp(-4242/4096) ~ 0.65.
+  CHECK(count(rec.allocs_by_size, 4242) > 30);
+  CHECK(count(rec.allocs_by_size, 4242) < 100);
+}
+
+TEST_CASE("third-party programs run unharmed under the agent") {
+  const std::vector<std::vector<std::string>> programs = {
+      {"sh", "-c", "ls / | sort | wc -l; exit 3"},
+      {"lua5.4", "-e", "local t = {} for i = 1, 20000 do t[i] = {i} end print(#t)"},
+      {"sh", "-c", "for i in 1 2 3; do (echo child $i) & done; wait"},
+  };
+  for (const auto &argv : programs) {
+    INFO(argv.back());
+    const RunResult bare = run_bare(argv), agent = run_under_agent(argv);
+    CHECK(agent.exit_code == bare.exit_code);
+    std::string a = agent.out, b = bare.out;
+    std::sort(a.begin(), a.end());  // background children print in any order
+    std::sort(b.begin(), b.end());
+    CHECK(a == b);
+    CHECK(agent.err == bare.err);
+    CHECK_FALSE(agent.memprof_files.empty());
+    for (const auto &f : agent.memprof_files) CHECK_FALSE(read_memprof(f).truncated);
+  }
+}

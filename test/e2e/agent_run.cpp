@@ -1,0 +1,148 @@
+#include "agent_run.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <dirent.h>
+
+#include "memprof.h"
+
+namespace {
+
+std::string slurp(const std::string &path) {
+  std::ifstream f(path);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+RunResult run(const std::vector<std::string> &argv, const std::vector<std::string> &env,
+              bool agent) {
+  RunResult r;
+  char tmpl[] = "/tmp/libprof-e2e-XXXXXX";
+  r.dir = mkdtemp(tmpl);
+  const std::string out = r.dir + "/stdout", err = r.dir + "/stderr";
+  const pid_t pid = fork();
+  if (pid == 0) {
+    std::vector<std::string> envs;
+    for (char **e = environ; *e; e++)
+      if (strncmp(*e, "LD_PRELOAD=", 11) && strncmp(*e, "PROF_", 5)) envs.push_back(*e);
+    if (agent) {
+      envs.push_back(std::string("LD_PRELOAD=") + PROF_AGENT_PATH);
+      const bool own_output = std::any_of(env.begin(), env.end(), [](const std::string &e) {
+        return e.rfind("PROF_OUTPUT=", 0) == 0;
+      });
+      if (!own_output) envs.push_back("PROF_OUTPUT=" + r.dir + "/prof.%p");
+      envs.insert(envs.end(), env.begin(), env.end());
+    }
+    std::vector<char *> cargv, cenv;
+    for (const auto &a : argv) cargv.push_back(const_cast<char *>(a.c_str()));
+    for (const auto &e : envs) cenv.push_back(const_cast<char *>(e.c_str()));
+    cargv.push_back(nullptr);
+    cenv.push_back(nullptr);
+    dup2(open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644), 1);
+    dup2(open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644), 2);
+    execvpe(cargv[0], cargv.data(), cenv.data());
+    _exit(127);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) r.signal = WTERMSIG(status);
+  r.out = slurp(out);
+  r.err = slurp(err);
+  if (DIR *d = opendir(r.dir.c_str())) {
+    while (dirent *e = readdir(d))
+      if (strstr(e->d_name, ".memprof")) r.memprof_files.push_back(r.dir + "/" + e->d_name);
+    closedir(d);
+  }
+  std::sort(r.memprof_files.begin(), r.memprof_files.end());
+  return r;
+}
+
+}  // namespace
+
+RunResult run_under_agent(const std::vector<std::string> &argv,
+                          const std::vector<std::string> &env) {
+  return run(argv, env, true);
+}
+
+RunResult run_bare(const std::vector<std::string> &argv) { return run(argv, {}, false); }
+
+std::vector<uint64_t> Recorded::frames(uint64_t id) const {
+  std::vector<uint64_t> out;
+  while (id && out.size() < 4096) {
+    auto it = nodes.find(id);
+    if (it == nodes.end()) break;
+    out.push_back(it->second.second);
+    id = it->second.first;
+  }
+  return out;
+}
+
+Recorded read_memprof(const std::string &path) {
+  Recorded rec;
+  const int fd = open(path.c_str(), O_RDONLY);
+  if (fd < 0) throw std::runtime_error("cannot open " + path);
+  prof::ByteReader in(fd);
+  struct Block {
+    uint64_t size;
+  };
+  std::map<uint64_t, std::vector<Block>> live;  // oldest first
+  auto take = [&](uint64_t addr, Block *b) {
+    auto it = live.find(addr);
+    if (it == live.end()) return false;
+    *b = it->second.front();
+    it->second.erase(it->second.begin());
+    if (it->second.empty()) live.erase(it);
+    return true;
+  };
+  try {
+    prof::SymtabReader symtab(in);
+    prof::Symbol sym;
+    while (symtab.next(sym)) {
+    }
+    prof::MemprofReader reader(in);
+    prof::MemprofEvent ev;
+    while (reader.next(ev)) {
+      if (ev.record == prof::MemprofRecord::Ext) {
+        const prof::ExtRecord &x = ev.ext;
+        if (x.kind == prof::ExtKind::Process) rec.pid = x.value, rec.ppid = x.value2;
+        if (x.kind == prof::ExtKind::ModuleLoad) rec.modules.push_back(x);
+        if (x.kind == prof::ExtKind::ModuleUnload) rec.unloads.push_back(x);
+        if (x.kind == prof::ExtKind::Stats) rec.stats.push_back(x);
+        if (x.kind == prof::ExtKind::StackHost) rec.nodes[x.id] = {x.parent, x.addr};
+        continue;
+      }
+      if (ev.record == prof::MemprofRecord::Symbol) continue;
+      rec.events++;
+      Block b{};
+      if (ev.record != prof::MemprofRecord::Alloc) {
+        if (take(ev.oaddr, &b))
+          rec.frees_by_size[b.size]++;
+        else
+          rec.unknown_frees++;
+      }
+      if (ev.record != prof::MemprofRecord::Free) {
+        rec.allocs_by_size[ev.nsize]++;
+        rec.stacks_by_size[ev.nsize].push_back(ev.host_stack);
+        live[ev.naddr].push_back(Block{ev.nsize});
+      }
+    }
+  } catch (const prof::FormatError &e) {
+    close(fd);
+    if (!e.truncated()) throw;
+    rec.truncated = true;
+  }
+  close(fd);
+  for (const auto &kv : live)
+    for (const Block &b : kv.second) rec.leaks_by_size[b.size]++;
+  return rec;
+}

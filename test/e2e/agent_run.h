@@ -1,0 +1,43 @@
+// Running a program under libprof.so and reading back what it recorded, for
+// the end-to-end tests. Decoding uses the format readers only (not the
+// analyzer), pairing frees with the oldest live block at their address.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "ext.h"
+
+struct RunResult {
+  int exit_code = -1;    // -1 when killed by a signal
+  int signal = 0;
+  std::string out, err;  // the program's stdout and stderr
+  std::string dir;       // where PROF_OUTPUT pointed
+  std::vector<std::string> memprof_files;
+};
+
+// Runs argv with LD_PRELOAD=libprof.so, PROF_OUTPUT=<fresh dir>/prof.%p and
+// `env` ("NAME=value") added; waits for it.
+RunResult run_under_agent(const std::vector<std::string> &argv,
+                          const std::vector<std::string> &env = {});
+// The same without the agent.
+RunResult run_bare(const std::vector<std::string> &argv);
+
+struct Recorded {
+  bool truncated = false;     // the stream ended before its epilogue
+  uint64_t pid = 0, ppid = 0;
+  std::map<uint64_t, uint64_t> allocs_by_size;  // alloc + realloc results
+  std::map<uint64_t, uint64_t> frees_by_size;   // frees/reallocs, sized by their block
+  std::map<uint64_t, uint64_t> leaks_by_size;
+  uint64_t unknown_frees = 0;
+  uint64_t events = 0;
+  std::vector<prof::ExtRecord> modules, unloads, stats;
+  std::map<uint64_t, std::pair<uint64_t, uint64_t>> nodes;  // id -> (parent, ip)
+  std::map<uint64_t, std::vector<uint64_t>> stacks_by_size;  // host stack ids per alloc size
+  // The host frames (innermost first) of a stack id.
+  std::vector<uint64_t> frames(uint64_t id) const;
+};
+
+Recorded read_memprof(const std::string &path);

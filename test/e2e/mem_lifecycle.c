@@ -1,0 +1,64 @@
+/* Lifecycle cases, chosen by argv[1]:
+   fork:   parent 10 x 1001 B, child 20 x 2002 B, both leaked; parent waits.
+   exec:   3 x 3003 B, then exec of itself with "after-exec" (4 x 4004 B).
+   exit-threads: a thread allocates 1500 B blocks forever while main allocates
+           6 x 6006 B and calls exit().
+   _exit / abort: 8 x 8008 B then _exit(5) / abort().
+   devnull: prints "hello" and exits 9 (for output/exit-code checks). */
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+void *volatile sink;
+static void leak(int n, size_t size) {
+  for (int i = 0; i < n; i++) sink = malloc(size);
+}
+static void *spin(void *arg) {
+  (void)arg;
+  for (;;) free(malloc(1500));
+  return NULL;
+}
+int main(int argc, char **argv) {
+  const char *mode = argc > 1 ? argv[1] : "";
+  if (!strcmp(mode, "fork")) {
+    leak(10, 1001);
+    pid_t pid = fork();
+    if (pid == 0) {
+      leak(20, 2002);
+      exit(0);
+    }
+    int status;
+    waitpid(pid, &status, 0);
+    return WEXITSTATUS(status);
+  }
+  if (!strcmp(mode, "exec")) {
+    leak(3, 3003);
+    execl("/proc/self/exe", argv[0], "after-exec", (char *)NULL);
+    return 99;
+  }
+  if (!strcmp(mode, "after-exec")) {
+    leak(4, 4004);
+    return 0;
+  }
+  if (!strcmp(mode, "exit-threads")) {
+    pthread_t t;
+    pthread_create(&t, NULL, spin, NULL);
+    leak(6, 6006);
+    exit(0);
+  }
+  if (!strcmp(mode, "_exit")) {
+    leak(8, 8008);
+    _exit(5);
+  }
+  if (!strcmp(mode, "abort")) {
+    leak(8, 8008);
+    signal(SIGABRT, SIG_DFL);
+    abort();
+  }
+  printf("hello\n");
+  return 9;
+}
