@@ -76,7 +76,6 @@ bool parse_signal(const char *s, int *out) {
 }  // namespace
 
 bool parse_config(char **envp, Config *cfg) {
-  static const Unit kTime[] = {{"ns", 1}, {"us", 1000}, {"ms", 1000000}, {"s", 1000000000}};
   static const Unit kBytes[] = {{"k", 1024}, {"K", 1024}, {"m", 1 << 20}, {"M", 1 << 20}};
   const char *v;
 
@@ -88,27 +87,6 @@ bool parse_config(char **envp, Config *cfg) {
     return invalid(cfg, "PROF_FREE_STACKS", v, "0 or 1");
   if ((v = find_env(envp, "PROF_FOLLOW")) && !parse_bool(v, &cfg->follow_children))
     return invalid(cfg, "PROF_FOLLOW", v, "0 or 1");
-  if ((v = find_env(envp, "PROF_CPU"))) {
-    static const struct {
-      const char *name;
-      CpuMode mode;
-    } kModes[] = {{"off", CpuMode::Off},
-                  {"0", CpuMode::Off},
-                  {"default", CpuMode::Default},
-                  {"leaf", CpuMode::Leaf},
-                  {"callgraph", CpuMode::Callgraph},
-                  {"1", CpuMode::Callgraph}};
-    bool found = false;
-    for (const auto &m : kModes)
-      if (!strcmp(v, m.name)) cfg->cpu = m.mode, found = true;
-    if (!found) return invalid(cfg, "PROF_CPU", v, "off, default, leaf or callgraph");
-  }
-  if ((v = find_env(envp, "PROF_INTERVAL"))) {
-    uint64_t ns;
-    if (!parse_number(v, kTime, 4, &ns) || ns < 10000 || ns > 10000000000ull)
-      return invalid(cfg, "PROF_INTERVAL", v, "10us..10s, e.g. 1ms, 500us");
-    cfg->interval_ns = ns;
-  }
   if ((v = find_env(envp, "PROF_DEPTH"))) {
     uint64_t d;
     if (!parse_number(v, nullptr, 0, &d) || d < 1 || d > 1024)
@@ -118,8 +96,6 @@ bool parse_config(char **envp, Config *cfg) {
   if ((v = find_env(envp, "PROF_SAMPLE_BYTES")) &&
       !parse_number(v, kBytes, 4, &cfg->sample_bytes))
     return invalid(cfg, "PROF_SAMPLE_BYTES", v, "bytes, e.g. 512k; 0 records every event");
-  if ((v = find_env(envp, "PROF_CPU_SIGNAL")) && !parse_signal(v, &cfg->cpu_signal))
-    return invalid(cfg, "PROF_CPU_SIGNAL", v, "a signal number");
   if ((v = find_env(envp, "PROF_TOGGLE_SIGNAL")) && !parse_signal(v, &cfg->toggle_signal))
     return invalid(cfg, "PROF_TOGGLE_SIGNAL", v, "a signal number");
   if ((v = find_env(envp, "PROF_OUTPUT"))) {

@@ -9,13 +9,8 @@
 
 namespace prof {
 
-enum class CpuMode : uint8_t { Off, Default, Leaf, Callgraph };
-
 struct Config {
   bool memory = true;            // PROF_MEMORY=0|1: record allocations
-  CpuMode cpu = CpuMode::Off;    // PROF_CPU=off|default|leaf|callgraph
-  uint64_t interval_ns = 1000000;  // PROF_INTERVAL=<n>[ns|us|ms|s], default 1ms
-  int cpu_signal = 0;            // PROF_CPU_SIGNAL=<n>, 0 = SIGPROF
   unsigned max_depth = 128;      // PROF_DEPTH=1..1024 host frames per stack
   uint64_t sample_bytes = 0;     // PROF_SAMPLE_BYTES=<n>[k|m], 0 = every event
   bool mmap = true;              // PROF_MMAP=0|1: record anonymous mmap

@@ -165,7 +165,7 @@ TEST_CASE("bad settings and unwritable outputs switch the agent off, unharmed") 
     const char *message;
   } cases[] = {
       {{"PROF_DEPTH=lots"}, "libprof: invalid PROF_DEPTH='lots'"},
-      {{"PROF_CPU=sometimes"}, "libprof: invalid PROF_CPU='sometimes'"},
+      {{"PROF_SAMPLE_BYTES=-1"}, "libprof: invalid PROF_SAMPLE_BYTES='-1'"},
       {{"PROF_OUTPUT=/dev/full"}, "libprof: cannot write /dev/full: No space left on device"},
       {{"PROF_OUTPUT=/nonexistent/dir/prof"}, "libprof: cannot create /nonexistent/dir/prof."},
   };
