@@ -39,7 +39,7 @@ void HeapModel::create(const StackKey &stack, uint64_t addr, uint64_t size) {
   if (size > s.max_size) s.max_size = size;
   allocated_ += w;
   histogram_[size ? 64 - __builtin_clzll(size) : 0]++;
-  heap_.insert(heap_addr(addr, stack.file), Block{size, w, stack, clock_});
+  heap_.insert(heap_addr(addr, stack.file), Block{size, w, &s, clock_});
   change_live(s, w);
   last_alloc_addr_ = heap_addr(addr, stack.file);
 }
@@ -51,7 +51,7 @@ bool HeapModel::retire(uint64_t addr, uint32_t file, bool count_free) {
     if (count_free) unknown_frees_++;
     return false;
   }
-  StackStats &s = touch(stacks_, b.stack);
+  StackStats &s = *b.stats;
   s.frees++;
   const uint64_t life = clock_ - b.born;
   if (life < s.min_life) s.min_life = life;

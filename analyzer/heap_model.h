@@ -92,9 +92,9 @@ class HeapModel {
  private:
   struct Block {
     uint64_t size;
-    double weight;  // scaled bytes this block stands for
-    StackKey stack;
-    uint64_t born;  // allocation clock
+    double weight;        // scaled bytes this block stands for
+    StackStats *stats;    // its stack's (map elements never move)
+    uint64_t born;        // allocation clock
   };
   double scaled(uint64_t size) const;
   StackStats &touch(std::unordered_map<StackKey, StackStats, StackKeyHash> &m, const StackKey &k);
