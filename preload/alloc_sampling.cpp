@@ -50,13 +50,25 @@ bool SampledSet::init() {
   return true;
 }
 
-void SampledSet::reset() { madvise(slots_, kCapacity * sizeof(uint64_t), MADV_DONTNEED); }
+void SampledSet::reset() {
+  madvise(slots_, kCapacity * sizeof(uint64_t), MADV_DONTNEED);
+  for (auto &f : filter_) f.store(0, std::memory_order_relaxed);
+}
 
 static size_t home_of(uint64_t addr, size_t capacity) {
   return ((addr >> 4) * 0x9E3779B97F4A7C15ull >> 20) & (capacity - 1);
 }
 
+static size_t filter_of(uint64_t addr, size_t size) {
+  return ((addr >> 4) * 0xC2B2AE3D27D4EB4Full >> 40) & (size - 1);
+}
+
 void SampledSet::insert(uint64_t addr) {
+  // A saturated counter stays saturated: never a false "not sampled".
+  std::atomic<uint8_t> &f = filter_[filter_of(addr, kFilter)];
+  uint8_t c = f.load(std::memory_order_relaxed);
+  while (c != 255 && !f.compare_exchange_weak(c, uint8_t(c + 1), std::memory_order_relaxed)) {
+  }
   const size_t home = home_of(addr, kCapacity);
   for (size_t i = 0; i < 4096; i++) {
     std::atomic<uint64_t> &s = slots_[(home + i) & (kCapacity - 1)];
@@ -69,6 +81,9 @@ void SampledSet::insert(uint64_t addr) {
 }
 
 bool SampledSet::remove(uint64_t addr) {
+  std::atomic<uint8_t> &f = filter_[filter_of(addr, kFilter)];
+  const uint8_t seen = f.load(std::memory_order_relaxed);
+  if (seen == 0) return false;
   const size_t home = home_of(addr, kCapacity);
   for (size_t i = 0; i < 4096; i++) {
     std::atomic<uint64_t> &s = slots_[(home + i) & (kCapacity - 1)];
@@ -80,8 +95,10 @@ bool SampledSet::remove(uint64_t addr) {
     // every unsampled free. (A concurrent insert landing in that successor in
     // the same instant could be lost: a false leak of one sample, at worst.)
     const uint64_t next = slots_[(home + i + 1) & (kCapacity - 1)].load(std::memory_order_acquire);
-    if (s.compare_exchange_strong(v, next == 0 ? 0 : kTombstone, std::memory_order_acq_rel))
+    if (s.compare_exchange_strong(v, next == 0 ? 0 : kTombstone, std::memory_order_acq_rel)) {
+      if (seen != 255) f.fetch_sub(1, std::memory_order_relaxed);
       return true;
+    }
   }
   return false;
 }

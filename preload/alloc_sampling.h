@@ -28,8 +28,12 @@ class SampledSet {
 
  private:
   static constexpr size_t kCapacity = size_t(1) << 22;
+  static constexpr size_t kFilter = size_t(1) << 16;
   static constexpr uint64_t kTombstone = 1;
   std::atomic<uint64_t> *slots_ = nullptr;
+  // XXX: nearly every free is of an unsampled block; a small counting filter
+  // (cache-resident, unlike the table) answers those without a table probe.
+  std::atomic<uint8_t> filter_[kFilter] = {};
   std::atomic<uint64_t> overflow_{0};
 };
 
