@@ -12,6 +12,7 @@
 #include "agent_run.h"
 #include "fixture_path.h"
 #include "memprof.h"
+#include "vec_out.h"
 
 namespace {
 
@@ -122,23 +123,6 @@ TEST_CASE("sysprof samples per VM state match the VM's own counters") {
 }
 
 namespace {
-struct VecOut {
-  std::vector<uint8_t> b;
-  void put_u8(uint8_t v) { b.push_back(v); }
-  void put_uleb(uint64_t v) {
-    uint8_t tmp[prof::kUleb128Max];
-    b.insert(b.end(), tmp, tmp + prof::encode_uleb128(v, tmp));
-  }
-  void put_bytes(const void *p, size_t n) {
-    auto *c = static_cast<const uint8_t *>(p);
-    b.insert(b.end(), c, c + n);
-  }
-  void put_string(const char *s, size_t n) {
-    put_uleb(n);
-    put_bytes(s, n);
-  }
-};
-
 std::string write_temp(const std::vector<uint8_t> &bytes) {
   char path[] = "/tmp/libprof-analyzer-XXXXXX";
   const int fd = mkstemp(path);

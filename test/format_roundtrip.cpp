@@ -6,29 +6,13 @@
 #include <vector>
 
 #include "memprof.h"
+#include "vec_out.h"
 #include "prologue.h"
 #include "sysprof.h"
 
 using namespace prof;
 
 namespace {
-struct VecOut {
-  std::vector<uint8_t> b;
-  void put_u8(uint8_t v) { b.push_back(v); }
-  void put_uleb(uint64_t v) {
-    uint8_t tmp[kUleb128Max];
-    b.insert(b.end(), tmp, tmp + encode_uleb128(v, tmp));
-  }
-  void put_bytes(const void *p, size_t n) {
-    auto *c = static_cast<const uint8_t *>(p);
-    b.insert(b.end(), c, c + n);
-  }
-  void put_string(const char *s, size_t n) {
-    put_uleb(n);
-    put_bytes(s, n);
-  }
-};
-
 std::vector<Symbol> sample_symbols() {
   Symbol lua{kSymLfunc, 0x1000, 7, 0, "@script.lua"};
   Symbol c{kSymCfunc, 0x7f0000001234, 0, 0, "malloc"};
