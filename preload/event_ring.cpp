@@ -39,7 +39,10 @@ void EventRing::append(const uint8_t *data, size_t len) {
   // Backpressure: wait until the writer has freed the bytes we need.
   if (pos + len > flushed_.load(std::memory_order_acquire) + kRingSize) {
     full_waits_.fetch_add(1, std::memory_order_relaxed);
-    while (pos + len > flushed_.load(std::memory_order_acquire) + kRingSize) sched_yield();
+    // XXX: once stopped, nobody frees space: give up rather than spin forever.
+    while (pos + len > flushed_.load(std::memory_order_acquire) + kRingSize)
+      if (closed_.load(std::memory_order_relaxed)) return;
+      else sched_yield();
   }
   uint64_t at = pos;
   while (len > 0) {

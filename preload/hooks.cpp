@@ -119,9 +119,14 @@ EXPORT void free(void *p) {
 }
 
 EXPORT void *calloc(size_t n, size_t size) {
-  if (!ready()) return arena_alloc(n * size);  // the arena is zeroed static memory
+  size_t total;
+  if (__builtin_mul_overflow(n, size, &total)) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+  if (!ready()) return arena_alloc(total);  // the arena is zeroed static memory
   void *p = real.calloc(n, size);
-  if (p && recording()) record_alloc(p, n * size);
+  if (p && recording()) record_alloc(p, total);
   return p;
 }
 
