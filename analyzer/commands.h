@@ -1,28 +1,32 @@
 // The analyzer's subcommands, behind the CLI of main.cpp.
 //
 // Invariants: every subcommand streams its files once, in the order given,
-// and returns the process exit code: 0 (a truncated file is reported up to
-// its last complete record, with one warning on stderr), 2 for a corrupt or
-// unreadable file (one line naming the file and the byte offset).
+// and returns the process exit code: 0, also for a cut file (reported up to
+// its last complete record, with one warning line naming the byte offset on
+// stderr); 2 for a corrupt or unreadable file, with one line
+// "prof-analyze: FILE: corrupt at byte N: reason" (or the I/O error) and no
+// report.
 #pragma once
 
 #include <ostream>
 #include <string>
 #include <vector>
 
+#include "folded.h"
 #include "memprof_report.h"
+#include "profile.h"
+#include "summary.h"
 
 namespace prof {
 
 struct CommandOptions {
   std::vector<std::string> files;
-  ReportOptions report;
   bool json = false;
-  bool per_process = false;
-  bool by_vmstate = false;
-  bool progress = false;
-  size_t top = 10;
-  std::string metric = "alloc-bytes";
+  bool per_process = false;  // one report per file instead of merging them
+  ReportOptions report;
+  SummaryOptions summary;
+  ProfileOptions profile;
+  FoldedOptions folded;
 };
 
 int run_report(const CommandOptions &opt, std::ostream &out);

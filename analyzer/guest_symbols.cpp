@@ -58,19 +58,46 @@ std::string GuestSymbols::location_name(const GuestLoc &loc) const {
   return lua_name(loc.addr, loc.line);
 }
 
-std::string GuestSymbols::frame_name(uint8_t frame_type, uint64_t addr, uint64_t line) const {
+Frame GuestSymbols::guest_frame(uint8_t frame_type, uint64_t addr, uint64_t line) const {
+  Frame f;
+  f.kind = Frame::Kind::Guest;
   switch (frame_type) {
-    case kFrameLfunc:
-      return lua_name(addr, line);
+    case kFrameLfunc: {
+      f.function = lua_name(addr, line);
+      auto lf = lfuncs_.find(addr);
+      if (lf != lfuncs_.end()) {
+        auto alias = aliases_.find(lf->second.chunk);
+        f.file = alias != aliases_.end() ? alias->second : lf->second.chunk;
+        f.line = uint32_t(line);
+      }
+      return f;
+    }
     case kFrameFfunc:
-      return "ffunc#" + std::to_string(addr);
+      f.function = "ffunc#" + std::to_string(addr);
+      return f;
     default: {
       auto it = cfuncs_.find(addr);
-      if (it != cfuncs_.end()) return it->second;
-      std::string c = cfunc_floor(addr);
-      return c.empty() ? "CFUNC " + hex_addr(addr) : c;
+      if (it != cfuncs_.end()) {
+        f.function = it->second;
+        return f;
+      }
+      const std::string c = cfunc_floor(addr);
+      f.function = c.empty() ? "CFUNC " + hex_addr(addr) : c;
+      return f;
     }
   }
+}
+
+Frame GuestSymbols::host_frame(uint64_t addr) const {
+  Frame f;
+  auto it = cfuncs_.upper_bound(addr);
+  if (it == cfuncs_.begin()) {
+    f.function = hex_addr(addr);
+    return f;
+  }
+  f.function = (--it)->second;
+  f.kind = Frame::Kind::Native;
+  return f;
 }
 
 }  // namespace prof

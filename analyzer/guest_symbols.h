@@ -13,6 +13,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "frame.h"
 #include "memprof.h"
 #include "sysprof.h"
 
@@ -24,10 +25,12 @@ class GuestSymbols {
 
   // "@chunk:line", "INTERNAL", "name:0xaddr", "CFUNC 0x..", "TRACE [n] started at ...".
   std::string location_name(const GuestLoc &loc) const;
-  // "@chunk:line" for a guest frame, "name" for C functions and fast functions.
-  std::string frame_name(uint8_t frame_type, uint64_t addr, uint64_t line) const;
-  // The name of the C symbol at or below addr ("name:0xaddr"), or empty.
-  std::string cfunc_floor(uint64_t addr) const;
+  // A guest stack frame: "@chunk:line" for Lua functions, the C symbol's name
+  // for C functions, "ffunc#N" for fast functions.
+  Frame guest_frame(uint8_t frame_type, uint64_t addr, uint64_t line) const;
+  // A host address named by the C symbol at or below it (genuine LuaJIT
+  // streams carry no module map), else by the address.
+  Frame host_frame(uint64_t addr) const;
 
   // Chunks whose name holds a newline (load() of a string), shown as aliases.
   const std::vector<std::string> &aliased_chunks() const { return alias_order_; }
@@ -35,6 +38,8 @@ class GuestSymbols {
 
  private:
   std::string lua_name(uint64_t addr, uint64_t line) const;
+  // The name of the C symbol at or below addr ("name:0xaddr"), or empty.
+  std::string cfunc_floor(uint64_t addr) const;
 
   struct Lfunc {
     std::string chunk;

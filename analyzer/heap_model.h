@@ -1,128 +1,206 @@
-// HeapModel: the native view of a libprof memory stream, built in one pass:
-// totals, peak heap and the stacks holding it at the peak, leaks by stack,
-// temporary allocations, a size histogram, per-stack MemProf-style statistics
-// (count, min/avg/max size and lifetime), heap over time, and the mmap domain.
+// HeapModel: the native view of memory streams, built in one pass: totals,
+// peak heap and the stacks holding it at the peak, leaks by stack, temporary
+// allocations, a size histogram, per-stack MemProf-style statistics (count,
+// min/avg/max size and lifetime), heap over time and snapshots of its
+// holders, and the mmap domain.
 //
-// Invariants: memory is proportional to live blocks and unique stacks, never
-// to events. Pairing takes the oldest live block at an address (LiveHeap).
-// Peak holders are exact in O(1) per event: a stack's bytes at the latest
-// peak are captured lazily, the first time it changes after that peak.
-// Lifetimes are counted on the allocation clock (events since the block was
-// allocated). Sampled streams are scaled per event by s / (1 - exp(-s/mean)).
+// Invariants:
+// - Memory is proportional to the live blocks of the stream being read and to
+//   unique stacks, never to events (series and snapshots are bounded).
+// - Pairing: a free or realloc takes the OLDEST live block at its address
+//   (LiveHeap); a pointer never seen allocated counts as an unknown free.
+// - Every stream is its own process: peaks are found per stream, in stream
+//   order, and the peak of several streams is the sum of theirs (their
+//   timelines are not aligned). A stream's holders at its peak are exact in
+//   O(1) per event: a stack's bytes at the latest peak are captured lazily,
+//   the first time they change after it.
+// - Lifetimes count events (allocations, reallocations and frees) of the
+//   stream between a block's allocation and its free.
+// - Temporary allocation (heaptrack's definition): a block freed by the next
+//   event after its own allocation.
+// - Sampled streams: every recorded block of size s stands for
+//   s / (1 - exp(-s / mean)) bytes and that many bytes / s blocks; sizes and
+//   lifetimes (min/max) describe the recorded blocks.
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <map>
-#include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "live_heap.h"
-#include "memprof.h"
 
 namespace prof {
 
-// Where an event happened: its stacks, or for streams without stacks (genuine
-// LuaJIT), its guest location (`site`, interned by the stream's reader).
+// Where an event happened: its stack-table stacks, or for streams without
+// stacks (genuine LuaJIT), its guest location (`site`, named by the reader).
 struct StackKey {
-  uint32_t file = 0;  // which stream (ids are per stream)
-  uint64_t host = 0, guest = 0;
+  uint32_t file = 0;  // which stream (stack ids are per stream)
   uint32_t site = 0;
+  uint64_t host = 0, guest = 0;
   bool operator==(const StackKey &o) const {
-    return file == o.file && host == o.host && guest == o.guest && site == o.site;
+    return file == o.file && site == o.site && host == o.host && guest == o.guest;
+  }
+  bool operator<(const StackKey &o) const {
+    if (file != o.file) return file < o.file;
+    if (site != o.site) return site < o.site;
+    if (host != o.host) return host < o.host;
+    return guest < o.guest;
   }
 };
 struct StackKeyHash {
   size_t operator()(const StackKey &k) const {
-    return std::hash<uint64_t>()(k.host * 0x9E3779B97F4A7C15ull ^ k.guest ^
-                                  (uint64_t(k.file) << 56) ^ (uint64_t(k.site) << 32));
+    return size_t((k.host * 0x9E3779B97F4A7C15ull ^ k.guest * 0xC2B2AE3D27D4EB4Full) +
+                  (uint64_t(k.file) << 32 | k.site));
   }
 };
 
 struct StackStats {
-  uint64_t allocs = 0;         // blocks created here (alloc or realloc)
-  double alloc_bytes = 0;      // scaled
-  double alloc_count = 0;      // scaled
+  double alloc_bytes = 0, alloc_count = 0;  // estimated (scaled when sampled)
+  double live_bytes = 0, peak_bytes = 0;    // now / at its stream's peak
+  uint64_t allocs = 0, frees = 0, temporary = 0, live_blocks = 0;  // recorded blocks
   uint64_t min_size = UINT64_MAX, max_size = 0;
-  uint64_t frees = 0;
   uint64_t min_life = UINT64_MAX, max_life = 0, sum_life = 0;
-  uint64_t temporary = 0;
-  double live_bytes = 0;       // now
-  double peak_bytes = 0;       // at the global peak (valid after finish())
-  uint64_t peak_epoch = 0;     // internal: the peak its peak_bytes belongs to
+  uint64_t peak_epoch = 0;  // internal: the peak its peak_bytes belongs to
 };
 
-struct HeapSample {
-  uint64_t time_ns, rss, heap_bytes;
+// A point of the heap over time: at a time mark (timed) or after a number of
+// events of a stream without time marks.
+struct HeapPoint {
+  uint32_t file = 0;
+  bool timed = false;
+  uint64_t time_ns = 0, rss = 0, events = 0;
+  double heap_bytes = 0;
+};
+
+// The RFC's heap snapshot: the heap at a point, and its largest holders.
+struct HeapSnapshot {
+  HeapPoint at;
+  std::vector<std::pair<StackKey, double>> holders;  // largest first
+};
+
+// Statistics by stack, in the order stacks were first met.
+class StackStatsTable {
+ public:
+  using Entry = std::pair<StackKey, StackStats>;
+  uint32_t index_of(const StackKey &k);
+  StackStats &operator[](uint32_t i) { return entries_[i].second; }
+  std::vector<Entry>::const_iterator begin() const { return entries_.begin(); }
+  std::vector<Entry>::const_iterator end() const { return entries_.end(); }
+  std::vector<Entry>::iterator begin() { return entries_.begin(); }
+  std::vector<Entry>::iterator end() { return entries_.end(); }
+  size_t size() const { return entries_.size(); }
+
+ private:
+  std::vector<Entry> entries_;
+  std::unordered_map<StackKey, uint32_t, StackKeyHash> index_;
+  // XXX: events come in runs from a few stacks; a small direct-mapped cache
+  // in front of the hash map saves most lookups.
+  struct Cached {
+    StackKey key;
+    uint32_t index = UINT32_MAX;
+  };
+  Cached cache_[64];
 };
 
 class HeapModel {
  public:
+  using StackMap = StackStatsTable;
+  static constexpr size_t kMaxPoints = 1024;
+
+  // Streams are read one at a time, between these two calls.
+  void begin_stream(uint32_t file);
+  void end_stream();
+
   void set_sampling(uint64_t mean_bytes) { mean_ = mean_bytes; }
+  // A hint that an event at addr comes soon: readers that decode a few
+  // events ahead hide the cache misses of the live-block table.
+  void prefetch(uint64_t addr) const { heap_.prefetch(addr); }
   void alloc(const StackKey &stack, uint64_t addr, uint64_t size);
-  // Returns false for a pointer never seen allocated.
-  bool free(uint64_t addr, uint32_t file);
+  void free(uint64_t addr);
   void realloc(const StackKey &stack, uint64_t oaddr, uint64_t naddr, uint64_t nsize);
   void map(const StackKey &stack, uint64_t addr, uint64_t len);
-  void unmap(uint64_t addr, uint64_t len, uint32_t file);
+  void unmap(uint64_t addr, uint64_t len);
+  // Heap over time: a time mark, or a point by event count.
   void time_mark(uint64_t time_ns, uint64_t rss);
-  void finish();
+  void event_mark();
+  // Records the heap now with its `top` largest holders (at most kMaxPoints
+  // snapshots; later ones are counted in snapshots_dropped()).
+  void snapshot(bool timed, uint64_t time_ns, size_t top);
 
-  const std::unordered_map<StackKey, StackStats, StackKeyHash> &stacks() const { return stacks_; }
-  const std::unordered_map<StackKey, StackStats, StackKeyHash> &mmap_stacks() const {
-    return mmap_stacks_;
-  }
-  double peak_bytes() const { return peak_; }
-  double live_bytes() const { return live_; }
-  uint64_t events() const { return clock_; }
+  const StackMap &stacks() const { return stacks_; }
+  const StackMap &mmap_stacks() const { return mmap_stacks_; }
+  double peak_bytes() const { return peaks_ + peak_; }
+  double live_bytes() const { return leaked_ + live_; }
+  uint64_t live_blocks() const { return leaked_blocks_ + heap_.size(); }
   uint64_t alloc_calls() const { return alloc_calls_; }
   uint64_t realloc_calls() const { return realloc_calls_; }
   uint64_t free_calls() const { return free_calls_; }
+  uint64_t events() const { return events_; }
   double allocated_bytes() const { return allocated_; }
+  double allocated_blocks() const { return allocated_count_; }
   uint64_t unknown_frees() const { return unknown_frees_; }
   uint64_t temporary() const { return temporary_; }
-  uint64_t live_blocks() const { return heap_.size(); }
+  uint64_t sampling_mean() const { return mean_; }
   const std::array<uint64_t, 65> &size_histogram() const { return histogram_; }
-  const std::vector<HeapSample> &over_time() const { return samples_; }
-  double mapped_bytes() const { return mapped_; }
-  double mapped_peak() const { return mapped_peak_; }
-  uint64_t mean() const { return mean_; }
+  // The series by time marks if any stream had them, else by event counts.
+  const std::vector<HeapPoint> &over_time() const;
+  const std::vector<HeapSnapshot> &snapshots() const { return snapshots_; }
+  uint64_t snapshots_dropped() const { return snapshots_dropped_; }
+  double mapped_bytes() const { return mapped_done_ + mapped_; }
+  double mapped_peak() const { return mapped_peaks_ + mapped_peak_; }
+  uint64_t maps() const { return maps_; }
+  uint64_t unmaps() const { return unmaps_; }
 
  private:
   struct Block {
     uint64_t size;
-    double weight;        // scaled bytes this block stands for
-    StackStats *stats;    // its stack's (map elements never move)
-    uint64_t born;        // allocation clock
+    uint64_t born;   // the stream's event clock
+    uint32_t stack;  // index in stacks_
+    float weight;    // estimated bytes this block stands for; 0: its size
+  };
+  // A series kept under kMaxPoints by dropping every other point and then
+  // taking one point in two, four, ...: bounded and deterministic.
+  struct Series {
+    std::vector<HeapPoint> points;
+    uint64_t stride = 1, offered = 0;
+    void add(const HeapPoint &p);
   };
   double scaled(uint64_t size) const;
-  StackStats &touch(std::unordered_map<StackKey, StackStats, StackKeyHash> &m, const StackKey &k);
-  void create(const StackKey &stack, uint64_t addr, uint64_t size);
-  bool retire(uint64_t addr, uint32_t file, bool count_free);
+  void create(uint32_t stack, uint64_t addr, uint64_t size);
+  bool retire(uint64_t addr, bool is_free);
   void change_live(StackStats &s, double delta);
+  void unmap_range(uint64_t addr, uint64_t len);
+  HeapPoint point(bool timed, uint64_t time_ns, uint64_t rss) const;
 
-  static uint64_t heap_addr(uint64_t addr, uint32_t file) {
-    // XXX: x86-64 user addresses fit in 47 bits; the stream index goes above
-    // them so that a parent and its forked children never share a block.
-    return addr | (uint64_t(file) << 48);
-  }
-
+  uint32_t file_ = 0;
   uint64_t mean_ = 0;
-  uint64_t clock_ = 0;
+  uint64_t events_ = 0, stream_events_ = 0;
   uint64_t alloc_calls_ = 0, realloc_calls_ = 0, free_calls_ = 0, unknown_frees_ = 0;
-  double allocated_ = 0, live_ = 0, peak_ = 0;
-  uint64_t peak_epoch_ = 0;
+  double allocated_ = 0, allocated_count_ = 0;
+  double live_ = 0, peak_ = 0;  // this stream
+  double leaked_ = 0, peaks_ = 0;  // streams already read
+  uint64_t leaked_blocks_ = 0;
+  uint64_t peak_epoch_ = 1;
   uint64_t temporary_ = 0;
-  uint64_t last_alloc_addr_ = UINT64_MAX;
+  uint64_t last_alloc_addr_ = 0;
+  bool last_alloc_valid_ = false;
   std::array<uint64_t, 65> histogram_{};
   LiveHeap<Block> heap_;
-  std::unordered_map<StackKey, StackStats, StackKeyHash> stacks_;
-  std::vector<HeapSample> samples_;
-  // The mmap domain: start -> (length, stack).
-  std::map<uint64_t, std::pair<uint64_t, StackKey>> mappings_;
-  std::unordered_map<StackKey, StackStats, StackKeyHash> mmap_stacks_;
-  double mapped_ = 0, mapped_peak_ = 0;
+  StackMap stacks_;
+  Series timed_, counted_;
+  std::vector<HeapSnapshot> snapshots_;
+  uint64_t snapshots_dropped_ = 0;
+  // The mmap domain: start -> (length, its stack in mmap_stacks_).
+  std::map<uint64_t, std::pair<uint64_t, uint32_t>> mappings_;
+  StackMap mmap_stacks_;
+  double mapped_ = 0, mapped_peak_ = 0;       // this stream
+  double mapped_done_ = 0, mapped_peaks_ = 0;  // streams already read
+  uint64_t maps_ = 0, unmaps_ = 0;
 };
 
 }  // namespace prof

@@ -4,61 +4,189 @@
 // can show a reuse before the free that preceded it, see format/README.md);
 // take() always returns the OLDEST block at the address, which makes pairing
 // exact under the agent's ordering rule. Memory is proportional to the live
-// blocks only; the common case, one block per address, costs one map entry.
+// blocks only: one flat open-addressing table (linear probing, backward-shift
+// deletion, so no tombstones pile up) holds the oldest block of each address;
+// the rare younger ones wait in a side map.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <new>
+#include <sys/mman.h>
 #include <unordered_map>
+#include <utility>
 
 namespace prof {
 
 template <class Block>
 class LiveHeap {
  public:
-  LiveHeap() { first_.reserve(1 << 16); }
+  LiveHeap() { rehash(1 << 12); }
+  ~LiveHeap() { release(slots_, capacity_); }
+  LiveHeap(const LiveHeap &) = delete;
+  LiveHeap &operator=(const LiveHeap &) = delete;
+  LiveHeap &operator=(LiveHeap &&o) noexcept {
+    std::swap(slots_, o.slots_);
+    std::swap(capacity_, o.capacity_);
+    std::swap(mask_, o.mask_);
+    std::swap(used_, o.used_);
+    std::swap(shift_, o.shift_);
+    std::swap(later_, o.later_);
+    std::swap(count_, o.count_);
+    return *this;
+  }
 
   void insert(uint64_t addr, const Block &b) {
-    auto ins = first_.emplace(addr, b);
-    if (!ins.second) {
-      later_[addr].push_back(b);
-      overlaps_++;
-    }
     count_++;
+    if (addr == kEmpty) {
+      later_[addr].push_back(b);  // XXX: the one address the table cannot hold
+      return;
+    }
+    if ((used_ + 1) * 4 > capacity_ * 3) rehash(capacity_ * 2);
+    size_t i = home(addr);
+    while (slots_[i].addr != kEmpty) {
+      if (slots_[i].addr == addr) {
+        later_[addr].push_back(b);
+        return;
+      }
+      i = (i + 1) & mask_;
+    }
+    slots_[i] = Slot{addr, b};
+    used_++;
   }
+
   // Removes and returns the oldest block at addr; false if none.
   bool take(uint64_t addr, Block *out) {
-    auto it = first_.find(addr);
-    if (it == first_.end()) return false;
-    *out = it->second;
+    if (addr == kEmpty) return take_later(addr, out);
+    size_t i = home(addr);
+    while (slots_[i].addr != addr) {
+      if (slots_[i].addr == kEmpty) return false;
+      i = (i + 1) & mask_;
+    }
+    *out = slots_[i].block;
     count_--;
     if (!later_.empty()) {
       auto more = later_.find(addr);
       if (more != later_.end()) {
-        it->second = more->second.front();
+        slots_[i].block = more->second.front();
         more->second.pop_front();
         if (more->second.empty()) later_.erase(more);
         return true;
       }
     }
-    first_.erase(it);
+    erase_slot(i);
     return true;
   }
+
+  // Starts loading the slot of addr into cache (a hint; see HeapModel).
+  void prefetch(uint64_t addr) const { __builtin_prefetch(&slots_[home(addr)]); }
+
   template <class Fn>
   void for_each(Fn &&fn) const {
-    for (const auto &kv : first_) fn(kv.first, kv.second);
+    for (size_t i = 0; i < capacity_; i++)
+      if (slots_[i].addr != kEmpty) fn(slots_[i].addr, slots_[i].block);
     for (const auto &kv : later_)
       for (const Block &b : kv.second) fn(kv.first, b);
   }
   uint64_t size() const { return count_; }
-  // Allocations seen at an address that was already live.
-  uint64_t overlaps() const { return overlaps_; }
 
  private:
-  std::unordered_map<uint64_t, Block> first_;
+  static constexpr uint64_t kEmpty = ~uint64_t(0);
+  struct Slot {
+    uint64_t addr;
+    Block block;
+  };
+
+  // XXX: blocks of one 4 KiB page get neighbouring slots and pages scatter:
+  // allocators hand out nearby addresses in a row, so the table stays in
+  // cache where a fully scattering hash would miss on every event.
+  size_t home(uint64_t addr) const {
+    return size_t((addr * 0x9E3779B97F4A7C15ull) >> shift_) & mask_;
+  }
+
+  bool take_later(uint64_t addr, Block *out) {
+    auto it = later_.find(addr);
+    if (it == later_.end()) return false;
+    *out = it->second.front();
+    it->second.pop_front();
+    if (it->second.empty()) later_.erase(it);
+    count_--;
+    return true;
+  }
+
+  // Backward-shift deletion: pull later entries of the probe run into the hole.
+  void erase_slot(size_t hole) {
+    size_t i = hole;
+    for (;;) {
+      i = (i + 1) & mask_;
+      if (slots_[i].addr == kEmpty) break;
+      const size_t h = home(slots_[i].addr);
+      // Moves only entries whose home is not cyclically within (hole, i].
+      if (((i - h) & mask_) >= ((i - hole) & mask_)) {
+        slots_[hole] = slots_[i];
+        hole = i;
+      }
+    }
+    slots_[hole].addr = kEmpty;
+    used_--;
+  }
+
+  void rehash(size_t capacity) {
+    Slot *old = slots_;
+    const size_t old_capacity = capacity_;
+    slots_ = allocate(capacity);
+    capacity_ = capacity;
+    mask_ = capacity - 1;
+    shift_ = 64 - __builtin_ctzll(capacity);
+    used_ = 0;
+    for (size_t k = 0; k < old_capacity; k++) {
+      if (old[k].addr == kEmpty) continue;
+      size_t i = home(old[k].addr);
+      while (slots_[i].addr != kEmpty) i = (i + 1) & mask_;
+      slots_[i] = old[k];
+      used_++;
+    }
+    release(old, old_capacity);
+  }
+
+  // XXX: a large table is touched at random on every event; on 2 MiB pages
+  // (transparent huge pages, asked for with madvise) those touches miss the
+  // TLB far less than on 4 KiB ones. Small tables come from the heap: mmap
+  // and munmap are slow to call often.
+  static constexpr size_t kHugePage = size_t(2) << 20;
+  static bool huge(size_t n) { return n * sizeof(Slot) >= kHugePage; }
+  static size_t mapped_bytes(size_t n) {
+    return (n * sizeof(Slot) + kHugePage - 1) / kHugePage * kHugePage;
+  }
+  static Slot *allocate(size_t n) {
+    Slot *slots;
+    if (huge(n)) {
+      void *p = mmap(nullptr, mapped_bytes(n), PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      if (p == MAP_FAILED) throw std::bad_alloc();
+      madvise(p, mapped_bytes(n), MADV_HUGEPAGE);
+      slots = static_cast<Slot *>(p);
+    } else {
+      slots = static_cast<Slot *>(::operator new(n * sizeof(Slot)));
+    }
+    for (size_t i = 0; i < n; i++) slots[i].addr = kEmpty;
+    return slots;
+  }
+  static void release(Slot *slots, size_t n) {
+    if (!slots) return;
+    if (huge(n))
+      munmap(slots, mapped_bytes(n));
+    else
+      ::operator delete(slots);
+  }
+
+  Slot *slots_ = nullptr;
+  size_t capacity_ = 0;
+  size_t mask_ = 0, used_ = 0;
+  unsigned shift_ = 64;
   std::unordered_map<uint64_t, std::deque<Block>> later_;  // younger blocks, oldest first
   uint64_t count_ = 0;
-  uint64_t overlaps_ = 0;
 };
 
 }  // namespace prof

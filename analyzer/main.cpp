@@ -1,54 +1,61 @@
 // prof-analyze: reports, folded stacks and JSON from memprof/sysprof streams.
-#include <cstdio>
 #include <iostream>
 #include <stdexcept>
-#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 
 #include "commands.h"
 
 int main(int argc, char **argv) {
-  CLI::App app{"prof-analyze: turn libprof and LuaJIT memprof/sysprof streams into reports"};
+  CLI::App app{"prof-analyze: reports, flame-graph stacks and JSON from libprof's and LuaJIT's "
+               "memprof/sysprof streams"};
   app.require_subcommand(1);
   prof::CommandOptions opt;
 
-  auto add_files = [&](CLI::App *cmd) {
-    cmd->add_option("files", opt.files, "profile streams (.memprof / .sysprof, ours or LuaJIT's)")
+  auto common = [&](CLI::App *cmd) {
+    cmd->add_option("files", opt.files,
+                    "profile streams (.memprof / .sysprof, libprof's or LuaJIT's); several "
+                    "(a parent and its forked children) are merged")
         ->required()
         ->check(CLI::ExistingFile);
+    cmd->add_flag("--per-process", opt.per_process, "one report per file instead of merging");
+    cmd->add_flag("--json", opt.json, "JSON instead of text");
   };
 
   CLI::App *report = app.add_subcommand(
-      "report", "memprof report as LuaJIT's parser prints it (allocations, reallocations, "
-                "deallocations, heap summary)");
-  add_files(report);
-  report->add_flag("--leak-only", opt.report.leak_only, "report only the heap summary");
+      "report", "memory: the report of LuaJIT's memprof parser (ALLOCATIONS, REALLOCATIONS, "
+                "DEALLOCATIONS, HEAP SUMMARY)");
+  common(report);
+  report->add_flag("--leak-only", opt.report.leak_only, "only the heap summary");
   report->add_flag("--human-readable", opt.report.human_readable, "KiB/MiB/GiB instead of bytes");
   report->add_flag("--compat-heap-summary", opt.report.compat_heap_summary,
-                   "reproduce the reference parser's HEAP SUMMARY exactly, realloc quirk included");
-  report->add_flag("--json", opt.json, "JSON instead of text");
+                   "the reference parser's HEAP SUMMARY exactly, realloc quirk included");
 
   CLI::App *summary = app.add_subcommand(
-      "summary", "native summary: totals, peak, leaks, temporaries, sizes, sites, heap over time, "
-                 "mmap; or CPU samples per VM state and hottest stacks");
-  add_files(summary);
-  summary->add_option("--top", opt.top, "rows per table")->check(CLI::PositiveNumber);
-  summary->add_flag("--json", opt.json, "JSON instead of text");
+      "summary", "memory: totals, peak and its holders, leaks, temporaries, sizes, per-stack "
+                 "statistics, heap over time, mmap; CPU: samples by VM state, thread, function");
+  common(summary);
+  summary->add_option("--top", opt.summary.top, "rows per table (default 10)")
+      ->check(CLI::PositiveNumber);
+  summary->add_option("--stack-depth", opt.summary.stack_depth,
+                      "frames shown per stack in text, 0 for all (default 12)");
+  summary->add_option("--heap-snap-interval", opt.profile.snap_interval_s,
+                      "a heap snapshot with its largest holders every SEC seconds (time marks)")
+      ->check(CLI::PositiveNumber);
+  summary->add_option("--heap-snap-events", opt.profile.snap_events,
+                      "a heap snapshot with its largest holders every N allocation events")
+      ->check(CLI::PositiveNumber);
 
   CLI::App *folded = app.add_subcommand(
-      "folded", "folded stacks for flame graphs: root first, ';'-separated, a space, the count");
-  add_files(folded);
-  folded->add_option("--metric", opt.metric,
-                     "memory: alloc-bytes, alloc-count, leaked-bytes or peak-bytes")
+      "folded", "stacks for flame graphs: root first, ';'-separated, a space, the count");
+  common(folded);
+  folded->add_option("--metric", opt.folded.metric,
+                     "memory: alloc-bytes (default), alloc-count, leaked-bytes or peak-bytes")
       ->check(CLI::IsMember({"alloc-bytes", "alloc-count", "leaked-bytes", "peak-bytes"}));
-  folded->add_flag("--by-vmstate", opt.by_vmstate, "CPU: put the VM state at the root");
-
-  for (CLI::App *cmd : {report, summary, folded})
-    cmd->add_flag("--per-process", opt.per_process, "one report per file instead of merging");
+  folded->add_flag("--by-vmstate", opt.folded.by_vmstate, "CPU: the VM state as the root frame");
 
   CLI11_PARSE(app, argc, argv);
-  opt.progress = isatty(STDERR_FILENO);
+  opt.profile.snap_top = opt.summary.top;
   try {
     if (report->parsed()) return prof::run_report(opt, std::cout);
     if (summary->parsed()) return prof::run_summary(opt, std::cout);

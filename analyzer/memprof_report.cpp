@@ -26,9 +26,6 @@ std::string format_bytes(int64_t bytes, bool human) {
   return buf;
 }
 
-MemprofReport::MemprofReport(Namer namer, SiteKey (*key_of)(const MemprofEvent &))
-    : namer_(std::move(namer)), key_of_(key_of) {}
-
 uint32_t MemprofReport::intern(const std::string &name) {
   auto it = name_ids_.find(name);
   if (it != name_ids_.end()) return it->second;
@@ -36,66 +33,91 @@ uint32_t MemprofReport::intern(const std::string &name) {
   return name_ids_[name] = static_cast<uint32_t>(names_.size() - 1);
 }
 
-MemprofReport::Site &MemprofReport::site(Kind kind, const SiteKey &key, uint32_t name) {
-  auto it = sites_[kind].find(key);
-  if (it == sites_[kind].end()) {
-    it = sites_[kind].emplace(key, Site{}).first;
-    it->second.name = name;  // XXX: the reference names a site at its first event
+uint32_t MemprofReport::locate(StreamContext &ctx, const MemprofEvent &ev, SiteKey *key) {
+  if (ev.loc.source == kAsourceNone) {
+    // libprof: the innermost host frame names the site, and is its identity.
+    auto it = stack_names_.find(ev.host_stack);
+    if (it == stack_names_.end()) {
+      const Frame *top = ctx.top_frame(ev.host_stack);
+      it = stack_names_.emplace(ev.host_stack, intern(top ? top->label() : "[no stack]")).first;
+    }
+    key->native = true;
+    key->name = it->second;
+    return it->second;
   }
+  if (names_epoch_ != ctx.naming_epoch) {
+    loc_names_.clear();
+    names_epoch_ = ctx.naming_epoch;
+  }
+  const Loc loc{ev.loc.addr, ev.loc.line, ev.loc.traceno};
+  auto it = loc_names_.find(loc);
+  if (it == loc_names_.end())
+    it = loc_names_.emplace(loc, intern(ctx.file.symbols().location_name(ev.loc))).first;
+  key->addr = ev.loc.addr;
+  key->line = ev.loc.line;
+  key->trace = ev.loc.traceno;
+  key->name = first_names_.emplace(loc, it->second).first->second;
   return it->second;
 }
 
-void MemprofReport::link(Site &s, const Block *old, uint64_t nsize) {
-  if (!old) return;
-  auto it = s.overrides.find(old->key);
-  if (it == s.overrides.end()) {
-    it = s.overrides.emplace(old->key, Override{}).first;
-    it->second.name = old->name;
-  }
-  it->second.allocated += nsize;
-  it->second.freed += old->size;
-  it->second.count++;
-  born_died_[old->name].second++;
+void MemprofReport::read(StreamContext &ctx) {
+  first_names_.clear();
+  loc_names_.clear();
+  stack_names_.clear();
+  names_epoch_ = UINT64_MAX;
+  ctx.read_memprof([&](const MemprofEvent &ev) {
+    if (ev.record == MemprofRecord::Ext) return;
+    SiteKey key;
+    const uint32_t name = locate(ctx, ev, &key);
+    add(ev, key, name);
+  });
+  // Chunk names holding newlines (load() of a string) print as aliases.
+  const GuestSymbols &symbols = ctx.file.symbols();
+  for (const std::string &chunk : symbols.aliased_chunks())
+    aliases_.emplace_back(symbols.alias_of(chunk), chunk);
+  // XXX: a stream's blocks are its process's own; the next stream pairs apart.
+  heap_ = LiveHeap<Block>();
 }
 
-void MemprofReport::add(const MemprofEvent &ev) {
-  const uint32_t name = intern(namer_(ev));
-  const SiteKey key = key_of_(ev);
-  Block old{};
-  bool found = false;
-  uint64_t osize = ev.osize;
-  if (ev.record != MemprofRecord::Alloc) {
-    found = heap_.take(ev.oaddr, &old);
-    if (!found) unknown_frees_++;
-    if (found && osize == 0) osize = old.size;  // libprof streams leave it to us
+void MemprofReport::link(Site &s, const Block &old, uint64_t nsize) {
+  auto it = s.overrides.find(old.key);
+  if (it == s.overrides.end()) {
+    it = s.overrides.emplace(old.key, Override{}).first;
+    it->second.name = old.name;  // XXX: the reference names it at its first link
   }
-  switch (ev.record) {
-    case MemprofRecord::Alloc: {
-      Site &s = site(kAlloc, key, name);
-      s.num++;
-      s.alloc += ev.nsize;
-      break;
-    }
-    case MemprofRecord::Realloc: {
-      Site &s = site(kRealloc, key, name);
-      s.num++;
-      s.free += osize;
-      s.alloc += ev.nsize;
-      link(s, found ? &old : nullptr, ev.nsize);
-      break;
-    }
-    case MemprofRecord::Free: {
-      Site &s = site(kFree, key, name);
-      s.num++;
-      s.free += osize;
-      link(s, found ? &old : nullptr, 0);
-      return;
-    }
-    default:
-      return;
+  it->second.allocated += nsize;
+  it->second.freed += old.size;
+  it->second.count++;
+  made_retired_[old.name].second++;
+}
+
+void MemprofReport::add(const MemprofEvent &ev, const SiteKey &key, uint32_t name) {
+  static const Kind kKinds[] = {kAlloc, kRealloc, kFree};
+  const Kind kind = kKinds[int(ev.record)];
+  auto site = sites_[kind].find(key);
+  if (site == sites_[kind].end()) {
+    site = sites_[kind].emplace(key, Site{}).first;
+    site->second.name = name;  // XXX: the reference names a site at its first event
   }
+  Site &s = site->second;
+  s.num++;
+  if (kind != kAlloc) {
+    Block old;
+    uint64_t osize = ev.osize;
+    if (heap_.take(ev.oaddr, &old)) {
+      if (osize == 0) osize = old.size;  // libprof streams leave it to the analyzer
+      live_[old.name] -= int64_t(old.size);
+      link(s, old, kind == kRealloc ? ev.nsize : 0);
+    } else if (ev.oaddr != 0 || kind == kFree) {
+      unknown_frees_++;
+    }
+    s.free += osize;
+  }
+  if (kind == kFree) return;
+  s.alloc += ev.nsize;
   heap_.insert(ev.naddr, Block{ev.nsize, key, name});
-  born_died_[name].first++;
+  made_retired_[name].first++;
+  live_[name] += int64_t(ev.nsize);
 }
 
 std::vector<const MemprofReport::Site *> MemprofReport::sorted(Kind kind) const {
@@ -116,6 +138,7 @@ std::vector<MemprofReport::HeapRow> MemprofReport::heap_summary(bool compat) con
     return r;
   };
   if (compat) {
+    // process.lua's form_heap_delta, by name.
     for (const auto &kv : sites_[kAlloc]) {
       const Site &s = kv.second;
       if (s.alloc == 0) continue;
@@ -131,12 +154,12 @@ std::vector<MemprofReport::HeapRow> MemprofReport::heap_summary(bool compat) con
           if (o.freed > 0) r.bytes -= static_cast<int64_t>(o.freed), r.frees += o.count;
         }
   } else {
-    heap_.for_each([&](uint64_t, const Block &b) { row(b.name).bytes += int64_t(b.size); });
-    for (const auto &kv : born_died_) {
+    for (const auto &kv : made_retired_) {
       HeapRow &r = row(kv.first);
       r.allocs = kv.second.first;
       r.frees = kv.second.second;
     }
+    for (const auto &kv : live_) row(kv.first).bytes += kv.second;
   }
   std::vector<HeapRow> out;
   for (auto &kv : rows)
@@ -171,6 +194,20 @@ void MemprofReport::render(std::ostream &out, const ReportOptions &opt) const {
     out << r.name << " holds " << format_bytes(r.bytes, opt.human_readable) << ": " << r.allocs
         << " allocs, " << r.frees << " frees\n";
   out << "\n";
+  if (aliases_.empty()) return;
+  out << "ALIASES:\n";
+  for (const auto &a : aliases_) {
+    out << a.first << ":\n";
+    // humanize.lua: the chunk's non-empty lines, numbered from 1.
+    size_t n = 1, start = 0;
+    while (start <= a.second.size()) {
+      size_t end = a.second.find('\n', start);
+      if (end == std::string::npos) end = a.second.size();
+      if (end > start) out << n++ << "\t| " << a.second.substr(start, end - start) << "\n";
+      start = end + 1;
+    }
+    out << "\n\n";
+  }
 }
 
 nlohmann::json MemprofReport::to_json(const ReportOptions &opt) const {
@@ -196,6 +233,9 @@ nlohmann::json MemprofReport::to_json(const ReportOptions &opt) const {
         {{"location", r.name}, {"holds", r.bytes}, {"allocs", r.allocs}, {"frees", r.frees}});
   j["heap_summary"] = heap;
   j["unknown_frees"] = unknown_frees_;
+  nlohmann::json aliases = nlohmann::json::object();
+  for (const auto &a : aliases_) aliases[a.first] = a.second;
+  j["aliases"] = aliases;
   return j;
 }
 

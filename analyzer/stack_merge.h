@@ -1,31 +1,36 @@
-// Merging a guest VM's stack into the host stack that runs it.
+// Splicing a guest VM's stack into the host stack that runs it.
 //
-// The rule (also in the README): a guest stack, root first, is cut into
-// segments that end at each guest C-function frame (a call out of the VM
-// into native code, which the host stack shows itself). Walking the host
-// stack root first, each host frame that is a VM entry point (kVmEntries:
-// the interpreter loop or a protected call into it) receives the next
-// segment right above it. Segments left over go above the innermost entry;
-// with no entry on the host stack (a VM unknown to the table) the whole guest
-// stack goes above the innermost host frame. Guest C-function frames are
-// dropped: their host frames carry the same function with its file and line.
+// The rule, one table (kVmEntries in stack_merge.cpp) and three lines:
+// - The guest stack, root first, is a sequence of Lua frames (Lua and fast
+//   functions) and C frames (calls out of the VM into native code, which the
+//   host stack shows itself, with file and line).
+// - Walking the host stack root first, each host frame that is a VM entry
+//   receives guest frames right above it: an entry that runs Lua code
+//   (luaV_execute, lj_vm_call, lua_pcall, ...) skips the guest C frames and
+//   takes the next run of Lua frames; an entry that runs a C function
+//   (lua_cpcall, lj_vm_cpcall) skips one guest C frame and takes nothing.
+//   Entries that call each other directly (lua_pcall -> lj_vm_pcall) count
+//   once, at the innermost of them.
+// - Guest frames left over go above the innermost entry, C frames included,
+//   if a Lua frame is among them (trailing C frames alone are the native
+//   functions the host stack already shows).
+// - With no entry on the host stack (a VM missing from the table, or a
+//   truncated host stack) the whole guest stack goes above the innermost
+//   host frame.
 #pragma once
 
-#include <string>
 #include <vector>
+
+#include "frame.h"
 
 namespace prof {
 
-struct NamedFrame {
-  std::string name;
-  bool guest_cfunc = false;  // a guest frame that calls into native code
+struct GuestPart {
+  Frame frame;
+  bool cfunc = false;  // a call out of the VM into native code
 };
 
-// Host and guest frames root first; returns the merged names, root first.
-std::vector<std::string> merge_stacks(const std::vector<NamedFrame> &host,
-                                      const std::vector<NamedFrame> &guest);
-
-// True when `function` (a symbolized host frame name) is a VM entry point.
-bool is_vm_entry(const std::string &function);
+// Host and guest frames root first; returns the merged stack, root first.
+std::vector<Frame> merge_stacks(std::vector<Frame> host, const std::vector<GuestPart> &guest);
 
 }  // namespace prof

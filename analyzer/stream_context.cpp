@@ -1,15 +1,10 @@
 #include "stream_context.h"
 
-#include <algorithm>
-
 namespace prof {
 
-static std::string function_only(const std::string &name) {
-  // "fn (file:line)" -> "fn"; LuaJIT's "fn:0xaddr" -> "fn".
-  const size_t paren = name.find(" (");
-  std::string f = paren == std::string::npos ? name : name.substr(0, paren);
-  const size_t colon = f.rfind(":0x");
-  return colon == std::string::npos || f[0] == '@' ? f : f.substr(0, colon);
+void StreamContext::add_symbol(const Symbol &s) {
+  file.symbols().add(s);
+  naming_epoch++;
 }
 
 bool StreamContext::absorb(const ExtRecord &r) {
@@ -20,12 +15,15 @@ bool StreamContext::absorb(const ExtRecord &r) {
       return true;
     case ExtKind::ModuleLoad:
       symbolizer.module_load(r);
+      naming_epoch++;
       return true;
     case ExtKind::ModuleUnload:
       symbolizer.module_unload(r.addr);
+      naming_epoch++;
       return true;
     case ExtKind::Process:
       pid = r.value;
+      ppid = r.value2;
       exe = r.text;
       symbolizer.load_perf_map(pid);
       return true;
@@ -34,98 +32,61 @@ bool StreamContext::absorb(const ExtRecord &r) {
       return true;
     case ExtKind::Marker:
       markers.emplace_back(r.time_ns, r.text);
-      return false;  // reports may window on markers
+      return true;
     case ExtKind::Sampling:
       sampling_mean = r.value;
-      return false;
+      return false;  // the heap model scales what follows
     default:
       return false;
   }
 }
 
-void StreamContext::read_memprof(const std::function<void(const MemprofEvent &)> &fn) {
-  end = read_records([&] {
-    MemprofReader reader(file.reader(), file.prologue());
-    MemprofEvent ev;
-    while (reader.next(ev)) {
-      if (ev.record == MemprofRecord::Symbol) {
-        file.symbols().add(ev.symbol);
-        continue;
-      }
-      if (ev.record == MemprofRecord::Ext && absorb(ev.ext)) continue;
-      fn(ev);
-    }
-  });
-}
-
-void StreamContext::read_sysprof(const std::function<void(const SysprofSample &)> &fn) {
-  end = read_records([&] {
-    SysprofReader reader(file.reader(), file.prologue());
-    SysprofSample s;
-    while (reader.next(s)) {
-      if (s.record == SysprofRecord::Symbol) {
-        file.symbols().add(s.symbol);
-        continue;
-      }
-      if (s.record == SysprofRecord::Ext && absorb(s.ext)) continue;
-      fn(s);
-    }
-  });
-}
-
-void StreamContext::host_names(uint64_t ip, uint32_t epoch, bool return_address,
-                               bool short_names, std::vector<NamedFrame> &out) {
+void StreamContext::host_frames(uint64_t ip, uint32_t epoch, std::vector<Frame> &out) {
+  // XXX: genuine streams name native code through the symtab's C symbols.
   if (!file.prologue().extended) {
-    // XXX: genuine streams name native code through the symtab's C symbols.
-    std::string c = file.symbols().cfunc_floor(ip);
-    if (c.empty()) c = hex_addr(ip);
-    out.push_back({short_names ? function_only(c) : c, false});
+    out.push_back(file.symbols().host_frame(ip));
     return;
   }
-  // Outermost function first, then what was inlined into it.
-  for (const std::string &n : symbolizer.frame(ip, epoch, return_address))
-    out.push_back({short_names ? function_only(n) : n, false});
+  const std::vector<Frame> &f = symbolizer.frames(ip, epoch);
+  out.insert(out.end(), f.begin(), f.end());
 }
 
-std::vector<std::string> StreamContext::stack_names(uint64_t host, uint64_t guest,
-                                                    bool short_names) {
-  std::vector<NamedFrame> h, g;
-  stacks.frames(host, frames_);
-  for (auto it = frames_.rbegin(); it != frames_.rend(); ++it)
-    host_names(it->addr, it->module_epoch, true, short_names, h);
-  stacks.frames(guest, frames_);
-  for (auto it = frames_.rbegin(); it != frames_.rend(); ++it)
-    g.push_back({file.symbols().frame_name(it->frame_type, it->addr, it->line),
-                 it->frame_type == kFrameCfunc});
-  return merge_stacks(h, g);
+std::vector<Frame> StreamContext::stack_frames(uint64_t host, uint64_t guest) {
+  std::vector<Frame> h;
+  std::vector<GuestPart> g;
+  stacks.frames(host, scratch_);
+  for (size_t i = scratch_.size(); i-- > 0;)
+    host_frames(scratch_[i].addr, scratch_[i].module_epoch, h);
+  stacks.frames(guest, scratch_);
+  for (size_t i = scratch_.size(); i-- > 0;) {
+    const StackFrame &f = scratch_[i];
+    g.push_back({file.symbols().guest_frame(f.frame_type, f.addr, f.line),
+                 f.frame_type == kFrameCfunc});
+  }
+  return merge_stacks(std::move(h), g);
 }
 
-std::vector<std::string> StreamContext::sample_names(const SysprofSample &s, bool short_names) {
-  std::vector<NamedFrame> h, g;
+std::vector<Frame> StreamContext::sample_frames(const SysprofSample &s) {
+  std::vector<Frame> h;
+  std::vector<GuestPart> g;
   const uint32_t epoch = symbolizer.epoch();
-  for (size_t i = s.host.size(); i-- > 0;)
-    host_names(s.host[i], epoch, i != 0, short_names, h);
-  for (auto it = s.guest.rbegin(); it != s.guest.rend(); ++it)
-    g.push_back({file.symbols().frame_name(it->type, it->addr, it->line),
-                 it->type == kFrameCfunc});
-  if (s.vmstate == kVmstTrace)
-    g.push_back({file.symbols().location_name(GuestLoc{kAsourceTrace, 0, 0, s.traceno}), false});
-  return merge_stacks(h, g);
+  for (size_t i = s.host.size(); i-- > 0;) host_frames(s.host[i], epoch, h);
+  for (size_t i = s.guest.size(); i-- > 0;)
+    g.push_back({file.symbols().guest_frame(s.guest[i].type, s.guest[i].addr, s.guest[i].line),
+                 s.guest[i].type == kFrameCfunc});
+  if (s.vmstate == kVmstTrace) {
+    Frame t;
+    t.kind = Frame::Kind::Guest;
+    t.function = file.symbols().location_name(GuestLoc{kAsourceTrace, 0, 0, s.traceno});
+    g.push_back({t, false});
+  }
+  return merge_stacks(std::move(h), g);
 }
 
-uint32_t StreamContext::site_of(const GuestLoc &loc) {
-  const std::string name = file.symbols().location_name(loc);
-  auto it = site_ids_.find(name);
-  if (it != site_ids_.end()) return it->second;
-  sites_.push_back(name);
-  return site_ids_[name] = uint32_t(sites_.size());
-}
-
-std::string StreamContext::top_frame_name(uint64_t host) {
+const Frame *StreamContext::top_frame(uint64_t host) {
   const StackFrame *f = stacks.top(host);
-  if (!f) return "INTERNAL";
-  const auto &names = symbolizer.frame(f->addr, f->module_epoch, true);
-  return names.back();
+  if (!f) return nullptr;
+  return &symbolizer.frames(f->addr, f->module_epoch).back();
 }
 
 }  // namespace prof

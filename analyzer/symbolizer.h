@@ -1,13 +1,17 @@
-// Symbolizer: host addresses of a libprof stream to names, offline.
+// Symbolizer: host addresses of a libprof stream to frames, offline.
 //
-// Order of preference for a frame: DWARF (function, file:line and the chain of
-// inlined calls, via libdw) > ELF .symtab/.dynsym (via libdw) > JIT code from
-// /tmp/perf-<pid>.map > "module+0xoffset" > "0xaddr".
-// Invariants: an address is resolved against the modules loaded when its
-// stack node was written (epochs), so code of a dlclose'd object keeps its
-// name; results are cached per (module, address), so memory grows with
-// unique frames only; each module with a build-id other than the stream's,
-// or that cannot be read, yields one warning line on stderr.
+// Order of preference for an address: the module that covered it when its
+// stack was written (the stream's module-load records), read with libdw:
+// DWARF gives the function, file:line and the chain of inlined calls; else
+// the ELF .symtab/.dynsym name; else "module+0xoffset". An address no module
+// covers is looked up in /tmp/perf-<pid>.map (JIT code), else shown as
+// "0xaddr".
+//
+// Invariants: an address is resolved against the modules loaded at an epoch
+// (every load and unload starts one), so code of a dlclose'd object keeps its
+// name; results are cached per (module, pc), so memory grows with unique
+// frames only; a module that cannot be read, or whose build-id differs from
+// the profiled one, gives one warning line on stderr, once.
 #pragma once
 
 #include <cstdint>
@@ -18,6 +22,7 @@
 #include <vector>
 
 #include "ext.h"
+#include "frame.h"
 
 namespace prof {
 
@@ -34,19 +39,32 @@ class Symbolizer {
   uint32_t epoch() const { return epoch_; }
   void load_perf_map(uint64_t pid);
 
-  // Names of the frame at `ip`, outermost function first then the functions
-  // inlined into it, innermost last. A return address is looked up at ip-1.
-  const std::vector<std::string> &frame(uint64_t ip, uint32_t epoch, bool return_address);
+  // Frames of the code at return address `ip` (looked up at ip-1, in the
+  // call instruction): the function first, then the functions inlined into
+  // it, innermost last.
+  const std::vector<Frame> &frames(uint64_t ip, uint32_t epoch);
 
  private:
   struct Module;
+  struct Key {
+    const Module *module;
+    uint64_t pc;
+    bool operator==(const Key &o) const { return module == o.module && pc == o.pc; }
+  };
+  struct KeyHash {
+    size_t operator()(const Key &k) const {
+      return std::hash<uint64_t>()(k.pc * 0x9E3779B97F4A7C15ull ^ uintptr_t(k.module));
+    }
+  };
   Module *find(uint64_t ip, uint32_t epoch);
-  std::vector<std::string> resolve(Module *m, uint64_t ip, bool return_address);
+  void open(Module &m);
+  std::vector<Frame> resolve(Module &m, uint64_t ip, uint64_t pc);
+  std::vector<Frame> resolve_unmapped(uint64_t ip, uint64_t pc) const;
 
   std::vector<std::unique_ptr<Module>> modules_;
   uint32_t epoch_ = 0;
   std::map<uint64_t, std::pair<uint64_t, std::string>> perf_map_;  // start -> (end, name)
-  std::unordered_map<uint64_t, std::vector<std::string>> cache_;
+  std::unordered_map<Key, std::vector<Frame>, KeyHash> cache_;
 };
 
 // The C++ demangled form of a symbol name, or the name itself.

@@ -56,12 +56,12 @@ void ByteReader::truncated(uint64_t at, const char *what) const {
   throw FormatError(at, true, std::string("input ends inside ") + what);
 }
 
-uint8_t ByteReader::u8() {
+uint8_t ByteReader::u8_refill() {
   if (!fill(1)) truncated(offset(), "a byte");
   return buf_[pos_++];
 }
 
-uint64_t ByteReader::uleb() {
+uint64_t ByteReader::uleb_refill() {
   fill(kUleb128Max);  // a short read is fine near the end of input
   uint64_t value = 0;
   size_t used = 0;

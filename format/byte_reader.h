@@ -15,6 +15,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "uleb128.h"
+
 namespace prof {
 
 class FormatError : public std::runtime_error {
@@ -43,8 +45,24 @@ class ByteReader {
   ByteReader &operator=(const ByteReader &) = delete;
   ~ByteReader();
 
-  uint8_t u8();
-  uint64_t uleb();
+  uint8_t u8() { return pos_ < end_ ? buf_[pos_++] : u8_refill(); }
+  // XXX: the common case (a whole value buffered, a minimal encoding of at
+  // most 9 bytes) decodes inline; everything else, errors included, takes
+  // the full path. Readers spend most of their time here.
+  uint64_t uleb() {
+    if (end_ - pos_ >= kUleb128Max) {
+      const uint8_t *p = buf_ + pos_;
+      uint64_t v = 0;
+      for (size_t i = 0; i < kUleb128Max - 1; i++) {
+        v |= uint64_t(p[i] & 0x7f) << (7 * i);
+        if (p[i] & 0x80) continue;
+        if (i > 0 && p[i] == 0) break;  // over-long: the full path reports it
+        pos_ += i + 1;
+        return v;
+      }
+    }
+    return uleb_refill();
+  }
   // A string := string-len string-payload, rejected above max_len.
   void string(std::string &out, size_t max_len);
   void bytes(void *out, size_t n);
@@ -58,6 +76,8 @@ class ByteReader {
 
  private:
   bool fill(size_t want);  // ensures `want` bytes are buffered if the input has them
+  uint8_t u8_refill();
+  uint64_t uleb_refill();
   [[noreturn]] void truncated(uint64_t at, const char *what) const;
 
   static constexpr size_t kBufSize = 1 << 16;

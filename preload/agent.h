@@ -22,10 +22,8 @@ struct Agent {
   std::atomic<bool> on{false};         // recording memory events
   std::atomic<bool> paused{false};     // prof_stop() / toggle signal
   uint64_t start_ns = 0;               // CLOCK_MONOTONIC at start
-  // Counters reported in the stats record.
-  std::atomic<uint64_t> events{0};
+  // Counted for the stats record.
   std::atomic<uint64_t> unwind_failures{0};
-  std::atomic<uint64_t> paused_events{0};
 };
 
 extern Agent g_agent;

@@ -73,6 +73,14 @@ bool parse_signal(const char *s, int *out) {
   return true;
 }
 
+// Sets *out to the enum value whose name (by position in `names`) is s.
+template <class Enum>
+bool parse_choice(const char *s, const char *const *names, size_t n, Enum *out) {
+  for (size_t i = 0; i < n; i++)
+    if (!strcmp(s, names[i])) return *out = static_cast<Enum>(i), true;
+  return false;
+}
+
 }  // namespace
 
 bool parse_config(char **envp, Config *cfg) {
@@ -87,6 +95,30 @@ bool parse_config(char **envp, Config *cfg) {
     return invalid(cfg, "PROF_FREE_STACKS", v, "0 or 1");
   if ((v = find_env(envp, "PROF_FOLLOW")) && !parse_bool(v, &cfg->follow_children))
     return invalid(cfg, "PROF_FOLLOW", v, "0 or 1");
+  if ((v = find_env(envp, "PROF_UNWIND"))) {
+    if (strcmp(v, "fast") && strcmp(v, "libunwind"))
+      return invalid(cfg, "PROF_UNWIND", v, "fast or libunwind");
+    cfg->rule_walk = !strcmp(v, "fast");
+  }
+  if ((v = find_env(envp, "PROF_CPU"))) {
+    static const char *const kModes[] = {"off", "default", "leaf", "callgraph"};
+    if (!parse_choice(v, kModes, 4, &cfg->cpu))
+      return invalid(cfg, "PROF_CPU", v, "off, default, leaf or callgraph");
+  }
+  if ((v = find_env(envp, "PROF_CPU_BACKEND"))) {
+    static const char *const kBackends[] = {"auto", "perf", "timer", "itimer"};
+    if (!parse_choice(v, kBackends, 4, &cfg->cpu_backend))
+      return invalid(cfg, "PROF_CPU_BACKEND", v, "auto, perf, timer or itimer");
+  }
+  if ((v = find_env(envp, "PROF_INTERVAL"))) {
+    static const Unit kTime[] = {{"ns", 1}, {"us", 1000}, {"ms", 1000000}, {"s", 1000000000}};
+    uint64_t ns;
+    if (!parse_number(v, kTime, 4, &ns) || ns < 10000 || ns > 10000000000ull)
+      return invalid(cfg, "PROF_INTERVAL", v, "10us..10s, e.g. 1ms, 500us");
+    cfg->interval_ns = ns;
+  }
+  if ((v = find_env(envp, "PROF_CPU_SIGNAL")) && !parse_signal(v, &cfg->cpu_signal))
+    return invalid(cfg, "PROF_CPU_SIGNAL", v, "a signal number");
   if ((v = find_env(envp, "PROF_DEPTH"))) {
     uint64_t d;
     if (!parse_number(v, nullptr, 0, &d) || d < 1 || d > 1024)

@@ -9,12 +9,20 @@
 
 namespace prof {
 
+enum class CpuMode : uint8_t { Off, Default, Leaf, Callgraph };
+enum class CpuBackend : uint8_t { Auto, Perf, Timer, Itimer };
+
 struct Config {
   bool memory = true;            // PROF_MEMORY=0|1: record allocations
+  CpuMode cpu = CpuMode::Off;    // PROF_CPU=off|default|leaf|callgraph
+  uint64_t interval_ns = 1000000;  // PROF_INTERVAL=<n>[ns|us|ms|s], default 1ms
+  int cpu_signal = 0;            // PROF_CPU_SIGNAL=<n>, 0 = SIGPROF
+  CpuBackend cpu_backend = CpuBackend::Auto;  // PROF_CPU_BACKEND=auto|perf|timer|itimer
   unsigned max_depth = 128;      // PROF_DEPTH=1..1024 host frames per stack
   uint64_t sample_bytes = 0;     // PROF_SAMPLE_BYTES=<n>[k|m], 0 = every event
   bool mmap = true;              // PROF_MMAP=0|1: record anonymous mmap
   bool free_stacks = false;      // PROF_FREE_STACKS=0|1: unwind on free too
+  bool rule_walk = true;         // PROF_UNWIND=fast|libunwind (host_stack.h)
   int toggle_signal = 0;         // PROF_TOGGLE_SIGNAL=<n>, 0 = none
   bool follow_children = true;   // PROF_FOLLOW=0|1: profile fork/exec children
   char output[512] = "prof.%p";  // PROF_OUTPUT: path template, %p = pid

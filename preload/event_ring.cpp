@@ -10,6 +10,30 @@
 
 namespace prof {
 
+namespace {
+
+// The calling thread's slot (initial-exec: usable inside malloc).
+__thread EventRing::Slot *t_slot __attribute__((tls_model("initial-exec")));
+
+pthread_key_t g_slot_key;
+pthread_once_t g_slot_key_once = PTHREAD_ONCE_INIT;
+
+// Thread exit: the slot is free for another thread.
+void release_slot(void *p) {
+  auto *slot = static_cast<EventRing::Slot *>(p);
+  if (t_slot == slot) t_slot = nullptr;
+  slot->busy_from.store(EventRing::kIdle, std::memory_order_release);
+  slot->owned.store(false, std::memory_order_release);
+}
+void make_slot_key() { pthread_key_create(&g_slot_key, release_slot); }
+
+void nap(long ns) {
+  timespec t{0, ns};
+  nanosleep(&t, nullptr);
+}
+
+}  // namespace
+
 bool EventRing::start(int fd, void (*on_tick)()) {
   ring_ = static_cast<uint8_t *>(
       mmap(nullptr, kRingSize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
@@ -19,10 +43,12 @@ bool EventRing::start(int fd, void (*on_tick)()) {
   }
   fd_ = fd;
   on_tick_ = on_tick;
+  shared_.busy_from.store(kIdle);
   return launch();
 }
 
 bool EventRing::launch() {
+  discard_.store(false);
   closed_.store(false);
   running_.store(true);
   if (pthread_create(&writer_, nullptr, writer_main, this) != 0) {
@@ -33,94 +59,166 @@ bool EventRing::launch() {
   return true;
 }
 
+EventRing::Slot *EventRing::claim_slot() {
+  for (size_t i = 0; i < kSlots; i++) {
+    bool free = false;
+    if (!slots_[i].owned.compare_exchange_strong(free, true, std::memory_order_acquire)) continue;
+    slots_[i].busy_from.store(kIdle, std::memory_order_relaxed);
+    // Published before this thread's first reservation (complete() reads it).
+    size_t used = slots_used_.load(std::memory_order_relaxed);
+    while (used < i + 1 &&
+           !slots_used_.compare_exchange_weak(used, i + 1, std::memory_order_release)) {
+    }
+    pthread_once(&g_slot_key_once, make_slot_key);
+    pthread_setspecific(g_slot_key, &slots_[i]);
+    return t_slot = &slots_[i];
+  }
+  return nullptr;
+}
+
 void EventRing::append(const uint8_t *data, size_t len) {
   if (closed_.load(std::memory_order_relaxed)) return;
-  const uint64_t pos = head_.fetch_add(len, std::memory_order_relaxed);
-  // Backpressure: wait until the writer has freed the bytes we need.
-  if (pos + len > flushed_.load(std::memory_order_acquire) + kRingSize) {
-    full_waits_.fetch_add(1, std::memory_order_relaxed);
-    // XXX: once stopped, nobody frees space: give up rather than spin forever.
-    while (pos + len > flushed_.load(std::memory_order_acquire) + kRingSize)
-      if (closed_.load(std::memory_order_relaxed)) return;
-      else sched_yield();
+  reserve_and_copy(data, len);
+}
+
+uint64_t EventRing::reserve_and_copy(const uint8_t *data, size_t len) {
+  uint64_t end;
+  if (Slot *slot = t_slot ? t_slot : claim_slot()) {
+    append_with(slot, data, len, &end);
+    return end;
   }
-  uint64_t at = pos;
-  while (len > 0) {
-    const size_t off = at % kRingSize;
-    const size_t seg_left = kSegSize - off % kSegSize;
-    const size_t n = len < seg_left ? len : seg_left;
-    memcpy(ring_ + off, data, n);
-    committed_[off / kSegSize].fetch_add(uint32_t(n), std::memory_order_release);
-    data += n;
-    at += n;
-    len -= n;
+  shared_uses_.fetch_add(1, std::memory_order_relaxed);
+  while (shared_lock_.exchange(true, std::memory_order_acquire)) sched_yield();
+  append_with(&shared_, data, len, &end);
+  shared_lock_.store(false, std::memory_order_release);
+  return end;
+}
+
+void EventRing::append_with(Slot *slot, const uint8_t *data, size_t len, uint64_t *end) {
+  // XXX: the lower bound is stored (release) before the reservation, which
+  // is a release RMW: whoever sees the reservation in head_ sees the bound.
+  slot->busy_from.store(head_.load(std::memory_order_relaxed), std::memory_order_release);
+  const uint64_t pos = head_.fetch_add(len, std::memory_order_acq_rel);
+  *end = pos + len;
+  if (*end > flushed_.load(std::memory_order_acquire) + kRingSize) wait_for_room(slot, pos, *end);
+  const size_t off = pos % kRingSize;
+  const size_t first = len < kRingSize - off ? len : kRingSize - off;
+  memcpy(ring_ + off, data, first);
+  memcpy(ring_, data + first, len - first);
+  slot->busy_from.store(kIdle, std::memory_order_release);
+}
+
+// Backpressure: a bounded spin, then short naps; flushes itself when no one
+// else does (the writer may be the one waiting, from its tick).
+void EventRing::wait_for_room(Slot *slot, uint64_t pos, uint64_t end) {
+  full_waits_.fetch_add(1, std::memory_order_relaxed);
+  // The exact position, so that flushing can reach it while we wait.
+  slot->busy_from.store(pos, std::memory_order_release);
+  for (unsigned spins = 0; end > flushed_.load(std::memory_order_acquire) + kRingSize; spins++) {
+    if (flush(1)) continue;
+    if (spins < 64)
+      sched_yield();
+    else
+      nap(50000);
   }
 }
 
-void EventRing::write_out(const uint8_t *data, size_t len) {
-  if (failed_.load(std::memory_order_relaxed)) return;
-  if (!fd_sink(reinterpret_cast<void *>(intptr_t(fd_)), data, len)) {
-    write_errno_ = errno;
-    failed_.store(true, std::memory_order_relaxed);
+uint64_t EventRing::complete() const {
+  uint64_t done = head_.load(std::memory_order_acquire);
+  const size_t used = slots_used_.load(std::memory_order_acquire);
+  for (size_t i = 0; i < used; i++) {
+    const uint64_t busy = slots_[i].busy_from.load(std::memory_order_acquire);
+    if (busy < done) done = busy;
+  }
+  const uint64_t busy = shared_.busy_from.load(std::memory_order_acquire);
+  return busy < done ? busy : done;
+}
+
+void EventRing::write_out(uint64_t from, uint64_t to) {
+  while (from < to) {
+    const size_t off = from % kRingSize;
+    const size_t n = to - from < kRingSize - off ? to - from : kRingSize - off;
+    if (!discard_.load(std::memory_order_relaxed) && !failed_.load(std::memory_order_relaxed) &&
+        !fd_sink(reinterpret_cast<void *>(intptr_t(fd_)), ring_ + off, n)) {
+      write_errno_ = errno;
+      failed_.store(true, std::memory_order_relaxed);
+    }
+    from += n;
   }
 }
 
-bool EventRing::flush_full_segments() {
-  bool any = false;
-  for (;;) {
-    const uint64_t start = flushed_.load(std::memory_order_relaxed);
-    const size_t seg = (start % kRingSize) / kSegSize;
-    if (committed_[seg].load(std::memory_order_acquire) != kSegSize) return any;
-    write_out(ring_ + start % kRingSize, kSegSize);
-    committed_[seg].store(0, std::memory_order_relaxed);
-    flushed_.store(start + kSegSize, std::memory_order_release);
-    any = true;
+bool EventRing::flush(size_t min_bytes) {
+  if (flushing_.exchange(true, std::memory_order_acquire)) return false;
+  const uint64_t from = flushed_.load(std::memory_order_relaxed), to = complete();
+  const bool any = to > from && to - from >= min_bytes;
+  if (any) {
+    write_out(from, to);
+    flushed_.store(to, std::memory_order_release);
   }
+  flushing_.store(false, std::memory_order_release);
+  return any;
 }
 
 void *EventRing::writer_main(void *arg) {
   auto *self = static_cast<EventRing *>(arg);
   timespec last{};
   clock_gettime(CLOCK_MONOTONIC, &last);
+  long idle_ns = 1000000;
   while (self->running_.load(std::memory_order_acquire)) {
-    if (!self->flush_full_segments()) {
-      timespec nap{0, 1000000};
-      nanosleep(&nap, nullptr);
+    // XXX: back off while there is little to write (sampled mode, quiet
+    // programs): each wakeup costs the program CPU time, and a producer that
+    // needs room flushes by itself anyway.
+    if (self->flush(kSegSize)) {
+      idle_ns = 1000000;
+    } else {
+      nap(idle_ns);
+      if (idle_ns < 16000000) idle_ns *= 2;
     }
     timespec now{};
     clock_gettime(CLOCK_MONOTONIC, &now);
     if ((now.tv_sec - last.tv_sec) * 1000000000L + (now.tv_nsec - last.tv_nsec) >= 100000000L) {
       last = now;
       if (self->on_tick_) self->on_tick_();
+      // A quiet program's events reach the file within a tick.
+      self->flush(1);
     }
   }
   return nullptr;
 }
 
-void EventRing::stop() {
+void EventRing::finish(const uint8_t *data, size_t len) {
   if (closed_.exchange(true)) return;
-  running_.store(false, std::memory_order_release);
-  pthread_join(writer_, nullptr);
-  flush_full_segments();
-  // The last partial segment: wait (bounded) until every reservation in it
-  // is committed; a thread stuck longer than that loses its bytes, and the
-  // file then ends before them, as a truncated stream.
-  const uint64_t start = flushed_.load(), end = head_.load();
-  if (end > start && end - start < kSegSize) {
-    const size_t seg = (start % kRingSize) / kSegSize;
-    for (int spins = 0; committed_[seg].load(std::memory_order_acquire) < end - start &&
-                        spins < 100000;
-         spins++)
-      sched_yield();
-    if (committed_[seg].load() == end - start) write_out(ring_ + start % kRingSize, end - start);
+  if (running_.exchange(false)) pthread_join(writer_, nullptr);
+  const uint64_t end = reserve_and_copy(data, len);
+  while (flushing_.exchange(true, std::memory_order_acquire)) sched_yield();
+  // Wait (bounded) for threads still copying records placed before ours,
+  // then write up to our record. A thread stuck longer than that loses its
+  // bytes and everything after them: the file ends as a truncated stream.
+  uint64_t to = complete();
+  for (int spins = 0; to < end && spins < 100000; spins++) {
+    sched_yield();
+    to = complete();
   }
+  const uint64_t from = flushed_.load(std::memory_order_relaxed);
+  if (to > end) to = end;
+  write_out(from, to);
+  flushed_.store(end, std::memory_order_release);
+  // Whatever late producers still copy is past the stream's end.
+  discard_.store(true);
+  flushing_.store(false, std::memory_order_release);
 }
 
 bool EventRing::restart_in_child(int fd) {
-  // The parent's threads and bytes are not ours: start from an empty ring.
+  // The parent's other threads do not exist here: their slots are free.
+  for (size_t i = 0; i < kSlots; i++) {
+    slots_[i].busy_from.store(kIdle);
+    if (&slots_[i] != t_slot) slots_[i].owned.store(false);
+  }
+  shared_.busy_from.store(kIdle);
+  shared_lock_.store(false);
   head_.store(0);
   flushed_.store(0);
-  for (auto &c : committed_) c.store(0);
+  flushing_.store(false);
   failed_.store(false);
   fd_ = fd;
   return launch();

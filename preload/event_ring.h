@@ -2,17 +2,22 @@
 // records to, and the writer thread that moves it to the output file.
 //
 // Invariants:
-// - append() never takes a lock and never allocates: a thread reserves its
-//   bytes with one fetch_add on the global position, copies them, and
-//   commits them to the segment(s) they fall in. Reservation order is file
-//   order, which is what keeps a free ahead of any reuse of its address (the
-//   hooks record a free before calling the real free, an allocation after).
-// - Only whole segments are written while the program runs, in position
-//   order, by the writer thread; stop() writes the last partial segment once
-//   every reservation in it is committed.
-// - When the ring is full, append() waits for the writer (backpressure), it
-//   never drops. After a write error the writer discards instead (the agent
-//   is then switched off), so a producer never waits forever.
+// - append() never takes a lock and never allocates: a thread encodes its
+//   record first, then reserves exactly its length with one fetch_add on the
+//   global position, and copies it in. Reservation order is file order,
+//   which is what keeps a free ahead of any reuse of its address (the hooks
+//   record a free before calling the real free, an allocation after).
+// - Completion without a second atomic: each thread owns a slot that says
+//   "I may still be copying at or after position p" (p is read before its
+//   reservation, so it is a lower bound), or "idle". Everything below the
+//   head and below every slot's p is complete. Threads that find no free
+//   slot share one under a spinlock.
+// - Bytes are written in position order by whoever holds the flush flag:
+//   the writer thread (when a segment's worth is complete, and on each tick),
+//   or a producer waiting for room. finish() writes up to the last record.
+// - When the ring is full, append() waits (flushing itself when it can),
+//   it never drops. After a write error the bytes are discarded instead (the
+//   agent is then switched off), so a producer never waits on a dead file.
 #pragma once
 
 #include <atomic>
@@ -25,41 +30,67 @@ namespace prof {
 class EventRing {
  public:
   // Maps the ring and starts the writer thread on `fd`. `on_tick` runs on
-  // the writer thread about every 100 ms (time marks).
+  // the writer thread about every 100 ms (time marks, write-error checks).
   bool start(int fd, void (*on_tick)());
   void append(const uint8_t *data, size_t len);
-  // Drains everything appended so far and stops the writer. Later appends are
-  // ignored.
-  void stop();
-  // In a forked child: forget the parent's bytes and restart on `fd`.
+  // Appends the stream's last record, writes everything reserved before it
+  // and stops the writer. Later appends are dropped.
+  void finish(const uint8_t *data, size_t len);
+  // In a forked child: forget the parent's bytes and threads and restart on `fd`.
   bool restart_in_child(int fd);
 
   bool write_failed() const { return failed_.load(std::memory_order_relaxed); }
   int write_errno() const { return write_errno_; }
   uint64_t full_waits() const { return full_waits_.load(std::memory_order_relaxed); }
+  // Threads that found every slot taken and shared the locked one.
+  uint64_t shared_slot_uses() const { return shared_uses_.load(std::memory_order_relaxed); }
+
+  // A producing thread's slot (public for the thread-exit destructor).
+  struct alignas(64) Slot {
+    std::atomic<uint64_t> busy_from;  // kIdle, or a lower bound of where it copies
+    std::atomic<bool> owned;
+  };
+  static constexpr uint64_t kIdle = ~uint64_t(0);
 
  private:
-  static constexpr size_t kSegSize = 1 << 16;
-  static constexpr size_t kSegs = 64;
-  static constexpr size_t kRingSize = kSegSize * kSegs;
+  static constexpr size_t kSegSize = 1 << 16;  // the writer's usual write size
+  static constexpr size_t kRingSize = size_t(1) << 22;
+  static constexpr size_t kSlots = 1024;
 
   static void *writer_main(void *self);
   bool launch();
-  void write_out(const uint8_t *data, size_t len);
-  bool flush_full_segments();
+  Slot *claim_slot();
+  // Appends through the thread's slot (or the shared one); returns the end.
+  uint64_t reserve_and_copy(const uint8_t *data, size_t len);
+  void append_with(Slot *slot, const uint8_t *data, size_t len, uint64_t *end);
+  void wait_for_room(Slot *slot, uint64_t pos, uint64_t end);
+  uint64_t complete() const;
+  void write_out(uint64_t from, uint64_t to);
+  // Writes the complete bytes (at least `min_bytes` of them, else nothing)
+  // if no one else is flushing; true when it wrote something.
+  bool flush(size_t min_bytes);
 
+  // Read-mostly state.
   uint8_t *ring_ = nullptr;
   int fd_ = -1;
   void (*on_tick_)() = nullptr;
   pthread_t writer_{};
-  std::atomic<uint64_t> head_{0};     // bytes reserved
-  std::atomic<uint64_t> flushed_{0};  // bytes written (or discarded) and free again
-  std::atomic<uint32_t> committed_[kSegs] = {};
+  int write_errno_ = 0;
   std::atomic<bool> running_{false};
   std::atomic<bool> closed_{true};
   std::atomic<bool> failed_{false};
-  std::atomic<uint64_t> full_waits_{0};
-  int write_errno_ = 0;
+  std::atomic<bool> discard_{false};  // after finish(): the stream has ended
+  std::atomic<size_t> slots_used_{0};  // slots_[0..slots_used_) were ever claimed
+  // XXX: each producer-written word on its own cache line, away from what
+  // the writer thread polls, or every append stalls on a line transfer.
+  alignas(64) std::atomic<uint64_t> head_{0};     // bytes reserved
+  alignas(64) std::atomic<uint64_t> flushed_{0};  // bytes written (or discarded) and free again
+  alignas(64) std::atomic<bool> flushing_{false};
+  alignas(64) std::atomic<uint64_t> full_waits_{0};
+  std::atomic<uint64_t> shared_uses_{0};
+  alignas(64) std::atomic<bool> shared_lock_{false};
+  Slot shared_{};
+  Slot slots_[kSlots] = {};
 };
 
 }  // namespace prof

@@ -103,18 +103,20 @@ void prof::resolve_real_functions() {
 }
 
 #define EXPORT extern "C" __attribute__((visibility("default")))
+// Where the program called the hook this expands in (host_stack.h).
+#define HERE caller_of(__builtin_frame_address(0))
 
 EXPORT void *malloc(size_t size) {
   if (!ready()) return arena_alloc(size);
   void *p = real.malloc(size);
-  if (p && recording()) record_alloc(p, size);
+  if (p && recording()) record_alloc(HERE, p, size);
   return p;
 }
 
 EXPORT void free(void *p) {
   if (!p || in_arena(p)) return;
   if (!ready()) return;  // XXX: only arena blocks exist before resolution
-  if (recording_frees()) record_free(p);
+  if (recording_frees()) record_free(HERE, p);
   real.free(p);
 }
 
@@ -126,7 +128,7 @@ EXPORT void *calloc(size_t n, size_t size) {
   }
   if (!ready()) return arena_alloc(total);  // the arena is zeroed static memory
   void *p = real.calloc(n, size);
-  if (p && recording()) record_alloc(p, total);
+  if (p && recording()) record_alloc(HERE, p, total);
   return p;
 }
 
@@ -139,15 +141,15 @@ EXPORT void *realloc(void *old, size_t size) {
   if (!ready()) return arena_alloc(size);
   if (!old) return malloc(size);
   if (size == 0) {  // glibc frees the block and returns NULL
-    if (recording_frees()) record_free(old);
+    if (recording_frees()) record_free(HERE, old);
     return real.realloc(old, 0);
   }
   void *p = real.realloc(old, size);
   if (p && !t_state.guard) {
     if (agent_recording())
-      record_realloc(old, p, size);
+      record_realloc(HERE, old, p, size);
     else if (recording_frees())
-      record_free(old);  // XXX: after the fact, but a paused agent has no new block to pair
+      record_free(HERE, old);  // XXX: after the fact, but a paused agent has no new block to pair
   }
   return p;
 }
@@ -164,35 +166,35 @@ EXPORT void *reallocarray(void *old, size_t n, size_t size) {
 EXPORT int posix_memalign(void **out, size_t align, size_t size) {
   if (!ready()) return ENOMEM;
   const int rc = real.posix_memalign(out, align, size);
-  if (rc == 0 && recording()) record_alloc(*out, size);
+  if (rc == 0 && recording()) record_alloc(HERE, *out, size);
   return rc;
 }
 
 EXPORT void *aligned_alloc(size_t align, size_t size) {
   if (!ready()) return nullptr;
   void *p = real.aligned_alloc(align, size);
-  if (p && recording()) record_alloc(p, size);
+  if (p && recording()) record_alloc(HERE, p, size);
   return p;
 }
 
 EXPORT void *memalign(size_t align, size_t size) {
   if (!ready()) return nullptr;
   void *p = real.memalign(align, size);
-  if (p && recording()) record_alloc(p, size);
+  if (p && recording()) record_alloc(HERE, p, size);
   return p;
 }
 
 EXPORT void *valloc(size_t size) {
   if (!ready()) return nullptr;
   void *p = real.valloc(size);
-  if (p && recording()) record_alloc(p, size);
+  if (p && recording()) record_alloc(HERE, p, size);
   return p;
 }
 
 EXPORT void *pvalloc(size_t size) {
   if (!ready()) return nullptr;
   void *p = real.pvalloc(size);
-  if (p && recording()) record_alloc(p, size);
+  if (p && recording()) record_alloc(HERE, p, size);
   return p;
 }
 
@@ -203,7 +205,7 @@ EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off
   }
   void *p = real.mmap(addr, len, prot, flags, fd, off);
   if (p != MAP_FAILED && (flags & MAP_ANONYMOUS) && g_agent.cfg.mmap && recording())
-    record_map(p, len);
+    record_map(HERE, p, len);
   return p;
 }
 
@@ -216,6 +218,7 @@ EXPORT int munmap(void *addr, size_t len) {
     errno = EINVAL;
     return -1;
   }
+  if (g_agent.on.load(std::memory_order_relaxed)) HostStack::forget_mapping(uint64_t(addr), len);
   if (g_agent.cfg.mmap && recording_frees()) record_unmap(addr, len);
   return real.munmap(addr, len);
 }
@@ -233,9 +236,10 @@ EXPORT void *mremap(void *old, size_t old_len, size_t new_len, int flags, ...) {
     va_end(ap);
   }
   const bool track = g_agent.cfg.mmap && recording_frees();
+  if (g_agent.on.load(std::memory_order_relaxed)) HostStack::forget_mapping(uint64_t(old), old_len);
   if (track) record_unmap(old, old_len);
   void *p = real.mremap(old, old_len, new_len, flags, target);
-  if (track) record_map(p != MAP_FAILED ? p : old, p != MAP_FAILED ? new_len : old_len);
+  if (track) record_map(HERE, p != MAP_FAILED ? p : old, p != MAP_FAILED ? new_len : old_len);
   return p;
 }
 

@@ -139,18 +139,54 @@ void toggle(int) {
   g_agent.paused.store(!g_agent.paused.load(std::memory_order_relaxed), std::memory_order_relaxed);
 }
 
-void after_fork_child() {
+// The memory stream of a forked child: its own file, stack table and ring.
+void restart_memory_stream_in_child() {
   const bool was_on = g_agent.on.exchange(false);
   if (g_fd >= 0) close(g_fd);
   g_fd = -1;
   if (!was_on || !g_agent.cfg.follow_children) return;
-  GuardScope guard;
+  // XXX: a parent thread may have held it across fork() (dlopen); ours now.
+  pthread_mutex_init(&g_modules_mutex, nullptr);
   g_agent.stacks.reset();
+  restart_guest_symbols();
   if (g_agent.cfg.sample_bytes) g_sampled.reset();
   if (!open_stream(getppid())) return;
   g_agent.start_ns = monotonic_ns();
   if (!g_agent.ring.restart_in_child(g_fd)) return;
   g_agent.on.store(true);
+}
+
+bool start_memory_stream() {
+  HostStack::init(reinterpret_cast<const void *>(&start_memory_stream), g_agent.cfg.rule_walk);
+  if (!g_agent.stacks.init(&g_agent.ring) ||
+      (g_agent.cfg.sample_bytes && !g_sampled.init())) {
+    say("cannot map the agent's tables; profiling disabled");
+    return false;
+  }
+  if (!open_stream(getppid())) return false;
+  g_agent.start_ns = monotonic_ns();
+  if (!g_agent.ring.start(g_fd, tick)) {
+    say("cannot start the writer thread; profiling disabled");
+    close(g_fd);
+    return false;
+  }
+  if (g_agent.cfg.toggle_signal) {
+    // XXX: with a toggle signal the user picks the window: start paused.
+    struct sigaction sa {};
+    sa.sa_handler = toggle;
+    sa.sa_flags = SA_RESTART;
+    sigaction(g_agent.cfg.toggle_signal, &sa, nullptr);
+    g_agent.paused.store(true);
+  }
+  g_agent.on.store(true, std::memory_order_release);
+  return true;
+}
+
+// Each stream the agent writes starts, restarts after fork and finishes
+// here (finish_stream() below also runs from the exec and _exit hooks).
+void after_fork_child() {
+  GuardScope guard;
+  restart_memory_stream_in_child();
 }
 
 __attribute__((constructor(101))) void agent_start() {
@@ -162,30 +198,8 @@ __attribute__((constructor(101))) void agent_start() {
     return;
   }
   if (!g_agent.cfg.follow_children) unsetenv("LD_PRELOAD");
-  if (!g_agent.cfg.memory) return;
-  HostStack::init_self_range(reinterpret_cast<const void *>(&agent_start));
-  if (!g_agent.stacks.init(&g_agent.ring) ||
-      (g_agent.cfg.sample_bytes && !g_sampled.init())) {
-    say("cannot map the agent's tables; profiling disabled");
-    return;
-  }
-  if (!open_stream(getppid())) return;
-  g_agent.start_ns = monotonic_ns();
-  if (!g_agent.ring.start(g_fd, tick)) {
-    say("cannot start the writer thread; profiling disabled");
-    close(g_fd);
-    return;
-  }
   pthread_atfork(nullptr, nullptr, after_fork_child);
-  if (g_agent.cfg.toggle_signal) {
-    // XXX: with a toggle signal the user picks the window: start paused.
-    struct sigaction sa {};
-    sa.sa_handler = toggle;
-    sa.sa_flags = SA_RESTART;
-    sigaction(g_agent.cfg.toggle_signal, &sa, nullptr);
-    g_agent.paused.store(true);
-  }
-  g_agent.on.store(true, std::memory_order_release);
+  if (g_agent.cfg.memory) start_memory_stream();
 }
 
 }  // namespace
@@ -203,15 +217,16 @@ void finish_stream() {
     uint64_t value;
   } stats[] = {
       {"unwind_failures", g_agent.unwind_failures.load()},
+      {"unwind_fallbacks", HostStack::fallbacks()},
       {"stack_table_full", g_agent.stacks.table_full()},
       {"ring_full_waits", g_agent.ring.full_waits()},
+      {"ring_shared_slot_uses", g_agent.ring.shared_slot_uses()},
       {"sampled_set_overflow", g_sampled.overflow()},
   };
   put_stats_header(out, sizeof stats / sizeof stats[0]);
   for (const auto &s : stats) put_stat(out, s.name, strlen(s.name), s.value);
   put_memprof_epilogue(out);
-  g_agent.ring.append(out.data(), out.size());
-  g_agent.ring.stop();
+  g_agent.ring.finish(out.data(), out.size());
   if (g_agent.ring.write_failed())
     say("cannot write ", g_path, ": ", strerror(g_agent.ring.write_errno()), "; the profile is truncated");
   close(g_fd);
@@ -224,6 +239,7 @@ __attribute__((destructor(101))) void agent_stop() { finish_stream(); }
 
 void on_modules_changed() {
   GuardScope guard;
+  HostStack::invalidate();
   pthread_mutex_lock(&g_modules_mutex);
   g_modules.sync(ring_load, ring_unload, nullptr);
   pthread_mutex_unlock(&g_modules_mutex);

@@ -20,9 +20,9 @@ struct Where {
 };
 
 // Captures and interns the calling thread's stacks.
-Where capture(ThreadScratch *s) {
+Where capture(const CallSite &at, ThreadScratch *s) {
   Where w;
-  const int n = HostStack::capture(s->ips, int(g_agent.cfg.max_depth));
+  const int n = HostStack::capture(at, s->ips, int(g_agent.cfg.max_depth), &s->unwind);
   if (n == 0) g_agent.unwind_failures.fetch_add(1, std::memory_order_relaxed);
   for (int i = 0; i < n; i++) s->frames[i] = FrameKey{s->ips[i], 0};
   w.host = g_agent.stacks.intern(s->frames, n, s->host_path);
@@ -52,56 +52,57 @@ void emit(uint8_t aevent, const Where &w, bool stacks, const void *oaddr, const 
   g_agent.ring.append(out.data(), out.size());
 }
 
-void emit_with_stacks(uint8_t aevent, const void *oaddr, const void *naddr, size_t nsize) {
+void emit_with_stacks(const CallSite &at, uint8_t aevent, const void *oaddr, const void *naddr,
+                      size_t nsize) {
   ThreadScratch *s = thread_scratch();
   if (!s) {
     emit(aevent, Where{}, false, oaddr, naddr, nsize);
     return;
   }
-  emit(aevent, capture(s), true, oaddr, naddr, nsize);
+  emit(aevent, capture(at, s), true, oaddr, naddr, nsize);
 }
 
 }  // namespace
 
-void record_alloc(const void *p, size_t size) {
+void record_alloc(const CallSite &at, const void *p, size_t size) {
   GuardScope guard;
   const uint64_t mean = g_agent.cfg.sample_bytes;
   if (mean) {
     if (!sample_allocation(mean, size)) return;
     g_sampled.insert(uint64_t(p));
   }
-  emit_with_stacks(kAeventAlloc, nullptr, p, size);
+  emit_with_stacks(at, kAeventAlloc, nullptr, p, size);
 }
 
-void record_free(const void *p) {
+void record_free(const CallSite &at, const void *p) {
   GuardScope guard;
   if (g_agent.cfg.sample_bytes && !g_sampled.remove(uint64_t(p))) return;
   if (g_agent.cfg.free_stacks)
-    emit_with_stacks(kAeventFree, p, nullptr, 0);
+    emit_with_stacks(at, kAeventFree, p, nullptr, 0);
   else
     emit(kAeventFree, Where{}, false, p, nullptr, 0);
 }
 
-void record_realloc(const void *old, const void *p, size_t size) {
+void record_realloc(const CallSite &at, const void *old, const void *p, size_t size) {
   GuardScope guard;
   const uint64_t mean = g_agent.cfg.sample_bytes;
   if (!mean) {
-    emit_with_stacks(kAeventRealloc, old, p, size);
+    emit_with_stacks(at, kAeventRealloc, old, p, size);
     return;
   }
   const bool old_sampled = g_sampled.remove(uint64_t(old));
   const bool new_sampled = sample_allocation(mean, size);
   if (new_sampled) g_sampled.insert(uint64_t(p));
   if (new_sampled)
-    emit_with_stacks(old_sampled ? kAeventRealloc : kAeventAlloc, old, p, size);
+    emit_with_stacks(at, old_sampled ? kAeventRealloc : kAeventAlloc, old, p, size);
   else if (old_sampled)
     emit(kAeventFree, Where{}, false, old, nullptr, 0);
 }
 
-void record_map(const void *p, size_t len) {
+void record_map(const CallSite &at, const void *p, size_t len) {
   GuardScope guard;
   ThreadScratch *s = thread_scratch();
-  const Where w = s ? capture(s) : Where{};
+  const Where w = s ? capture(at, s) : Where{};
   uint8_t buf[kMaxEventBytes];
   SpanWriter out(buf);
   put_map(out, uint64_t(p), len, w.host, w.guest);
@@ -116,11 +117,19 @@ void record_unmap(const void *p, size_t len) {
   g_agent.ring.append(out.data(), out.size());
 }
 
+namespace {
+std::atomic<bool> g_draining{false};
+GuestSymbolCursor g_symbol_cursor;  // what this stream has written
+}  // namespace
+
+void restart_guest_symbols() {
+  g_symbol_cursor = GuestSymbolCursor();
+  g_draining.store(false);  // a parent thread may have been draining at fork()
+}
+
 void drain_guest_symbols() {
-  static std::atomic<bool> busy{false};
-  static GuestSymbolCursor cursor;
-  if (busy.exchange(true, std::memory_order_acquire)) return;
-  cursor.drain([](const GuestSymbol &g) {
+  if (g_draining.exchange(true, std::memory_order_acquire)) return;
+  g_symbol_cursor.drain([](const GuestSymbol &g) {
     uint8_t buf[512];
     SpanWriter out(buf);
     // XXX: names are capped so the record fits this buffer; chunk names of
@@ -133,7 +142,7 @@ void drain_guest_symbols() {
     if (g.type != kSymCfunc) out.put_uleb(g.line);
     g_agent.ring.append(out.data(), out.size());
   });
-  busy.store(false, std::memory_order_release);
+  g_draining.store(false, std::memory_order_release);
 }
 
 }  // namespace prof

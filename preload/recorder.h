@@ -10,14 +10,19 @@
 
 #include <cstddef>
 
+#include "host_stack.h"
+
 namespace prof {
 
-void record_alloc(const void *p, size_t size);
-void record_free(const void *p);
-void record_realloc(const void *old, const void *p, size_t size);
-void record_map(const void *p, size_t len);
+// `at` is where the program called the hook (caller_of() in the hook).
+void record_alloc(const CallSite &at, const void *p, size_t size);
+void record_free(const CallSite &at, const void *p);
+void record_realloc(const CallSite &at, const void *old, const void *p, size_t size);
+void record_map(const CallSite &at, const void *p, size_t len);
 void record_unmap(const void *p, size_t len);
 // Writes guest symbols published since the last call (any thread may call).
 void drain_guest_symbols();
+// A new stream (forked child): every symbol is to be written again.
+void restart_guest_symbols();
 
 }  // namespace prof

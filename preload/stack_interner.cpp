@@ -67,14 +67,20 @@ uint64_t StackInterner::lookup_or_add(uint64_t parent, const FrameKey &key) {
 uint64_t StackInterner::intern(const FrameKey *frames, int n, PathCache &cache) {
   if (n > PathCache::kMax) n = PathCache::kMax;
   const uint64_t gen = generation_.load(std::memory_order_relaxed);
-  if (cache.generation != gen) cache.depth = 0, cache.generation = gen;
+  if (cache.generation != gen) {
+    cache.depth = 0;
+    cache.generation = gen;
+    for (auto &node : cache.recent) node.id = 0;
+  }
   // Root first: frames[n-1] is the outermost. Reuse the common prefix.
   int same = 0;
   while (same < n && same < cache.depth && cache.frames[same] == frames[n - 1 - same]) same++;
   uint64_t parent = same ? cache.ids[same - 1] : 0;
   for (int d = same; d < n; d++) {
     const FrameKey &k = frames[n - 1 - d];
-    parent = lookup_or_add(parent, k);
+    PathCache::Node &seen = cache.recent[mix(parent, k) & (PathCache::kRecent - 1)];
+    if (!seen.id || seen.parent != parent || !(seen.key == k)) seen = {parent, k, lookup_or_add(parent, k)};
+    parent = seen.id;
     cache.frames[d] = k;
     cache.ids[d] = parent;
   }

@@ -27,13 +27,22 @@ struct FrameKey {
 };
 constexpr uint64_t kGuestBit = uint64_t(1) << 63;
 
-// The previous stack of one thread, root first, with its node ids.
+// One thread's memory of the interner: its previous stack, root first, with
+// the node ids, and the nodes it used lately (so that a changed frame seldom
+// needs the shared table, whose random probes miss the cache).
 struct PathCache {
   static constexpr int kMax = 1024;
+  static constexpr int kRecent = 1024;
+  struct Node {
+    uint64_t parent;
+    FrameKey key;
+    uint64_t id;  // 0: empty
+  };
   uint64_t generation = 0;  // the interner's, when this path was cached
   int depth = 0;
   FrameKey frames[kMax];
   uint64_t ids[kMax];
+  Node recent[kRecent];
 };
 
 class StackInterner {

@@ -11,7 +11,12 @@ namespace {
 pthread_key_t g_scratch_key;
 pthread_once_t g_scratch_once = PTHREAD_ONCE_INIT;
 
-void release(void *p) { munmap(p, sizeof(ThreadScratch)); }
+// Thread exit. XXX: later destructors of this thread may still allocate:
+// they must find no scratch rather than the unmapped one.
+void release(void *p) {
+  if (t_state.scratch == p) t_state.scratch = nullptr;
+  munmap(p, sizeof(ThreadScratch));
+}
 void make_key() { pthread_key_create(&g_scratch_key, release); }
 }  // namespace
 

@@ -1,6 +1,7 @@
 // ThreadState: what each thread of the profiled program carries for the
 // agent: the re-entrancy guard, the allocation-sampling countdown, and a
-// lazily mapped scratch area for stacks.
+// lazily mapped scratch area for stacks (the unwinder's and the interner's
+// memory of the thread's previous stack, and room to capture the next).
 //
 // Invariants: the TLS block is initial-exec (no allocation on first access,
 // usable from the very first malloc); the scratch area comes from mmap and is
@@ -10,6 +11,7 @@
 
 #include <cstdint>
 
+#include "host_stack.h"
 #include "libprof.h"
 #include "stack_interner.h"
 
@@ -21,6 +23,7 @@ struct ThreadScratch {
   uint64_t ips[PathCache::kMax];
   FrameKey frames[PathCache::kMax];
   prof_guest_frame guest[256];
+  HostStackCache unwind;
 };
 
 struct ThreadState {

@@ -7,10 +7,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 command -v heaptrack >/dev/null || apt-get install -y -qq heaptrack >/dev/null
-scripts/build.sh >/dev/null
-g++ -O2 -g -pthread scripts/bench/churn.cpp -o build/churn
-agent=$PWD/build/preload/libprof.so
-analyze=$PWD/build/analyzer/prof-analyze
+build=${BUILD_DIR:-build}
+BUILD_DIR=$build scripts/build.sh >/dev/null
+g++ -O2 -g -pthread scripts/bench/churn.cpp -o "$build/churn"
+agent=$PWD/$build/preload/libprof.so
+analyze=$PWD/$build/analyzer/prof-analyze
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -61,4 +62,4 @@ bench() {
 }
 
 bench "lua5.4 binary-trees 15" lua5.4 scripts/bench/binarytrees.lua 15
-bench "2-thread C++ malloc/free/realloc churn" build/churn
+bench "2-thread C++ malloc/free/realloc churn" "$build/churn"

@@ -8,7 +8,11 @@ target_link_libraries(mem_threads PRIVATE Threads::Threads)
 target_link_libraries(mem_lifecycle PRIVATE Threads::Threads)
 target_link_libraries(mem_dlopen PRIVATE ${CMAKE_DL_LIBS})
 add_executable(mem_cxx ${E2E_DIR}/mem_cxx.cpp)
-add_library(mem_plugin SHARED ${E2E_DIR}/mem_plugin.c)
+add_executable(mem_guest ${E2E_DIR}/mem_guest.c)
+target_include_directories(mem_guest PRIVATE ${PROJECT_SOURCE_DIR}/preload/include)
+add_executable(mem_secure ${E2E_DIR}/mem_secure.c)
+target_link_libraries(mem_secure PRIVATE prof)
+add_library(mem_plugin MODULE ${E2E_DIR}/mem_plugin.c)
 target_link_options(mem_plugin PRIVATE -Wl,--build-id)
 
 add_executable(agent_e2e agent_e2e.cpp ${E2E_DIR}/agent_run.cpp)
@@ -17,5 +21,12 @@ target_link_libraries(agent_e2e PRIVATE test_main prof_format)
 target_compile_definitions(agent_e2e PRIVATE
   PROF_AGENT_PATH="$<TARGET_FILE:prof>"
   PROF_E2E_BIN_DIR="${CMAKE_CURRENT_BINARY_DIR}")
-add_dependencies(agent_e2e prof mem_sites mem_threads mem_lifecycle mem_dlopen mem_cxx mem_plugin)
-catch_discover_tests(agent_e2e)
+add_dependencies(agent_e2e prof mem_sites mem_threads mem_lifecycle mem_dlopen mem_cxx mem_plugin
+                 mem_secure mem_guest)
+catch_discover_tests(agent_e2e PROPERTIES SKIP_RETURN_CODE 4)
+
+# Host stacks: the rule walk against libunwind on many stack shapes.
+add_executable(unwind_tests unwind_host_stack.cpp unwind_shapes.cpp)
+target_link_libraries(unwind_tests PRIVATE test_main prof_unwind Threads::Threads ${CMAKE_DL_LIBS})
+set_source_files_properties(unwind_shapes.cpp PROPERTIES COMPILE_OPTIONS -fno-omit-frame-pointer)
+catch_discover_tests(unwind_tests)

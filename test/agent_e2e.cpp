@@ -3,7 +3,16 @@
 #include <catch2/catch.hpp>
 
 #include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <dirent.h>
+#include <fcntl.h>
+#include <fstream>
+#include <memory>
 #include <sstream>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "agent_run.h"
 
@@ -59,17 +68,60 @@ TEST_CASE("every allocation of known sites is recorded and paired") {
   CHECK_FALSE(rec.modules.empty());
 }
 
-TEST_CASE("blocks handed between threads pair exactly with no false leak") {
-  const RunResult r = run_under_agent({program("mem_threads")});
+namespace {
+// mem_threads with n blocks each way: exact counts, no false leak.
+void check_handed_blocks(uint64_t n) {
+  const RunResult r = run_under_agent({program("mem_threads"), std::to_string(n)});
   CHECK(r.exit_code == 0);
   const Recorded rec = only_file(r);
-  CHECK(count(rec.allocs_by_size, 1111) == 2000);
-  CHECK(count(rec.frees_by_size, 1111) == 2000);
-  CHECK(count(rec.allocs_by_size, 2222) == 2000);
-  CHECK(count(rec.frees_by_size, 2222) == 2000);
-  CHECK(count(rec.leaks_by_size, 1111) == 0);
-  CHECK(count(rec.leaks_by_size, 2222) == 0);
+  CHECK_FALSE(rec.truncated);
+  for (uint64_t size : {1111, 2222}) {
+    CHECK(count(rec.allocs_by_size, size) == n);
+    CHECK(count(rec.frees_by_size, size) == n);
+    CHECK(count(rec.leaks_by_size, size) == 0);
+  }
   CHECK(rec.unknown_frees == 0);
+}
+}  // namespace
+
+TEST_CASE("blocks handed between threads pair exactly with no false leak") {
+  check_handed_blocks(2000);
+}
+
+TEST_CASE("many more events than the ring holds keep their order across threads") {
+  // 800 000 events, about 10 MB: the 4 MiB ring wraps and fills many times.
+  check_handed_blocks(200000);
+}
+
+TEST_CASE("the safe unwinding mode (libunwind) finds the same stacks") {
+  const RunResult fast = run_under_agent({program("mem_sites")});
+  const RunResult safe = run_under_agent({program("mem_sites")}, {"PROF_UNWIND=libunwind"});
+  const Recorded a = only_file(fast), b = only_file(safe);
+  // Same binary, no ASLR difference inside it: compare module-relative frames.
+  auto relative = [](const Recorded &rec, uint64_t size) {
+    std::vector<std::vector<uint64_t>> out;
+    for (uint64_t id : rec.stacks_by_size.at(size)) {
+      std::vector<uint64_t> frames;
+      for (uint64_t ip : rec.frames(id)) {
+        uint64_t base = 0;
+        for (const auto &m : rec.modules)
+          if (ip >= m.addr && ip < m.addr + m.size && m.addr > base) base = m.addr;
+        frames.push_back(ip - base);
+      }
+      out.push_back(frames);
+    }
+    return out;
+  };
+  for (uint64_t size : {4242, 777, 3333, 5555}) {
+    INFO(size);
+    const auto fa = relative(a, size), fb = relative(b, size);
+    REQUIRE(fa.size() == fb.size());
+    CHECK(fa == fb);
+  }
+  uint64_t fallbacks = 1;
+  for (const auto &kv : a.stats.at(0).stats)
+    if (kv.first == "unwind_fallbacks") fallbacks = kv.second;
+  CHECK(fallbacks == 0);
 }
 
 TEST_CASE("C++ new and delete are recorded through malloc and free") {
@@ -98,6 +150,38 @@ TEST_CASE("a forked child writes its own file and the parent's stays intact") {
   CHECK_FALSE(child.modules.empty());
 }
 
+TEST_CASE("a registered guest's frames and symbols reach both sides of a fork") {
+  const RunResult r = run_under_agent({program("mem_guest")});
+  CHECK(r.exit_code == 0);
+  REQUIRE(r.memprof_files.size() == 2);
+  const Recorded a = read_memprof(r.memprof_files[0]), b = read_memprof(r.memprof_files[1]);
+  const Recorded &parent = a.ppid == b.pid ? b : a, &child = a.ppid == b.pid ? a : b;
+  CHECK(count(parent.allocs_by_size, 4321) == 4);
+  CHECK(count(child.allocs_by_size, 4321) == 6);
+  for (const Recorded *rec : {&parent, &child}) {
+    // The child's fresh stream names the symbols again.
+    CHECK(rec->symbols.count(0x1000) == 1);
+    CHECK(rec->symbols.count(0x2000) == 1);
+    for (const prof::GuestLoc &loc : rec->locs_by_size.at(4321)) {
+      CHECK(loc.source == prof::kAsourceLfunc);
+      CHECK(loc.addr == 0x1000);
+      CHECK(loc.line == 7);
+    }
+    for (uint64_t id : rec->guest_stacks_by_size.at(4321)) {
+      REQUIRE(rec->guest_nodes.count(id));
+      const prof::ExtRecord &top = rec->guest_nodes.at(id);
+      CHECK(top.frame_type == 1);
+      CHECK(top.addr == 0x1000);
+      CHECK(top.line == 7);
+      REQUIRE(rec->guest_nodes.count(top.parent));
+      const prof::ExtRecord &caller = rec->guest_nodes.at(top.parent);
+      CHECK(caller.frame_type == 2);
+      CHECK(caller.addr == 0x2000);
+      CHECK(caller.parent == 0);
+    }
+  }
+}
+
 TEST_CASE("exec keeps the pid and the earlier image's file") {
   const RunResult r = run_under_agent({program("mem_lifecycle"), "exec"});
   CHECK(r.exit_code == 0);
@@ -121,7 +205,15 @@ TEST_CASE("exit() while another thread allocates flushes and ends the stream") {
   REQUIRE(rec.stats.size() == 1);
 }
 
-TEST_CASE("_exit ends the stream; abort leaves a readable prefix; statuses are kept") {
+TEST_CASE("a thread's last allocations, after the agent's destructor, are recorded") {
+  const RunResult r = run_under_agent({program("mem_lifecycle"), "thread-exit"});
+  CHECK(r.exit_code == 0);
+  const Recorded rec = only_file(r);
+  CHECK_FALSE(rec.truncated);
+  CHECK(count(rec.allocs_by_size, 7007) == 1 + 1 + 3);
+}
+
+TEST_CASE("_exit ends the stream, abort leaves a readable prefix, statuses are kept") {
   const RunResult ex = run_under_agent({program("mem_lifecycle"), "_exit"});
   CHECK(ex.exit_code == 5);
   const Recorded a = only_file(ex);
@@ -166,6 +258,7 @@ TEST_CASE("bad settings and unwritable outputs switch the agent off, unharmed") 
   } cases[] = {
       {{"PROF_DEPTH=lots"}, "libprof: invalid PROF_DEPTH='lots'"},
       {{"PROF_SAMPLE_BYTES=-1"}, "libprof: invalid PROF_SAMPLE_BYTES='-1'"},
+      {{"PROF_UNWIND=guess"}, "libprof: invalid PROF_UNWIND='guess'"},
       {{"PROF_OUTPUT=/dev/full"}, "libprof: cannot write /dev/full: No space left on device"},
       {{"PROF_OUTPUT=/nonexistent/dir/prof"}, "libprof: cannot create /nonexistent/dir/prof."},
   };
@@ -208,4 +301,75 @@ TEST_CASE("third-party programs run unharmed under the agent") {
     CHECK_FALSE(agent.memprof_files.empty());
     for (const auto &f : agent.memprof_files) CHECK_FALSE(read_memprof(f).truncated);
   }
+}
+
+namespace {
+
+void copy_file(const std::string &from, const std::string &to, mode_t mode) {
+  std::ifstream in(from, std::ios::binary);
+  std::ofstream out(to, std::ios::binary);
+  out << in.rdbuf();
+  out.close();
+  REQUIRE(chmod(to.c_str(), mode) == 0);
+}
+
+// Runs `path` as user nobody with PROF_OUTPUT in `dir`; returns its stdout
+// and sets *exit_code.
+std::string run_as_nobody(const std::string &path, const std::string &dir, int *exit_code) {
+  const std::string out_path = dir + "/stdout";
+  const int out = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  REQUIRE(out >= 0);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    dup2(out, 1);
+    if (setgid(65534) != 0 || setuid(65534) != 0) _exit(126);
+    const std::string output = "PROF_OUTPUT=" + dir + "/prof.%p";
+    char *const argv[] = {const_cast<char *>(path.c_str()), nullptr};
+    char *const envp[] = {const_cast<char *>(output.c_str()), nullptr};
+    execve(path.c_str(), argv, envp);
+    _exit(127);
+  }
+  close(out);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  *exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::ifstream in(out_path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+size_t memprof_files_in(const std::string &dir) {
+  size_t n = 0;
+  if (DIR *d = opendir(dir.c_str())) {
+    while (dirent *e = readdir(d)) n += strstr(e->d_name, ".memprof") != nullptr;
+    closedir(d);
+  }
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("under secure execution (a setuid program) the agent stays inert") {
+  if (geteuid() != 0) {
+    std::fprintf(stderr, "SKIPPED: making a setuid-root copy needs root\n");
+    std::exit(4);
+  }
+  char tmpl[] = "/tmp/libprof-secure-XXXXXX";
+  const std::string dir = mkdtemp(tmpl);
+  const std::shared_ptr<void> cleanup(nullptr, [&dir](void *) { remove_tree(dir); });
+  REQUIRE(chmod(dir.c_str(), 0777) == 0);
+  copy_file(program("mem_secure"), dir + "/plain", 0755);
+  copy_file(program("mem_secure"), dir + "/setuid", 04755);
+
+  // The same program without the setuid bit is profiled: the control.
+  int code = -1;
+  CHECK(run_as_nobody(dir + "/plain", dir, &code) == "secure ok\n");
+  CHECK(code == 0);
+  REQUIRE(memprof_files_in(dir) == 1);
+
+  // nobody running a setuid-root program: AT_SECURE is set.
+  CHECK(run_as_nobody(dir + "/setuid", dir, &code) == "secure ok\n");
+  CHECK(code == 0);
+  CHECK(memprof_files_in(dir) == 1);
 }

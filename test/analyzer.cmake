@@ -1,12 +1,37 @@
-# prof-analyze: reports against independent truths, bad input, fuzzing.
-add_executable(analyzer_reports analyzer_reports.cpp ${CMAKE_CURRENT_SOURCE_DIR}/e2e/agent_run.cpp)
-target_include_directories(analyzer_reports PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/e2e)
+# prof-analyze: its pieces in-process, reports against independent truths
+# (the reference parser's output, the VM's counters, streams with figures
+# known by construction, real programs under the agent), bad input, fuzzing.
+set(ANALYZER_E2E_DIR ${CMAKE_CURRENT_SOURCE_DIR}/e2e)
+
+# Libraries with code at known places for the symbolizer: with DWARF and an
+# inlined call, and C++ without debug information.
+add_library(analyzer_inline SHARED ${ANALYZER_E2E_DIR}/analyzer_inline.c)
+target_compile_options(analyzer_inline PRIVATE -O2 -g)
+target_link_options(analyzer_inline PRIVATE -Wl,--build-id)
+add_library(analyzer_mangled SHARED ${ANALYZER_E2E_DIR}/analyzer_mangled.cpp)
+target_compile_options(analyzer_mangled PRIVATE -O2 -g0)
+
+add_executable(analyzer_model analyzer_model.cpp)
+target_link_libraries(analyzer_model PRIVATE test_main prof_analyzer ${CMAKE_DL_LIBS})
+target_compile_definitions(analyzer_model PRIVATE
+  PROF_INLINE_LIB="$<TARGET_FILE:analyzer_inline>"
+  PROF_MANGLED_LIB="$<TARGET_FILE:analyzer_mangled>")
+add_dependencies(analyzer_model analyzer_inline analyzer_mangled)
+catch_discover_tests(analyzer_model)
+
+# A program with allocation sites known by construction, run under the agent.
+add_executable(analyzer_sites ${ANALYZER_E2E_DIR}/analyzer_sites.c)
+target_compile_options(analyzer_sites PRIVATE -O1 -g)
+
+add_executable(analyzer_reports analyzer_reports.cpp ${ANALYZER_E2E_DIR}/agent_run.cpp)
+target_include_directories(analyzer_reports PRIVATE ${ANALYZER_E2E_DIR})
 target_link_libraries(analyzer_reports PRIVATE test_main prof_format nlohmann_json::nlohmann_json)
 target_compile_definitions(analyzer_reports PRIVATE
   PROF_ANALYZER_PATH="$<TARGET_FILE:prof-analyze>"
   PROF_AGENT_PATH="$<TARGET_FILE:prof>"
+  PROF_SITES_PROGRAM="$<TARGET_FILE:analyzer_sites>"
   PROF_FIXTURES_DIR="${PROF_SHARED_DIR}/fixtures/luajit")
-add_dependencies(analyzer_reports prof-analyze)
+add_dependencies(analyzer_reports prof-analyze prof analyzer_sites)
 catch_discover_tests(analyzer_reports PROPERTIES SKIP_RETURN_CODE 4)
 
 add_executable(analyzer_fuzz analyzer_fuzz.cpp)

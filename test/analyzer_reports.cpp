@@ -1,8 +1,11 @@
-// prof-analyze against independent truths: the reference parser's reports
-// for the genuine fixtures, the VM's own sysprof counters, and libprof
-// streams whose figures are known by construction.
+// prof-analyze, run as a program, against independent truths: the reference
+// parser's reports of the genuine fixtures, heap figures computed here from
+// the decoded events, the VM's own sysprof counters, synthetic streams whose
+// figures are known by construction, and a real program under the agent.
 #include <catch2/catch.hpp>
 
+#include <deque>
+#include <fcntl.h>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -10,13 +13,24 @@
 #include <unistd.h>
 
 #include "agent_run.h"
+#include "analyzer_streams.h"
 #include "fixture_path.h"
-#include "memprof.h"
-#include "vec_out.h"
+
+using namespace analyzer_test;
+using Json = nlohmann::json;
 
 namespace {
 
 const std::string kAnalyzer = PROF_ANALYZER_PATH;
+
+RunResult analyze(std::vector<std::string> args) {
+  args.insert(args.begin(), kAnalyzer);
+  return run_bare(args);
+}
+
+std::string basename_of_path(const std::string &path) {
+  return path.substr(path.rfind('/') + 1);
+}
 
 std::string text(const std::string &path) {
   std::ifstream f(path);
@@ -25,37 +39,40 @@ std::string text(const std::string &path) {
   return ss.str();
 }
 
-// A report split into sections; in the three event sections, each row with
-// its Overrides block is one entry, and entries are sorted within runs of
-// equal event counts (the only order the reference leaves open).
+std::vector<std::string> lines(const std::string &s) {
+  std::vector<std::string> out;
+  std::istringstream in(s);
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  return out;
+}
+
+// A report split into lines; in the three event sections, each row with its
+// Overrides block is one entry, and entries are sorted within runs of equal
+// event counts (the only order the reference leaves open).
 std::vector<std::string> canonical(const std::string &report) {
-  std::vector<std::string> out, block;
-  std::istringstream in(report);
-  std::string line;
+  std::vector<std::string> out;
   std::vector<std::pair<uint64_t, std::string>> rows;
   auto flush_rows = [&] {
-    size_t i = 0;
-    while (i < rows.size()) {
-      size_t j = i;
-      while (j < rows.size() && rows[j].first == rows[i].first) j++;
+    for (size_t i = 0, j; i < rows.size(); i = j) {
       std::vector<std::string> group;
-      for (size_t k = i; k < j; k++) group.push_back(rows[k].second);
+      for (j = i; j < rows.size() && rows[j].first == rows[i].first; j++)
+        group.push_back(rows[j].second);
       std::sort(group.begin(), group.end());
       out.insert(out.end(), group.begin(), group.end());
-      i = j;
     }
     rows.clear();
   };
-  while (std::getline(in, line)) {
+  bool in_overrides = false;
+  for (const std::string &line : lines(report)) {
     const auto events = line.find(" events\t");
     if (events != std::string::npos && line[0] != '\t') {
       const auto colon = line.rfind(": ", events);
       rows.emplace_back(std::stoull(line.substr(colon + 2, events - colon - 2)), line);
-    } else if (!rows.empty() &&
-               (line[0] == '\t' || (line.empty() && rows.back().second.back() != '\n' &&
-                                     rows.back().second.find("\tOverrides:") != std::string::npos))) {
+      in_overrides = false;
+    } else if (!rows.empty() && (line[0] == '\t' || (line.empty() && in_overrides))) {
       // An Overrides block, and the blank line that closes it.
       rows.back().second += "\n" + line;
+      in_overrides = !line.empty();
     } else {
       flush_rows();
       out.push_back(line);
@@ -71,152 +88,471 @@ TEST_CASE("memprof reports of the genuine fixtures match the reference parser") 
   for (const char *name : {"m1_seed_example", "m2_jit_traces", "m3_cfuncs_leaks"}) {
     SECTION(name) {
       const std::string bin = fixture(std::string(name) + ".memprof.bin");
-      const RunResult full = run_bare({kAnalyzer, "report", "--compat-heap-summary", bin});
+      const RunResult full = analyze({"report", "--compat-heap-summary", bin});
       CHECK(full.exit_code == 0);
+      CHECK(full.err.empty());
       CHECK(canonical(full.out) == canonical(text(fixture(std::string(name) + ".memprof.txt"))));
-      const RunResult leaks =
-          run_bare({kAnalyzer, "report", "--leak-only", "--compat-heap-summary", bin});
+      const RunResult leaks = analyze({"report", "--leak-only", "--compat-heap-summary", bin});
       CHECK(leaks.out == text(fixture(std::string(name) + ".memprof.leak-only.txt")));
     }
   }
 }
 
-TEST_CASE("the default heap summary holds exactly the bytes still live") {
+namespace {
+
+// The default HEAP SUMMARY computed here from the decoded events: each live
+// block is credited to the name of the event that made it; "allocs" counts
+// blocks made under a name, "frees" those of them freed or reallocated.
+// Names follow tools/utils/symtab.lua, with the symbols known at the event.
+struct HeapRow {
+  int64_t holds = 0;
+  uint64_t allocs = 0, frees = 0;
+  bool operator==(const HeapRow &o) const {
+    return holds == o.holds && allocs == o.allocs && frees == o.frees;
+  }
+};
+
+std::map<std::string, HeapRow> heap_summary_of(const std::string &path) {
+  std::map<uint64_t, std::pair<std::string, uint64_t>> lfuncs;  // addr -> (chunk, line)
+  std::map<uint64_t, std::string> cfuncs;
+  std::map<uint64_t, std::pair<uint64_t, uint64_t>> traces;  // no -> (addr, line)
+  auto add = [&](const Symbol &s) {
+    if (s.type == kSymLfunc) lfuncs[s.addr] = {s.name, s.line};
+    if (s.type == kSymCfunc) cfuncs[s.addr] = s.name;
+    if (s.type == kSymTrace) traces[s.traceno] = {s.addr, s.line};
+  };
+  auto lua_name = [&](uint64_t addr, uint64_t line) -> std::string {
+    if (addr == 0) return "INTERNAL";
+    if (lfuncs.count(addr)) return lfuncs[addr].first + ":" + std::to_string(line);
+    auto c = cfuncs.upper_bound(addr);
+    char hex[32];
+    if (c == cfuncs.begin()) {
+      snprintf(hex, sizeof hex, "CFUNC %#llx", (unsigned long long)addr);
+      return hex;
+    }
+    --c;
+    snprintf(hex, sizeof hex, ":%#llx", (unsigned long long)c->first);
+    return c->second + hex;
+  };
+  auto name_of = [&](const GuestLoc &loc) -> std::string {
+    if (loc.traceno == 0) return lua_name(loc.addr, loc.line);
+    std::string t = "TRACE [" + std::to_string(loc.traceno) + "]";
+    if (traces.count(loc.traceno))
+      t += " started at " + lua_name(traces[loc.traceno].first, traces[loc.traceno].second);
+    return t;
+  };
+
+  std::map<std::string, HeapRow> rows;
+  std::map<uint64_t, std::deque<std::pair<std::string, uint64_t>>> live;  // oldest first
+  const int fd = open(path.c_str(), O_RDONLY);
+  ByteReader in(fd);
+  SymtabReader symtab(in);
+  for (Symbol s; symtab.next(s);) add(s);
+  MemprofReader reader(in);
+  for (MemprofEvent ev; reader.next(ev);) {
+    if (ev.record == MemprofRecord::Symbol) add(ev.symbol);
+    if (ev.record == MemprofRecord::Symbol || ev.record == MemprofRecord::Ext) continue;
+    if (ev.record != MemprofRecord::Alloc && live.count(ev.oaddr)) {
+      auto &q = live[ev.oaddr];
+      rows[q.front().first].holds -= int64_t(q.front().second);
+      rows[q.front().first].frees++;
+      q.pop_front();
+      if (q.empty()) live.erase(ev.oaddr);
+    }
+    if (ev.record == MemprofRecord::Free) continue;
+    const std::string name = name_of(ev.loc);
+    live[ev.naddr].emplace_back(name, ev.nsize);
+    rows[name].holds += int64_t(ev.nsize);
+    rows[name].allocs++;
+  }
+  close(fd);
+  std::map<std::string, HeapRow> held;
+  for (const auto &kv : rows)
+    if (kv.second.holds > 0) held.insert(kv);
+  return held;
+}
+
+}  // namespace
+
+TEST_CASE("the default heap summary credits each live block to the event that made it") {
   for (const char *name : {"m1_seed_example", "m2_jit_traces", "m3_cfuncs_leaks"}) {
     SECTION(name) {
       const std::string bin = fixture(std::string(name) + ".memprof.bin");
-      // Live bytes, computed here from the decoded events.
-      const Recorded rec = read_memprof(bin);
-      uint64_t live = 0;
-      for (const auto &kv : rec.leaks_by_size) live += kv.first * kv.second;
-      const RunResult r = run_bare({kAnalyzer, "report", "--leak-only", "--json", bin});
+      const RunResult r = analyze({"report", "--leak-only", "--json", bin});
       REQUIRE(r.exit_code == 0);
-      const auto j = nlohmann::json::parse(r.out);
-      uint64_t held = 0;
-      for (const auto &row : j["heap_summary"]) held += row["holds"].get<uint64_t>();
-      CHECK(held == live);
-      CHECK(j["unknown_frees"].get<uint64_t>() == rec.unknown_frees);
+      std::map<std::string, HeapRow> got;
+      const Json report = Json::parse(r.out);
+      for (const Json &row : report["heap_summary"])
+        got[row["location"]] = HeapRow{row["holds"], row["allocs"], row["frees"]};
+      const auto expected = heap_summary_of(bin);
+      CHECK(got.size() == expected.size());
+      for (const auto &kv : expected) {
+        INFO(kv.first);
+        REQUIRE(got.count(kv.first));
+        CHECK(got[kv.first].holds == kv.second.holds);
+        CHECK(got[kv.first].allocs == kv.second.allocs);
+        CHECK(got[kv.first].frees == kv.second.frees);
+      }
+      // The text report shows the same rows, largest first.
+      const RunResult t = analyze({"report", "--leak-only", bin});
+      const auto text_lines = lines(t.out);
+      REQUIRE(text_lines.size() == expected.size() + 2);
+      CHECK(text_lines.front() == "HEAP SUMMARY:");
     }
   }
+}
+
+TEST_CASE("human-readable units and ALIASES of chunks with line breaks follow the reference") {
+  // A genuine stream: prototype 0x100 of "@h.lua", prototype 0x200 of a
+  // load()ed string; one allocation per line, of sizes chosen per unit.
+  VecOut o;
+  put_prologue(o, SectionKind::Symtab, false);
+  Symbol file{kSymLfunc, 0x100, 1, 0, "@h.lua"};
+  Symbol chunk{kSymLfunc, 0x200, 1, 0, "return 1\nlocal x = 2\n\nreturn x"};
+  put_symtab_entry(o, file);
+  put_symtab_entry(o, chunk);
+  put_symtab_final(o);
+  put_prologue(o, SectionKind::Memprof, false);
+  const uint64_t sizes[] = {1023, 1024, 1536, 3ull << 30, 4ull << 40};
+  for (uint64_t line = 1; line <= 5; line++)
+    put_memprof_event(o, kAeventAlloc, GuestLoc{kAsourceLfunc, 0x100, line, 0}, false, 0, 0, 0,
+                      0, 0x1000 * line, sizes[line - 1]);
+  put_memprof_event(o, kAeventAlloc, GuestLoc{kAsourceLfunc, 0x200, 3, 0}, false, 0, 0, 0, 0,
+                    0x9000, 10);
+  put_memprof_epilogue(o);
+  const std::string path = write_temp(o.b);
+  const RunResult r = analyze({"report", "--human-readable", path});
+  CHECK(r.exit_code == 0);
+  CHECK(r.out ==
+        "ALLOCATIONS\n"
+        "@h.lua:1: 1 events\t+1023B\t-0B\n"
+        "@h.lua:2: 1 events\t+1KiB\t-0B\n"
+        "@h.lua:3: 1 events\t+1.50KiB\t-0B\n"
+        "@h.lua:4: 1 events\t+3GiB\t-0B\n"
+        "@h.lua:5: 1 events\t+4096GiB\t-0B\n"
+        "function_alias_1:3: 1 events\t+10B\t-0B\n"
+        "\n"
+        "REALLOCATIONS\n"
+        "\n"
+        "DEALLOCATIONS\n"
+        "\n"
+        "HEAP SUMMARY:\n"
+        "@h.lua:5 holds 4096GiB: 1 allocs, 0 frees\n"
+        "@h.lua:4 holds 3GiB: 1 allocs, 0 frees\n"
+        "@h.lua:3 holds 1.50KiB: 1 allocs, 0 frees\n"
+        "@h.lua:2 holds 1KiB: 1 allocs, 0 frees\n"
+        "@h.lua:1 holds 1023B: 1 allocs, 0 frees\n"
+        "function_alias_1:3 holds 10B: 1 allocs, 0 frees\n"
+        "\n"
+        "ALIASES:\n"
+        "function_alias_1:\n"
+        "1\t| return 1\n"
+        "2\t| local x = 2\n"
+        "3\t| return x\n"
+        "\n\n");
+  unlink(path.c_str());
 }
 
 TEST_CASE("sysprof samples per VM state match the VM's own counters") {
   for (const char *name : {"s_lua_L", "s_lua_C"}) {
     SECTION(name) {
-      const RunResult r =
-          run_bare({kAnalyzer, "summary", "--json", fixture(std::string(name) + ".sysprof.bin")});
+      const std::string bin = fixture(std::string(name) + ".sysprof.bin");
+      const RunResult r = analyze({"summary", "--json", bin});
       REQUIRE(r.exit_code == 0);
-      const auto j = nlohmann::json::parse(r.out)["cpu"];
-      std::istringstream counters(text(fixture(std::string(name) + ".counters.txt")));
-      std::string field;
-      while (counters >> field) {
+      const Json cpu = Json::parse(r.out)["cpu"];
+      std::map<std::string, double> counters;
+      std::istringstream in(text(fixture(std::string(name) + ".counters.txt")));
+      for (std::string field; in >> field;) {
         const auto eq = field.find('=');
-        const std::string key = field.substr(0, eq);
-        const double value = std::stod(field.substr(eq + 1));
-        if (key == "samples")
-          CHECK(j["samples"].get<double>() == value);
-        else
-          CHECK(j["vmstates"].value(key, 0.0) == value);
+        counters[field.substr(0, eq)] = std::stod(field.substr(eq + 1));
       }
+      CHECK(cpu["samples"].get<double>() == counters.at("samples"));
+      for (const auto &kv : counters)
+        if (kv.first != "samples") CHECK(cpu["vmstates"].value(kv.first, 0.0) == kv.second);
+
+      // Folded by VM state: each state's lines add up to its counter.
+      const RunResult f = analyze({"folded", "--by-vmstate", bin});
+      REQUIRE(f.exit_code == 0);
+      std::map<std::string, double> folded;
+      for (const std::string &line : lines(f.out)) {
+        const size_t count = line.rfind(' ');
+        folded[line.substr(0, std::min(line.find(';'), count))] += std::stod(line.substr(count + 1));
+      }
+      for (const auto &kv : counters)
+        if (kv.first != "samples" && kv.second > 0) CHECK(folded[kv.first] == kv.second);
     }
   }
 }
 
-namespace {
-std::string write_temp(const std::vector<uint8_t> &bytes) {
-  char path[] = "/tmp/libprof-analyzer-XXXXXX";
-  const int fd = mkstemp(path);
-  REQUIRE(write(fd, bytes.data(), bytes.size()) == ssize_t(bytes.size()));
-  close(fd);
-  return path;
-}
-
-// A libprof stream: two stacks A (id 2) and B (id 3) under a root (id 1).
-// A allocates 10 x 100 B, B 5 x 1000 B; A's blocks are freed (one of them
-// right after its allocation: temporary), then B shrinks one block to 300 B,
-// then a free of an address never allocated. Peak: 1000 + 5000 = 6000 B,
-// held 1000 by A and 5000 by B; at exit B holds 4 x 1000 + 300 = 4300 B.
-std::vector<uint8_t> synthetic_stream(size_t *truncate_at = nullptr) {
-  using namespace prof;
-  VecOut o;
-  put_prologue(o, SectionKind::Symtab, false);
-  put_symtab_final(o);
-  put_prologue(o, SectionKind::Memprof, true);
-  put_process(o, 42, 1, 0, "/bin/x", 6);
-  put_stack_host(o, 1, 0, 0x1000);
-  put_stack_host(o, 2, 1, 0x2000);
-  put_stack_host(o, 3, 1, 0x3000);
-  const GuestLoc none{};
-  for (uint64_t i = 0; i < 10; i++)
-    put_memprof_event(o, kAeventAlloc, none, true, 2, 0, 0, 0, 0x10000 + i * 0x100, 100);
-  for (uint64_t i = 0; i < 5; i++)
-    put_memprof_event(o, kAeventAlloc, none, true, 3, 0, 0, 0, 0x20000 + i * 0x1000, 1000);
-  for (uint64_t i = 0; i < 9; i++)
-    put_memprof_event(o, kAeventFree, none, false, 0, 0, 0x10000 + i * 0x100, 0, 0, 0);
-  put_memprof_event(o, kAeventAlloc, none, true, 2, 0, 0, 0, 0x90000, 100);
-  put_memprof_event(o, kAeventFree, none, false, 0, 0, 0x90000, 0, 0, 0);
-  if (truncate_at) *truncate_at = o.b.size();
-  put_memprof_event(o, kAeventFree, none, false, 0, 0, 0x10000 + 9 * 0x100, 0, 0, 0);
-  put_memprof_event(o, kAeventRealloc, none, true, 3, 0, 0x20000, 0, 0x50000, 300);
-  put_memprof_event(o, kAeventFree, none, false, 0, 0, 0xdead0, 0, 0, 0);
-  put_memprof_epilogue(o);
-  return o.b;
-}
-}  // namespace
-
 TEST_CASE("the native summary of a libprof stream gives the figures it was built with") {
-  const std::string path = write_temp(synthetic_stream());
-  const RunResult r = run_bare({kAnalyzer, "summary", "--json", path});
+  const std::string path = write_temp(native_memory_stream());
+  const RunResult r = analyze({"summary", "--json", "--heap-snap-interval", "1", path});
   REQUIRE(r.exit_code == 0);
-  const auto m = nlohmann::json::parse(r.out)["memory"];
+  CHECK(r.err.empty());
+  const Json j = Json::parse(r.out);
+  const Json m = j["memory"];
   CHECK(m["alloc_calls"] == 16);
   CHECK(m["realloc_calls"] == 1);
   CHECK(m["free_calls"] == 12);
-  CHECK(m["peak_bytes"] == 6000.0);
-  CHECK(m["leaked_bytes"] == 4300.0);
+  CHECK(m["allocated_bytes"] == 1100 + 5300);
+  CHECK(m["peak_bytes"] == 6000);
+  CHECK(m["leaked_bytes"] == 4300);
   CHECK(m["leaked_blocks"] == 5);
   CHECK(m["temporary_allocations"] == 1);
   CHECK(m["unknown_frees"] == 1);
+
+  auto stack = [](const Json &row) {
+    std::string s;
+    for (const Json &f : row["stack"]) s += f["function"].get<std::string>() + ";";
+    return s;
+  };
   REQUIRE(m["peak"].size() == 2);
-  CHECK(m["peak"][0]["bytes"] == 5000.0);
-  CHECK(m["peak"][1]["bytes"] == 1000.0);
+  CHECK(stack(m["peak"][0]) == "0x3000;0x1000;");
+  CHECK(m["peak"][0]["peak_bytes"] == 5000);
+  CHECK(stack(m["peak"][1]) == "0x2000;0x1000;");
+  CHECK(m["peak"][1]["peak_bytes"] == 1000);
   REQUIRE(m["leaks"].size() == 1);
-  CHECK(m["leaks"][0]["bytes"] == 4300.0);
-  CHECK(m["leaks"][0]["min_size"] == 300);
-  CHECK(m["leaks"][0]["max_size"] == 1000);
-  // Sizes 100 (11 allocations) fall in 64..127, 1000 (5) in 512..1023, 300 in 256..511.
+  const Json b = m["leaks"][0];
+  CHECK(stack(b) == "0x3000;0x1000;");
+  CHECK(b["live_bytes"] == 4300);
+  CHECK(b["live_blocks"] == 5);
+  CHECK(b["allocs"] == 6);
+  CHECK(b["size"] == Json{{"min", 300}, {"avg", 5300.0 / 6}, {"max", 1000}});
+  CHECK(b["lifetime"] == Json{{"min", 17}, {"avg", 17.0}, {"max", 17}});
+  REQUIRE(m["temporary"].size() == 1);
+  const Json a = m["temporary"][0];
+  CHECK(stack(a) == "0x2000;0x1000;");
+  CHECK(a["temporary"] == 1);
+  CHECK(a["frees"] == 11);
+  CHECK(a["lifetime"] == Json{{"min", 1}, {"avg", (9 * 15 + 17 + 1) / 11.0}, {"max", 17}});
+  CHECK(m["calls"][0]["alloc_count"] == 11);
+  CHECK(m["allocated"][0]["alloc_bytes"] == 5300);
+
   std::map<uint64_t, uint64_t> hist;
-  for (const auto &b : m["size_histogram"]) hist[b["min"].get<uint64_t>()] = b["count"];
+  for (const Json &h : m["size_histogram"]) hist[h["min"]] = h["count"];
   CHECK(hist == std::map<uint64_t, uint64_t>{{64, 11}, {256, 1}, {512, 5}});
 
-  const RunResult folded = run_bare({kAnalyzer, "folded", "--metric", "leaked-bytes", path});
-  CHECK(folded.out == "0x1000;0x3000 4300\n");
+  REQUIRE(m["over_time"].size() == 2);
+  CHECK(m["over_time"][0] == Json{{"pid", 42}, {"time_ns", 1000000000}, {"events", 15},
+                                  {"heap_bytes", 6000}, {"rss_bytes", 1 << 20}});
+  CHECK(m["over_time"][1]["heap_bytes"] == 4300);
+  CHECK(m["over_time"][1]["rss_bytes"] == 2 << 20);
+  REQUIRE(m["snapshots"].size() == 2);
+  CHECK(m["snapshots"][0]["heap_bytes"] == 6000);
+  REQUIRE(m["snapshots"][0]["holders"].size() == 2);
+  CHECK(m["snapshots"][0]["holders"][0]["bytes"] == 5000);
+  CHECK(m["snapshots"][0]["holders"][1]["bytes"] == 1000);
+  CHECK(m["snapshots"][1]["time_ns"] == 2000000000);
+  REQUIRE(m["snapshots"][1]["holders"].size() == 1);
+  CHECK(m["snapshots"][1]["holders"][0]["bytes"] == 4300);
+
+  const Json mm = m["mmap"];
+  CHECK(mm["maps"] == 1);
+  CHECK(mm["unmaps"] == 1);
+  CHECK(mm["mapped_bytes"] == 48 * 1024);
+  CHECK(mm["peak_bytes"] == 64 * 1024);
+  REQUIRE(mm["still_mapped"].size() == 1);
+  CHECK(mm["still_mapped"][0]["live_blocks"] == 2);  // the two ends of the mapping
+  CHECK(stack(mm["still_mapped"][0]) == "0x3000;0x1000;");
+
+  CHECK(j["agent"] == Json{{"unwind_failures", 3}});
+  CHECK(j["streams"][0]["pid"] == 42);
+  CHECK(j["streams"][0]["markers"] == Json::array({{{"time_ns", 1500000000}, {"label", "phase 2"}}}));
+
+  // Snapshots every 12 events: after event 12 (A 1000, B 2000) and 24 (A 100, B 5000).
+  const Json e = Json::parse(analyze({"summary", "--json", "--heap-snap-events", "12", path}).out);
+  REQUIRE(e["memory"]["snapshots"].size() == 2);
+  CHECK(e["memory"]["snapshots"][0]["heap_bytes"] == 3000);
+  CHECK(e["memory"]["snapshots"][0]["holders"][0]["bytes"] == 2000);
+  CHECK(e["memory"]["snapshots"][1]["heap_bytes"] == 5100);
+  CHECK(e["memory"]["snapshots"][1]["holders"][1]["bytes"] == 100);
+
+  // The text shows the same figures.
+  const RunResult t = analyze({"summary", path});
+  CHECK(t.out.find("  peak heap:     5.86KiB\n") != std::string::npos);
+  CHECK(t.out.find("  leaked:        4.20KiB in 5 blocks\n") != std::string::npos);
+  CHECK(t.out.find("  unwind_failures: 3\n") != std::string::npos);
+  unlink(path.c_str());
+}
+
+TEST_CASE("folded memory stacks, by metric, are the stream's figures") {
+  const std::string path = write_temp(native_memory_stream());
+  const struct {
+    const char *metric, *expected;
+  } cases[] = {
+      {"alloc-bytes", "0x1000;0x2000 1100\n0x1000;0x3000 5300\n"},
+      {"alloc-count", "0x1000;0x2000 11\n0x1000;0x3000 6\n"},
+      {"leaked-bytes", "0x1000;0x3000 4300\n"},
+      {"peak-bytes", "0x1000;0x2000 1000\n0x1000;0x3000 5000\n"},
+  };
+  for (const auto &c : cases) {
+    INFO(c.metric);
+    const RunResult r = analyze({"folded", "--metric", c.metric, path});
+    CHECK(r.exit_code == 0);
+    CHECK(r.out == c.expected);
+  }
+  CHECK(analyze({"folded", "--metric", "bogus", path}).exit_code != 0);
+  unlink(path.c_str());
+}
+
+TEST_CASE("the memprof report of a libprof stream names sites by their innermost frame") {
+  const std::string path = write_temp(native_memory_stream());
+  const RunResult r = analyze({"report", path});
+  CHECK(r.out ==
+        "ALLOCATIONS\n"
+        "0x2000: 11 events\t+1100B\t-0B\n"
+        "0x3000: 5 events\t+5000B\t-0B\n"
+        "\n"
+        "REALLOCATIONS\n"
+        "0x3000: 1 events\t+300B\t-1000B\n"
+        "\tOverrides:\n"
+        "\t\t0x3000\n"
+        "\n"
+        "\n"
+        "DEALLOCATIONS\n"
+        "[no stack]: 12 events\t+0B\t-1100B\n"
+        "\tOverrides:\n"
+        "\t\t0x2000\n"
+        "\n"
+        "\n"
+        "HEAP SUMMARY:\n"
+        "0x3000 holds 4300B: 6 allocs, 1 frees\n"
+        "\n");
+  unlink(path.c_str());
+}
+
+TEST_CASE("a parent and its child merge, or stay apart per process") {
+  // The same stacks under other node ids in the child: merged by their frames.
+  const std::string parent = write_temp(native_memory_stream(42, 0));
+  const std::string child = write_temp(native_memory_stream(43, 100));
+  const Json merged = Json::parse(analyze({"summary", "--json", parent, child}).out);
+  CHECK(merged["memory"]["alloc_calls"] == 32);
+  CHECK(merged["memory"]["peak_bytes"] == 12000);  // the sum of each process's peak
+  CHECK(merged["memory"]["leaked_bytes"] == 8600);
+  REQUIRE(merged["memory"]["leaks"].size() == 1);
+  CHECK(merged["memory"]["leaks"][0]["live_bytes"] == 8600);
+  CHECK(merged["memory"]["leaks"][0]["allocs"] == 12);
+  CHECK(merged["memory"]["unknown_frees"] == 2);
+  CHECK(merged["streams"].size() == 2);
+
+  const Json apart = Json::parse(analyze({"summary", "--json", "--per-process", parent, child}).out);
+  REQUIRE(apart.size() == 2);
+  CHECK(apart[0]["file"] == parent);
+  CHECK(apart[1]["file"] == child);
+  CHECK(apart[1]["memory"]["peak_bytes"] == 6000);
+
+  CHECK(analyze({"folded", "--metric", "leaked-bytes", parent, child}).out ==
+        "0x1000;0x3000 8600\n");
+  CHECK(analyze({"folded", "--per-process", "--metric", "leaked-bytes", parent, child}).out ==
+        "[pid 42];0x1000;0x3000 4300\n[pid 43];0x1000;0x3000 4300\n");
+  const RunResult report = analyze({"report", "--leak-only", parent, child});
+  CHECK(report.out == "HEAP SUMMARY:\n0x3000 holds 8600B: 12 allocs, 2 frees\n\n");
+  const RunResult reports = analyze({"report", "--leak-only", "--per-process", parent, child});
+  CHECK(reports.out == "== " + parent + "\nHEAP SUMMARY:\n0x3000 holds 4300B: 6 allocs, 1 frees\n\n" +
+                           "== " + child + "\nHEAP SUMMARY:\n0x3000 holds 4300B: 6 allocs, 1 frees\n\n");
+  unlink(parent.c_str());
+  unlink(child.c_str());
+}
+
+TEST_CASE("CPU samples of a libprof stream: weights, threads, VM states, guest frames") {
+  const std::string path = write_temp(native_cpu_stream());
+  const Json cpu = Json::parse(analyze({"summary", "--json", path}).out)["cpu"];
+  CHECK(cpu["samples"] == 5);
+  CHECK(cpu["vmstates"] == Json{{"NATIVE", 4}, {"LFUNC", 1}});
+  CHECK(cpu["threads"] == Json::array({{{"pid", 77}, {"tid", 7}, {"samples", 4}},
+                                       {{"pid", 77}, {"tid", 8}, {"samples", 1}}}));
+  CHECK(cpu["samplers"] == Json::array({"perf task-clock, CALLGRAPH mode, every 1000 us"}));
+  CHECK(cpu["self"][0] == Json{{"function", "0x3000"}, {"samples", 4}});
+  CHECK(cpu["total"][0] == Json{{"function", "0x1000"}, {"samples", 5}});
+  CHECK(analyze({"folded", path}).out == "0x1000;0x2000;0x3000 4\n0x1000;@g.lua:9 1\n");
+  CHECK(analyze({"folded", "--by-vmstate", path}).out ==
+        "LFUNC;0x1000;@g.lua:9 1\nNATIVE;0x1000;0x2000;0x3000 4\n");
   unlink(path.c_str());
 }
 
 TEST_CASE("bad input: a cut file is reported up to its cut, a corrupt one refused") {
   size_t cut = 0;
-  std::vector<uint8_t> bytes = synthetic_stream(&cut);
-  bytes.resize(cut + 2);  // inside the next record
+  std::vector<uint8_t> bytes = native_memory_stream(42, 0, &cut);
+  bytes.resize(cut + 2);  // inside event 27: its header byte, then one byte of a ULEB128
   const std::string truncated = write_temp(bytes);
-  const RunResult t = run_bare({kAnalyzer, "summary", "--json", truncated});
+  const RunResult t = analyze({"summary", "--json", truncated});
   CHECK(t.exit_code == 0);
-  // The cut falls in the ULEB128 after the next record's header byte.
   CHECK(t.err == "prof-analyze: warning: " + truncated + ": truncated at byte " +
                      std::to_string(cut + 1) +
                      " (input ends inside a ULEB128 value); reporting the records before it\n");
-  CHECK(nlohmann::json::parse(t.out)["memory"]["free_calls"] == 10);
+  const Json m = Json::parse(t.out)["memory"];
+  CHECK(m["free_calls"] == 10);
+  CHECK(m["leaked_bytes"] == 100 + 5000);
+  CHECK(Json::parse(t.out)["streams"][0]["truncated_at"] == cut + 1);
+  const RunResult tr = analyze({"report", "--leak-only", truncated});
+  CHECK(tr.exit_code == 0);
+  CHECK(tr.out == "HEAP SUMMARY:\n0x3000 holds 5000B: 5 allocs, 0 frees\n"
+                  "0x2000 holds 100B: 11 allocs, 10 frees\n\n");
 
-  bytes = synthetic_stream();
+  bytes = native_memory_stream();
   bytes[15] = 0x7f;  // the Process record's header byte becomes an unknown kind
   const std::string corrupt = write_temp(bytes);
-  const RunResult c = run_bare({kAnalyzer, "report", corrupt});
-  CHECK(c.exit_code == 2);
-  CHECK(c.err == "prof-analyze: " + corrupt + ": corrupt at byte 15: unknown extension record 0x7f\n");
+  for (const char *cmd : {"report", "summary", "folded"}) {
+    const RunResult c = analyze({cmd, corrupt});
+    CHECK(c.exit_code == 2);
+    CHECK(c.out.empty());
+    CHECK(c.err == "prof-analyze: " + corrupt + ": corrupt at byte 15: unknown extension record 0x7f\n");
+  }
 
   const std::string empty = write_temp({});
-  const RunResult e = run_bare({kAnalyzer, "summary", empty});
+  const RunResult e = analyze({"summary", empty});
   CHECK(e.exit_code == 2);
-  CHECK(e.err.find("truncated at byte 0") != std::string::npos);
+  CHECK(e.err == "prof-analyze: " + empty +
+                     ": truncated at byte 0: input ends inside a byte string (nothing complete to "
+                     "report)\n");
+  CHECK(analyze({"report", fixture("s_lua_C.sysprof.bin")}).exit_code == 2);
   for (const auto &p : {truncated, corrupt, empty}) unlink(p.c_str());
+}
+
+TEST_CASE("a real program under the agent: its sites, with file, line and inlined calls") {
+  const RunResult run = run_under_agent({PROF_SITES_PROGRAM});
+  REQUIRE(run.exit_code == 0);
+  REQUIRE(run.memprof_files.size() == 1);
+  std::istringstream printed(run.out);
+  int leak_line = 0, temporary_line = 0, inlined_line = 0, inline_site_line = 0;
+  printed >> leak_line >> temporary_line >> inlined_line >> inline_site_line;
+  const std::string file = run.memprof_files[0];
+
+  const RunResult s = analyze({"summary", "--json", "--top", "1000", file});
+  REQUIRE(s.exit_code == 0);
+  const Json m = Json::parse(s.out)["memory"];
+  // The row whose innermost frame is `function`, in a table.
+  auto row = [&](const char *table, const std::string &function) {
+    for (const Json &r : m[table])
+      if (r["stack"][0]["function"] == function) return r;
+    return Json();
+  };
+  const Json leak = row("leaks", "leak_site");
+  REQUIRE(!leak.is_null());
+  CHECK(leak["live_bytes"] == 7000);
+  CHECK(leak["live_blocks"] == 7);
+  CHECK(leak["stack"][0]["line"] == leak_line);
+  CHECK(basename_of_path(leak["stack"][0]["file"]) == "analyzer_sites.c");
+  CHECK(leak["stack"][1]["function"] == "main");
+
+  const Json temp = row("temporary", "temporary_site");
+  REQUIRE(!temp.is_null());
+  CHECK(temp["temporary"] == 100);
+  CHECK(temp["allocs"] == 100);
+  CHECK(temp["stack"][0]["line"] == temporary_line);
+
+  const Json inl = row("allocated", "inlined_alloc");
+  REQUIRE(!inl.is_null());
+  CHECK(inl["allocs"] == 3);
+  CHECK(inl["frees"] == 3);
+  CHECK(inl["stack"][0]["kind"] == "inlined");
+  CHECK(inl["stack"][0]["line"] == inlined_line);
+  CHECK(inl["stack"][1]["function"] == "inline_site");
+  CHECK(inl["stack"][1]["line"] == inline_site_line);
+
+  const RunResult f = analyze({"folded", "--metric", "leaked-bytes", file});
+  CHECK(f.out.find(";main;leak_site 7000\n") != std::string::npos);
+  const RunResult rep = analyze({"report", file});
+  CHECK(rep.out.find("\nleak_site (analyzer_sites.c:" + std::to_string(leak_line) +
+                     "): 7 events\t+7000B\t-0B\n") != std::string::npos);
 }

@@ -1,33 +1,294 @@
 #include "host_stack.h"
 
+#include <atomic>
+#include <cstring>
+#include <fcntl.h>
+#include <unistd.h>
+
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
 
 #include "module_map.h"
 
 namespace prof {
+
 namespace {
+
+std::atomic<uint64_t> g_generation{1};
+
+// The latest unmapped ranges, for the threads' cached stack mappings. An
+// entry is valid for unmap number n when its stamp is n + 1.
+struct Unmapped {
+  std::atomic<uint64_t> lo, hi, stamp;
+};
+constexpr uint64_t kUnmapLog = 64;
+Unmapped g_unmapped[kUnmapLog];
+std::atomic<uint64_t> g_unmaps{0};
+std::atomic<uint64_t> g_fallbacks{0};
+
+using Step = HostStackCache::Step;
+
 uint64_t g_self_lo = 0, g_self_hi = 0;
+bool g_rule_walk = false;
+
+// Parses a lowercase hex number at *p, advancing it.
+uint64_t hex(const char **p, const char *end) {
+  uint64_t v = 0;
+  for (; *p < end; ++*p) {
+    const char ch = **p;
+    const int d = ch >= '0' && ch <= '9' ? ch - '0' : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10 : -1;
+    if (d < 0) break;
+    v = v << 4 | uint64_t(d);
+  }
+  return v;
 }
 
-void HostStack::init_self_range(const void *any_agent_address) {
+// The mapping [lo, hi) of /proc/self/maps that contains addr (no malloc).
+bool mapping_of(uint64_t addr, uint64_t *lo, uint64_t *hi) {
+  const int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  char buf[4096];
+  size_t have = 0;
+  bool found = false, skipping = false;  // skipping: the rest of an over-long line
+  ssize_t got;
+  while (!found && (got = read(fd, buf + have, sizeof buf - have)) > 0) {
+    have += size_t(got);
+    const char *line = buf, *end = buf + have, *nl;
+    while (!found && (nl = static_cast<const char *>(memchr(line, '\n', size_t(end - line))))) {
+      const char *p = line;
+      const uint64_t a = hex(&p, nl);
+      if (!skipping && p < nl && *p == '-') {
+        ++p;
+        const uint64_t b = hex(&p, nl);
+        found = addr >= a && addr < b;
+        if (found) *lo = a, *hi = b;
+      }
+      skipping = false;
+      line = nl + 1;
+    }
+    if (line == buf && have == sizeof buf) {
+      skipping = true;
+      have = 0;
+    } else {
+      have = size_t(end - line);
+      memmove(buf, line, have);
+    }
+  }
+  close(fd);
+  return found;
+}
+
+inline uint64_t load(uint64_t addr) {
+  uint64_t v;
+  memcpy(&v, reinterpret_cast<const void *>(addr), sizeof v);
+  return v;
+}
+
+// The rule for the frame that will return to `ra`.
+const UnwindRule &rule_for(HostStackCache *c, uint64_t ra) {
+  HostStackCache::RuleSlot &slot = c->rules[(ra ^ ra >> 12) & (HostStackCache::kRuleSlots - 1)];
+  if (slot.pc != ra) {
+    slot.rule = find_unwind_rule(ra - 1);  // the call instruction's rule
+    slot.pc = ra;
+  }
+  return slot.rule;
+}
+
+// True when every stack word that the previous walk read from its root-first
+// step r outward still holds what it read: a walk from steps[r] would
+// repeat the previous one. (The words are checked against this capture's
+// bounds too: the stack may have been unmapped and mapped again, smaller.)
+bool outer_unchanged(const HostStackCache *c, int r) {
+  const uint64_t first = c->read_lo, last = c->read_hi - 8;
+  auto same = [first, last](uint64_t at, uint64_t value) {
+    return !at || (at >= first && at <= last && load(at) == value);
+  };
+  for (int m = r; m >= 0; m--) {
+    const Step &s = c->steps[m], &next = m ? c->steps[m - 1] : c->beyond;
+    if (!same(s.ra_at, next.ip) || !same(s.rbp_at, next.rbp) || !same(s.cfa_at, next.sp))
+      return false;
+  }
+  return true;
+}
+
+// Records the frame in state `at` into `frame`, with the addresses its rule
+// reads, and steps `at` to the caller's state. Returns 1 stepped, 0 the
+// stack ends at this frame, -1 cannot tell. (XXX: field by field, in
+// scalars: copying whole Steps right after storing their fields stalls on
+// store forwarding.)
+int step(HostStackCache *c, CallSite &at, Step &frame) {
+  const UnwindRule &r = rule_for(c, at.ip);
+  const uint64_t lo = c->read_lo, hi = c->read_hi;
+  auto inside = [&](uint64_t addr) { return addr >= lo && addr <= hi - 8; };
+  frame.ip = at.ip;
+  frame.sp = at.sp;
+  frame.rbp = at.rbp;
+  frame.ra_at = frame.rbp_at = frame.cfa_at = 0;
+  frame.reads_rbp = r.cfa == UnwindRule::kRbp || r.cfa == UnwindRule::kRbpDeref || r.rbp == UnwindRule::kAtRbp;
+  frame.keeps_rbp = r.rbp == UnwindRule::kSame;
+  uint64_t cfa;
+  switch (r.cfa) {
+    case UnwindRule::kOutermost: return 0;
+    case UnwindRule::kRsp: cfa = at.sp + uint64_t(int64_t(r.cfa_off)); break;
+    case UnwindRule::kRbp: cfa = at.rbp + uint64_t(int64_t(r.cfa_off)); break;
+    case UnwindRule::kRbpDeref:
+      frame.cfa_at = at.rbp + uint64_t(int64_t(r.cfa_off));
+      if (!inside(frame.cfa_at)) return -1;
+      cfa = load(frame.cfa_at);
+      break;
+    default: return -1;
+  }
+  if (cfa <= at.sp) return -1;  // a caller's frame is always above its callee's
+  frame.ra_at = cfa + uint64_t(int64_t(r.ra_off));
+  if (!inside(frame.ra_at)) return -1;
+  if (r.rbp != UnwindRule::kSame) {
+    frame.rbp_at = (r.rbp == UnwindRule::kAtCfa ? cfa : at.rbp) + uint64_t(int64_t(r.rbp_off));
+    if (!inside(frame.rbp_at)) return -1;
+    at.rbp = load(frame.rbp_at);
+  }
+  at.ip = load(frame.ra_at);
+  at.sp = cfa;
+  return at.ip != 0;
+}
+
+// The state after a walk's outermost step.
+void set_beyond(HostStackCache *c, const CallSite &at) {
+  c->beyond = Step{};
+  c->beyond.ip = at.ip, c->beyond.sp = at.sp, c->beyond.rbp = at.rbp;
+}
+
+// Sets rbp_needed of the root-first steps[from..n), outward to inward.
+void mark_rbp_needed(Step *steps, int from, int n) {
+  for (int r = from; r < n; r++)
+    steps[r].rbp_needed = steps[r].reads_rbp || (steps[r].keeps_rbp && r > 0 && steps[r - 1].rbp_needed);
+}
+
+// Stores the new inner frames walk[0..i) (innermost first) root-first above
+// steps[0..outer), and keeps at most `want` frames, dropping outermost ones.
+int keep_walk(HostStackCache *c, int outer, int i, int want, bool cut) {
+  for (int k = 0; k < i; k++) c->steps[outer + k] = c->walk[i - 1 - k];
+  int n = outer + i;
+  if (n > want) {  // only when the stack is deeper than the limit
+    const int drop = n - want;
+    c->beyond = c->steps[drop - 1];
+    memmove(c->steps, c->steps + drop, sizeof(Step) * size_t(want));
+    n = want;
+    cut = true;
+  }
+  mark_rbp_needed(c->steps, n - i > 0 ? n - i : 0, n);
+  c->depth = n;
+  c->cut = cut;
+  return n;
+}
+
+// Sets the bounds this capture may read: from sp to the end of its mapping.
+bool find_stack(HostStackCache *c, uint64_t sp) {
+  const uint64_t unmaps = g_unmaps.load(std::memory_order_acquire);
+  for (; c->unmaps_seen < unmaps; c->unmaps_seen++) {
+    const Unmapped &u = g_unmapped[c->unmaps_seen % kUnmapLog];
+    const uint64_t stamp = u.stamp.load(std::memory_order_acquire);
+    const uint64_t lo = u.lo.load(std::memory_order_relaxed), hi = u.hi.load(std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_acquire);
+    const bool known = stamp == c->unmaps_seen + 1 && u.stamp.load(std::memory_order_relaxed) == stamp;
+    for (auto &range : c->stacks)
+      if (!known || (range.lo < hi && lo < range.hi)) range = HostStackCache::Range{0, 0};
+  }
+  for (const auto &range : c->stacks) {
+    if (sp >= range.lo && sp < range.hi) {
+      c->read_lo = sp, c->read_hi = range.hi;
+      return true;
+    }
+  }
+  HostStackCache::Range found;
+  if (!mapping_of(sp, &found.lo, &found.hi)) return false;
+  c->stacks[c->next_stack] = found;
+  c->next_stack = (c->next_stack + 1) % HostStackCache::kStacks;
+  c->read_lo = sp, c->read_hi = found.hi;
+  return true;
+}
+
+// The rule walk from `at`: keeps the stack root-first in c->steps[0..n)
+// and returns n, or -1.
+int rule_walk(CallSite at, int want, HostStackCache *c) {
+  const uint64_t gen = g_generation.load(std::memory_order_acquire);
+  if (c->generation != gen) {
+    for (auto &slot : c->rules) slot.pc = 0;
+    c->depth = 0;
+    c->generation = gen;
+  }
+  if (!find_stack(c, at.sp)) return -1;
+
+  const Step *prev = c->steps;
+  int r = c->depth - 1;  // the previous walk's candidate, root-first
+  for (int i = 0;; i++) {
+    // Joining the previous walk at r: frames r..0 stay as they are.
+    while (r >= 0 && prev[r].sp < at.sp) r--;
+    if (r >= 0 && prev[r].sp == at.sp && prev[r].ip == at.ip &&
+        (!prev[r].rbp_needed || prev[r].rbp == at.rbp) && (!c->cut || r + 1 + i >= want) &&
+        outer_unchanged(c, r))
+      return keep_walk(c, r + 1, i, want, c->cut);
+    if (i == want) {
+      set_beyond(c, at);
+      return keep_walk(c, 0, i, want, true);
+    }
+    const int stepped = step(c, at, c->walk[i]);
+    if (stepped < 0) {
+      c->depth = 0;
+      return -1;
+    }
+    if (stepped == 0) {
+      set_beyond(c, at);
+      return keep_walk(c, 0, i + 1, want, false);
+    }
+  }
+}
+
+// Copies the frames after the agent's own into ips[0..max).
+template <class IpAt>
+int program_frames(IpAt ip_at, int n, uint64_t *ips, int max) {
+  int first = 0;
+  while (first < n && ip_at(first) >= g_self_lo && ip_at(first) < g_self_hi) first++;
+  int out = 0;
+  for (int i = first; i < n && out < max; i++) ips[out++] = ip_at(i);
+  return out;
+}
+
+}  // namespace
+
+void HostStack::init(const void *any_agent_address, bool rule_walk) {
   ModuleMap::extent_of(any_agent_address, &g_self_lo, &g_self_hi);
   unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
+  g_rule_walk = rule_walk;
 }
 
-int HostStack::capture(uint64_t *ips, int max) {
-  // XXX: a few spare slots for the agent's frames, dropped below.
-  constexpr int kSpare = 8;
-  void *raw[1024 + kSpare];
-  const int want = max + kSpare < int(sizeof raw / sizeof raw[0]) ? max + kSpare : 1024 + kSpare;
+void HostStack::invalidate() { g_generation.fetch_add(1, std::memory_order_release); }
+
+void HostStack::forget_mapping(uint64_t addr, uint64_t len) {
+  const uint64_t n = g_unmaps.fetch_add(1, std::memory_order_acq_rel);
+  Unmapped &u = g_unmapped[n % kUnmapLog];
+  // A seqlock write: readers that see the stamp change in between retry-free
+  // treat the entry as unknown and drop all their ranges (only slower).
+  u.stamp.store(0, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_release);
+  u.lo.store(addr, std::memory_order_relaxed);
+  u.hi.store(addr + len, std::memory_order_relaxed);
+  u.stamp.store(n + 1, std::memory_order_release);
+}
+
+uint64_t HostStack::fallbacks() { return g_fallbacks.load(std::memory_order_relaxed); }
+
+int HostStack::capture(const CallSite &from, uint64_t *ips, int max, HostStackCache *cache) {
+  constexpr int kSpare = 8;  // room for the agent's own frames, dropped after
+  const int want = max + kSpare < HostStackCache::kMaxFrames ? max + kSpare : HostStackCache::kMaxFrames;
+  if (g_rule_walk && cache) {
+    const int n = rule_walk(from, want, cache);
+    if (n >= 0)
+      return program_frames([cache, n](int i) { return cache->steps[n - 1 - i].ip; }, n, ips, max);
+    g_fallbacks.fetch_add(1, std::memory_order_relaxed);
+  }
+  void *raw[HostStackCache::kMaxFrames];
   const int n = unw_backtrace(raw, want);
-  int first = 0;
-  while (first < n && reinterpret_cast<uint64_t>(raw[first]) >= g_self_lo &&
-         reinterpret_cast<uint64_t>(raw[first]) < g_self_hi)
-    first++;
-  int out = 0;
-  for (int i = first; i < n && out < max; i++) ips[out++] = reinterpret_cast<uint64_t>(raw[i]);
-  return out;
+  return program_frames([&raw](int i) { return reinterpret_cast<uint64_t>(raw[i]); }, n, ips, max);
 }
 
 }  // namespace prof

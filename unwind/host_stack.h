@@ -1,23 +1,104 @@
-// HostStack: capture of the calling thread's native stack with libunwind,
-// the agent's own frames removed.
+// HostStack: capture of the calling thread's native stack, innermost first,
+// the agent's own frames removed. Two back ends behind one call:
+// - the rule walk (default): steps frame to frame with the DWARF rules of
+//   unwind_rule.h, cached per thread, and stops as soon as it reaches a
+//   frame state (ip, sp, rbp) that the thread's previous walk also passed
+//   through and every stack word that walk read above it still holds the
+//   same value: the rest of the stack is then provably the same, so an event
+//   pays only for the frames that changed;
+// - libunwind's unw_backtrace (per-thread cache): used for the whole capture
+//   whenever the rule walk meets anything it cannot prove (no rule, a signal
+//   frame, a step leaving the thread's stack mapping), and always in the
+//   safe mode (PROF_UNWIND=libunwind).
 //
-// Invariants: capture() neither allocates through malloc once warmed up (the
-// agent's hooks guard re-entry anyway) nor takes locks of its own; it returns
-// return addresses innermost first. Frames inside libprof.so are dropped so a
-// stack begins at the program's call into the allocator.
+// Invariants: no malloc (the caller owns the per-thread HostStackCache,
+// zero-initialised memory) and no lock of its own; not for signal handlers
+// (libunwind and /proc reads). The rule walk reads only the live stack:
+// between the starting sp and the end of the mapping that holds it, read
+// from /proc/self/maps when the thread first runs on that mapping (a few
+// per thread are kept: the main stack growing, coroutine stacks). Return
+// addresses are reported as they are (not minus one).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
+#include "unwind_rule.h"
+
 namespace prof {
+
+// What one thread keeps between captures (about 210 KiB; map it lazily:
+// a capture touches only as much as its stack is deep).
+struct HostStackCache {
+  static constexpr int kMaxFrames = 1024 + 16;
+  static constexpr int kRuleSlots = 4096;
+  struct RuleSlot {
+    uint64_t pc;  // 0: empty
+    UnwindRule rule;
+  };
+  // One frame of the previous walk: the state on entry, and the addresses
+  // its step read (0: not read); the values read are the next step's
+  // ip, rbp and sp. rbp only counts when the rest of the walk depends on it
+  // (most code keeps no frame pointer, and rbp then holds any value).
+  struct Step {
+    uint64_t ip, sp, rbp;
+    uint64_t ra_at, rbp_at, cfa_at;
+    bool reads_rbp;    // this frame's rule reads rbp
+    bool keeps_rbp;    // this frame's rule hands rbp to its caller unchanged
+    bool rbp_needed;   // the walk from this state depends on its rbp
+  };
+
+  struct Range {
+    uint64_t lo, hi;
+  };
+  static constexpr int kStacks = 4;
+
+  uint64_t generation;       // HostStack's code generation, when this cache was filled
+  uint64_t unmaps_seen;      // how many of HostStack's unmaps `stacks` accounts for
+  Range stacks[kStacks];     // mappings this thread ran its stack in (0, 0: none)
+  int next_stack;            // the entry to replace next
+  uint64_t read_lo, read_hi; // this capture's stack: the walk reads only here
+  // The previous walk, root first: steps[0..depth), and `beyond`, the state
+  // its outermost step led to (read by that step). cut: it stopped at the
+  // depth limit, so steps[0] is not the stack's root.
+  int depth;
+  bool cut;
+  Step beyond;
+  Step steps[kMaxFrames];
+  Step walk[kMaxFrames + 1];  // a walk in progress, innermost first
+  RuleSlot rules[kRuleSlots];
+};
+
+// The state of a function's caller at the return address: what the stack
+// walk starts from.
+struct CallSite {
+  uint64_t ip, sp, rbp;
+};
+
+// The call site of the function whose own frame is `frame`; pass it
+// __builtin_frame_address(0), which makes the compiler keep a standard frame
+// ([frame] = the caller's rbp, [frame + 8] = the return address) there.
+inline CallSite caller_of(const void *frame) {
+  const auto *fp = static_cast<const uint64_t *>(frame);
+  return CallSite{fp[1], reinterpret_cast<uint64_t>(fp + 2), fp[0]};
+}
 
 class HostStack {
  public:
-  // Records which addresses are the agent's (call once, at start).
-  static void init_self_range(const void *any_agent_address);
-  // Fills ips[0..max) innermost first; returns the count.
-  static int capture(uint64_t *ips, int max);
+  // Records which addresses are the agent's and picks the back end (call
+  // once, at start, before any capture).
+  static void init(const void *any_agent_address, bool rule_walk);
+  // Fills ips[0..max) innermost first with the stack of `from` (a call site
+  // on the calling thread's stack, in a frame that is still live); returns
+  // the count. `cache` may be nullptr (libunwind only).
+  static int capture(const CallSite &from, uint64_t *ips, int max, HostStackCache *cache);
+  // Code was unloaded (dlclose): every thread's cached rules and walk are stale.
+  static void invalidate();
+  // [addr, addr + len) is being unmapped (munmap, mremap): threads drop the
+  // stack mappings they cached there.
+  static void forget_mapping(uint64_t addr, uint64_t len);
+  // How many captures fell back to libunwind (for the stats record).
+  static uint64_t fallbacks();
 };
 
 }  // namespace prof

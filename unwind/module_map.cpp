@@ -38,41 +38,40 @@ Extent extent(const dl_phdr_info *info) {
   return e;
 }
 
-struct SyncState {
-  ModuleMap::LoadFn on_load;
-  void *ctx;
-  bool (*mark)(void *self, uint64_t base, uint64_t size);
-  void *self;
-  char exe[4096];
-};
-
 }  // namespace
 
-void ModuleMap::sync(LoadFn on_load, UnloadFn on_unload, void *ctx) {
-  for (size_t i = 0; i < count_; i++) known_[i].seen = false;
-  SyncState st{on_load, ctx,
-               [](void *self, uint64_t base, uint64_t size) {
-                 // Returns true when the object is new.
-                 auto *m = static_cast<ModuleMap *>(self);
-                 for (size_t i = 0; i < m->count_; i++)
-                   if (m->known_[i].base == base && m->known_[i].size == size)
-                     return !(m->known_[i].seen = true);
-                 if (m->count_ < kMaxModules) m->known_[m->count_++] = Known{base, size, true};
-                 return true;
-               },
-               this, {0}};
+void ModuleMap::for_each_loaded(LoadFn visit, void *ctx) {
+  struct State {
+    LoadFn visit;
+    void *ctx;
+    char exe[4096];
+  } st{visit, ctx, {0}};
   const ssize_t n = readlink("/proc/self/exe", st.exe, sizeof st.exe - 1);
   st.exe[n > 0 ? n : 0] = 0;
   dl_iterate_phdr(
       [](dl_phdr_info *info, size_t, void *arg) {
-        auto *s = static_cast<SyncState *>(arg);
+        auto *s = static_cast<State *>(arg);
         const Extent e = extent(info);
-        if (e.size == 0 || !s->mark(s->self, info->dlpi_addr, e.size)) return 0;
+        if (e.size == 0) return 0;
         // The main program has an empty name; the vDSO has no file.
         const char *path = info->dlpi_name && *info->dlpi_name ? info->dlpi_name : s->exe;
-        s->on_load(ModuleInfo{info->dlpi_addr, e.size, path, e.build_id, e.build_id_len},
-                   s->ctx);
+        s->visit(ModuleInfo{info->dlpi_addr, e.size, path, e.build_id, e.build_id_len}, s->ctx);
         return 0;
+      },
+      &st);
+}
+
+void ModuleMap::sync(LoadFn on_load, UnloadFn on_unload, void *ctx) {
+  for (size_t i = 0; i < count_; i++) known_[i].seen = false;
+  struct State {
+    ModuleMap *self;
+    LoadFn on_load;
+    void *ctx;
+  } st{this, on_load, ctx};
+  for_each_loaded(
+      [](const ModuleInfo &m, void *arg) {
+        auto *s = static_cast<State *>(arg);
+        if (s->self->mark_seen(m.base, m.size)) s->on_load(m, s->ctx);
       },
       &st);
   size_t kept = 0;
@@ -84,6 +83,13 @@ void ModuleMap::sync(LoadFn on_load, UnloadFn on_unload, void *ctx) {
     known_[kept++] = known_[i];
   }
   count_ = kept;
+}
+
+bool ModuleMap::mark_seen(uint64_t base, uint64_t size) {
+  for (size_t i = 0; i < count_; i++)
+    if (known_[i].base == base && known_[i].size == size) return !(known_[i].seen = true);
+  if (count_ < kMaxModules) known_[count_++] = Known{base, size, true};
+  return true;
 }
 
 bool ModuleMap::extent_of(const void *addr, uint64_t *lo, uint64_t *hi) {

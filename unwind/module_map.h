@@ -25,6 +25,10 @@ class ModuleMap {
   using LoadFn = void (*)(const ModuleInfo &info, void *ctx);
   using UnloadFn = void (*)(uint64_t base, void *ctx);
 
+  // Calls visit() for every object loaded now, the main program under its
+  // /proc/self/exe path (for a stream's opening module records, e.g. the
+  // CPU sampler's). Stateless: it does not change what sync() knows.
+  static void for_each_loaded(LoadFn visit, void *ctx);
   // Compares the loaded objects with the last call and reports the changes.
   void sync(LoadFn on_load, UnloadFn on_unload, void *ctx);
   // Forgets everything (a forked child starts a new stream).
@@ -39,6 +43,9 @@ class ModuleMap {
     uint64_t size;
     bool seen;
   };
+  // True when the object is new (not seen by the previous sync()).
+  bool mark_seen(uint64_t base, uint64_t size);
+
   Known known_[kMaxModules];
   size_t count_ = 0;
 };

@@ -25,7 +25,7 @@ __attribute__((noinline)) static void work(int depth, unsigned seed, int rounds)
 
 int main() {
   auto run = [](unsigned seed) {
-    for (int d = 3; d <= 22; d++) work(d, seed + unsigned(d), 27500);
+    for (int d = 3; d <= 22; d++) work(d, seed + unsigned(d), 55000);
   };
   std::thread a(run, 1u), b(run, 2u);
   a.join();

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
+#include <ftw.h>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -28,6 +29,7 @@ RunResult run(const std::vector<std::string> &argv, const std::vector<std::strin
   RunResult r;
   char tmpl[] = "/tmp/libprof-e2e-XXXXXX";
   r.dir = mkdtemp(tmpl);
+  r.remove_dir = std::shared_ptr<void>(nullptr, [dir = r.dir](void *) { remove_tree(dir); });
   const std::string out = r.dir + "/stdout", err = r.dir + "/stderr";
   const pid_t pid = fork();
   if (pid == 0) {
@@ -68,6 +70,11 @@ RunResult run(const std::vector<std::string> &argv, const std::vector<std::strin
 }
 
 }  // namespace
+
+void remove_tree(const std::string &dir) {
+  nftw(dir.c_str(), [](const char *path, const struct stat *, int, FTW *) { return remove(path); },
+       16, FTW_DEPTH | FTW_PHYS);
+}
 
 RunResult run_under_agent(const std::vector<std::string> &argv,
                           const std::vector<std::string> &env) {
@@ -119,9 +126,13 @@ Recorded read_memprof(const std::string &path) {
         if (x.kind == prof::ExtKind::ModuleUnload) rec.unloads.push_back(x);
         if (x.kind == prof::ExtKind::Stats) rec.stats.push_back(x);
         if (x.kind == prof::ExtKind::StackHost) rec.nodes[x.id] = {x.parent, x.addr};
+        if (x.kind == prof::ExtKind::StackGuest) rec.guest_nodes[x.id] = x;
         continue;
       }
-      if (ev.record == prof::MemprofRecord::Symbol) continue;
+      if (ev.record == prof::MemprofRecord::Symbol) {
+        rec.symbols[ev.symbol.addr] = ev.symbol.name;
+        continue;
+      }
       rec.events++;
       Block b{};
       if (ev.record != prof::MemprofRecord::Alloc) {
@@ -133,6 +144,8 @@ Recorded read_memprof(const std::string &path) {
       if (ev.record != prof::MemprofRecord::Free) {
         rec.allocs_by_size[ev.nsize]++;
         rec.stacks_by_size[ev.nsize].push_back(ev.host_stack);
+        rec.guest_stacks_by_size[ev.nsize].push_back(ev.guest_stack);
+        rec.locs_by_size[ev.nsize].push_back(ev.loc);
         live[ev.naddr].push_back(Block{ev.nsize});
       }
     }

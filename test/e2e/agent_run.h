@@ -5,18 +5,24 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "ext.h"
+#include "memprof.h"
 
 struct RunResult {
   int exit_code = -1;    // -1 when killed by a signal
   int signal = 0;
   std::string out, err;  // the program's stdout and stderr
-  std::string dir;       // where PROF_OUTPUT pointed
+  std::string dir;       // where PROF_OUTPUT pointed, removed with the last copy
   std::vector<std::string> memprof_files;
+  std::shared_ptr<void> remove_dir;
 };
+
+// Removes a directory and everything in it.
+void remove_tree(const std::string &dir);
 
 // Runs argv with LD_PRELOAD=libprof.so, PROF_OUTPUT=<fresh dir>/prof.%p and
 // `env` ("NAME=value") added; waits for it.
@@ -36,6 +42,10 @@ struct Recorded {
   std::vector<prof::ExtRecord> modules, unloads, stats;
   std::map<uint64_t, std::pair<uint64_t, uint64_t>> nodes;  // id -> (parent, ip)
   std::map<uint64_t, std::vector<uint64_t>> stacks_by_size;  // host stack ids per alloc size
+  std::map<uint64_t, std::vector<prof::GuestLoc>> locs_by_size;     // guest locations per alloc size
+  std::map<uint64_t, std::vector<uint64_t>> guest_stacks_by_size;  // guest stack ids per alloc size
+  std::map<uint64_t, prof::ExtRecord> guest_nodes;                  // id -> StackGuest record
+  std::map<uint64_t, std::string> symbols;                          // in-stream symbols: addr -> name
   // The host frames (innermost first) of a stack id.
   std::vector<uint64_t> frames(uint64_t id) const;
 };

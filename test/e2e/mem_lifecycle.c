@@ -4,6 +4,9 @@
    exit-threads: a thread allocates 1500 B blocks forever while main allocates
            6 x 6006 B and calls exit().
    _exit / abort: 8 x 8008 B then _exit(5) / abort().
+   thread-exit: main allocates 7007 B (the agent's per-thread keys now
+           exist); a thread allocates 7007 B, and its key destructor, which
+           runs after the agent's own (its key is newer), 3 x 7007 B more.
    devnull: prints "hello" and exits 9 (for output/exit-code checks). */
 #include <pthread.h>
 #include <signal.h>
@@ -16,6 +19,16 @@
 void *volatile sink;
 static void leak(int n, size_t size) {
   for (int i = 0; i < n; i++) sink = malloc(size);
+}
+static pthread_key_t late_key;
+static void late_destructor(void *value) {
+  (void)value;
+  leak(3, 7007);
+}
+static void *exiting_thread(void *arg) {
+  pthread_setspecific(late_key, arg);
+  leak(1, 7007);
+  return NULL;
 }
 static void *spin(void *arg) {
   (void)arg;
@@ -49,6 +62,14 @@ int main(int argc, char **argv) {
     pthread_create(&t, NULL, spin, NULL);
     leak(6, 6006);
     exit(0);
+  }
+  if (!strcmp(mode, "thread-exit")) {
+    pthread_t t;
+    leak(1, 7007);
+    pthread_key_create(&late_key, late_destructor);
+    pthread_create(&t, NULL, exiting_thread, (void *)1);
+    pthread_join(t, NULL);
+    return 0;
   }
   if (!strcmp(mode, "_exit")) {
     leak(8, 8008);

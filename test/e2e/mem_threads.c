@@ -1,13 +1,14 @@
-/* Two threads hand blocks back and forth: thread A allocates 2000 blocks of
-   1111 B that thread B frees, B allocates 2000 blocks of 2222 B that A frees,
-   so freed addresses are reused across threads all the time. No leak. */
+/* Two threads hand blocks back and forth: thread A allocates N blocks of
+   1111 B that thread B frees, B allocates N blocks of 2222 B that A frees,
+   so freed addresses are reused across threads all the time. No leak.
+   N is argv[1], 2000 by default. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 
-#define N 2000
 #define SLOTS 8
 static void *_Atomic to_b[SLOTS], *_Atomic to_a[SLOTS];
+static int n_blocks = 2000;
 
 static void pass(void *_Atomic *q, void *p) {
   for (;;)
@@ -25,13 +26,14 @@ static void *take(void *_Atomic *q) {
 }
 static void *run(void *arg) {
   const int is_a = arg != NULL;
-  for (int i = 0; i < N; i++) {
+  for (int i = 0; i < n_blocks; i++) {
     pass(is_a ? to_b : to_a, malloc(is_a ? 1111 : 2222));
     free(take(is_a ? to_a : to_b));
   }
   return NULL;
 }
-int main(void) {
+int main(int argc, char **argv) {
+  if (argc > 1) n_blocks = atoi(argv[1]);
   pthread_t a, b;
   pthread_create(&a, NULL, run, (void *)1);
   pthread_create(&b, NULL, run, NULL);

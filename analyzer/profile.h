@@ -1,0 +1,68 @@
+// Profile: what a set of streams says, each read once in file order: the
+// memory model (HeapModel) and the CPU model (CpuModel), plus the streams
+// themselves, kept open to name stacks with their symbols, stack tables and
+// module maps. Summaries, folded stacks and exporters read a Profile.
+//
+// Invariants: reading keeps nothing per event (see HeapModel and CpuModel);
+// a cut stream is read up to its last complete record (StreamContext::end);
+// corruption throws FormatError and I/O failures std::runtime_error.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <tuple>
+#include <utility>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "cpu_model.h"
+#include "frame.h"
+#include "heap_model.h"
+#include "stream_context.h"
+
+namespace prof {
+
+struct ProfileOptions {
+  // RFC-style heap snapshots: every so many seconds of time marks, or every
+  // so many allocation events (0: none), each with its `snap_top` holders.
+  double snap_interval_s = 0;
+  uint64_t snap_events = 0;
+  size_t snap_top = 10;
+};
+
+class Profile {
+ public:
+  explicit Profile(const ProfileOptions &opt = {}) : opt_(opt) {}
+
+  // Reads one more stream.
+  StreamContext &read(const std::string &path);
+
+  // The frames of a stack of the memory model, root first.
+  std::vector<Frame> frames(const StackKey &key);
+
+  bool has_memory() const { return has_memory_; }
+  bool has_cpu() const { return has_cpu_; }
+  const HeapModel &memory() const { return heap_; }
+  const CpuModel &cpu() const { return cpu_; }
+  const std::vector<std::unique_ptr<StreamContext>> &streams() const { return streams_; }
+
+ private:
+  void read_memory(StreamContext &ctx);
+  uint32_t site_of(StreamContext &ctx, const GuestLoc &loc);
+
+  ProfileOptions opt_;
+  std::vector<std::unique_ptr<StreamContext>> streams_;
+  HeapModel heap_;
+  CpuModel cpu_;
+  bool has_memory_ = false, has_cpu_ = false;
+  // Guest locations of streams without stacks, named when met; the names of
+  // locations of the stream being read while no symbol changes them.
+  std::vector<std::string> site_names_;
+  std::unordered_map<std::string, uint32_t> site_ids_;
+  std::map<std::tuple<uint64_t, uint64_t, uint64_t>, uint32_t> loc_sites_;
+  std::pair<uint32_t, uint64_t> loc_epoch_{UINT32_MAX, 0};
+};
+
+}  // namespace prof

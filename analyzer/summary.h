@@ -1,0 +1,30 @@
+// The native summary of a Profile, as one JSON document (the data model of
+// `prof-analyze summary --json`, schema in the README) and as text rendered
+// from that document, so both always say the same.
+//
+// Invariants: every table is limited to `top` rows and sorted by its figure,
+// then by the stack's frames, so equal figures come out in a stable order.
+// Streams read together merge stacks that are named alike.
+#pragma once
+
+#include <cstddef>
+#include <ostream>
+
+#include <nlohmann/json.hpp>
+
+#include "profile.h"
+
+namespace prof {
+
+struct SummaryOptions {
+  size_t top = 10;          // rows per table
+  size_t stack_depth = 12;  // frames per stack in text (0: all)
+};
+
+nlohmann::json summary_json(Profile &profile, const SummaryOptions &opt);
+void render_summary(const nlohmann::json &summary, const SummaryOptions &opt, std::ostream &out);
+
+// A frame as JSON: {"function", "file", "line", "module", "kind"}.
+nlohmann::json frame_json(const Frame &f);
+
+}  // namespace prof

@@ -1,0 +1,181 @@
+#define _GNU_SOURCE
+#include "call_walk.h"
+
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+/* Bumped whenever a block of a prototype's size is freed; cached lines carry
+** the value they were computed under (CallWalk.epoch). */
+static uint32_t g_proto_epoch;
+
+void call_walk_protos_freed(void) { __atomic_add_fetch(&g_proto_epoch, 1, __ATOMIC_RELAXED); }
+
+uint32_t call_walk_epoch(void) { return __atomic_load_n(&g_proto_epoch, __ATOMIC_RELAXED); }
+
+bool safe_read(void *dst, const void *src, size_t n) {
+  struct iovec local = {dst, n};
+  struct iovec remote = {(void *)src, n};
+  /* XXX: getpid() every time, not a cached pid: after fork() a cached one
+  ** would read the parent's memory. */
+  return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)n;
+}
+
+bool safe_read_available(void) {
+  static int state; /* 0 unknown, 1 works, -1 forbidden (seccomp, ...) */
+  if (state == 0) {
+    const uint64_t probe = 0x5a5a5a5a5a5a5a5aull;
+    uint64_t copy = 0;
+    state = safe_read(&copy, &probe, sizeof copy) && copy == probe ? 1 : -1;
+  }
+  return state == 1;
+}
+
+static inline bool read_bytes(bool safe, void *dst, const void *src, size_t n) {
+  if (!safe) {
+    memcpy(dst, src, n);
+    return true;
+  }
+  return safe_read(dst, src, n);
+}
+
+/* Finds the last absolute line entry at or before pc, starting from Lua's
+** own estimate; false when the table is not what Lua writes. */
+static bool abs_base(const L54Proto *p, int pc, bool safe, int *basepc, int *line) {
+  L54AbsLineInfo a, next;
+  int i = pc / L54_MAXIWTHABS - 1;
+  if (i < 0) i = 0;
+  if (i >= p->sizeabslineinfo) i = p->sizeabslineinfo - 1;
+  if (!read_bytes(safe, &a, p->abslineinfo + i, sizeof a)) return false;
+  for (int guard = 0; a.pc > pc; guard++) {
+    if (i == 0) {
+      *basepc = -1;
+      *line = p->linedefined;
+      return true;
+    }
+    if (guard == 64 || !read_bytes(safe, &a, p->abslineinfo + --i, sizeof a)) return false;
+  }
+  for (int guard = 0; i + 1 < p->sizeabslineinfo; guard++) {
+    if (guard == 64 || !read_bytes(safe, &next, p->abslineinfo + i + 1, sizeof next)) return false;
+    if (next.pc > pc) break;
+    a = next;
+    i++;
+  }
+  *basepc = a.pc;
+  *line = a.line;
+  return true;
+}
+
+/* The line of instruction pc in p (a copy of the prototype), 0 if unknown. */
+static uint32_t line_at(const L54Proto *p, int pc, bool safe) {
+  if (!p->lineinfo || pc >= p->sizelineinfo) return 0; /* stripped */
+  if (pc < 0) return (uint32_t)p->linedefined;        /* not started yet */
+  int basepc = -1, line = p->linedefined;
+  if (p->sizeabslineinfo > 0 && !abs_base(p, pc, safe, &basepc, &line)) return 0;
+  const int n = pc - basepc; /* deltas lineinfo[basepc + 1 .. pc] */
+  const signed char *delta = p->lineinfo + basepc + 1;
+  signed char copy[2 * L54_MAXIWTHABS];
+  if (safe) {
+    if (n > (int)sizeof copy || !safe_read(copy, delta, (size_t)n)) return 0;
+    delta = copy;
+  }
+  for (int k = 0; k < n; k++) line += delta[k];
+  return line > 0 ? (uint32_t)line : 0;
+}
+
+static struct LineCacheEntry *cache_entry(const struct CallWalk *w, const uint32_t *savedpc) {
+  return w->cache ? &w->cache->e[((uintptr_t)savedpc >> 2) % LINE_CACHE_SLOTS] : NULL;
+}
+
+/* The current line of a Lua frame running proto, or false if proto is not a
+** prototype. */
+static bool frame_line(struct CallWalk *w, const L54Proto *proto, const uint32_t *savedpc,
+                       bool safe, uint32_t *line) {
+  struct LineCacheEntry *e = cache_entry(w, savedpc);
+  if (e && e->savedpc == savedpc && e->proto == proto && e->epoch == w->epoch) {
+    *line = e->line;
+    return true;
+  }
+  L54Proto p;
+  if (!read_bytes(safe, &p, proto, sizeof p) || p.tt != L54_VPROTO) return false;
+  if (savedpc < p.code || savedpc > p.code + p.sizecode) {
+    *line = 0; /* a tail call is replacing this frame's function */
+    return true;
+  }
+  *line = line_at(&p, (int)(savedpc - p.code) - 1, safe);
+  if (e) *e = (struct LineCacheEntry){savedpc, proto, *line, w->epoch};
+  return true;
+}
+
+static void emit(struct CallWalk *w, uint8_t type, uint64_t addr, uint64_t line,
+                 const void *closure, bool tail) {
+  w->frames[w->n] = (struct prof_guest_frame){type, addr, line};
+  if (w->closures) w->closures[w->n] = closure;
+  if (w->tails) w->tails[w->n] = tail;
+  w->n++;
+}
+
+/* Appends one frame (false: the frame is unreadable, skip it). */
+static bool walk_frame(struct CallWalk *w, const L54CallInfo *ci, const L54StackValue *stack,
+                       const L54StackValue *stack_end, bool safe) {
+  const bool tail = (ci->callstatus & L54_CIST_TAIL) != 0;
+  if (!safe && !(ci->callstatus & L54_CIST_C)) {
+    /* XXX: where no frame is half-written, a frame's saved pc lies in the
+    ** code of the prototype it runs, so a cached pc names both without
+    ** reading the closure (prototypes freed since bump the epoch). */
+    const struct LineCacheEntry *e = cache_entry(w, ci->u.l.savedpc);
+    if (e && e->savedpc == ci->u.l.savedpc && e->epoch == w->epoch) {
+      emit(w, PROF_FRAME_LFUNC, (uint64_t)(uintptr_t)e->proto, e->line, NULL, tail);
+      return true;
+    }
+  }
+  /* XXX: a slot outside the current stack means the stack is being moved
+  ** (luaD_reallocstack): skip the frame, never read the old block. */
+  if (ci->func < stack || ci->func >= stack_end) return false;
+  L54TValue fn;
+  if (!read_bytes(w->all_safe, &fn, &ci->func->val, sizeof fn)) return false;
+  if (ci->callstatus & L54_CIST_C) {
+    if (fn.tt_ == L54_VLCF) {
+      emit(w, PROF_FRAME_CFUNC, (uint64_t)(uintptr_t)fn.value_.f, 0, NULL, false);
+      return true;
+    }
+    L54CClosure cl;
+    if (fn.tt_ != (L54_VCCL | L54_COLLECTABLE) || !read_bytes(safe, &cl, fn.value_.gc, sizeof cl) ||
+        cl.tt != L54_VCCL)
+      return false;
+    emit(w, PROF_FRAME_CFUNC, (uint64_t)(uintptr_t)cl.f, 0, fn.value_.gc, false);
+    return true;
+  }
+  L54LClosure cl;
+  uint32_t line;
+  if (fn.tt_ != (L54_VLCL | L54_COLLECTABLE) || !read_bytes(safe, &cl, fn.value_.gc, sizeof cl) ||
+      cl.tt != L54_VLCL || !frame_line(w, cl.p, ci->u.l.savedpc, safe, &line))
+    return false;
+  emit(w, PROF_FRAME_LFUNC, (uint64_t)(uintptr_t)cl.p, line, fn.value_.gc, tail);
+  return true;
+}
+
+void call_walk_state(struct CallWalk *w, const L54State *L, bool running) {
+  L54State copy;
+  if (w->all_safe) {
+    if (!safe_read(&copy, L, sizeof copy)) return;
+  }
+  const L54State *st = w->all_safe ? &copy : L;
+  const L54StackValue *stack = st->stack;
+  const L54StackValue *stack_end = st->stack_last + L54_EXTRA_STACK;
+  const L54CallInfo *base = &L->base_ci;
+  bool innermost = running;
+  for (const L54CallInfo *at = st->ci; at && at != base && w->n < w->max && w->steps_left > 0;
+       innermost = false) {
+    w->steps_left--;
+    if ((uintptr_t)at & (sizeof(void *) - 1)) return;
+    L54CallInfo ci_copy;
+    const L54CallInfo *ci = at;
+    if (w->all_safe) {
+      if (!safe_read(&ci_copy, at, sizeof ci_copy)) return;
+      ci = &ci_copy;
+    }
+    at = ci->previous;
+    walk_frame(w, ci, stack, stack_end, w->all_safe || (innermost && !w->clean_point));
+  }
+}

@@ -1,0 +1,67 @@
+/*
+** call_walk.h: reads a lua_State's call frames (CallInfo chain) into guest
+** frames, without the Lua API, so that it can run in a signal handler or
+** inside an allocation hook.
+**
+** Invariants callers rely on:
+** - No allocation, lock, stdio or Lua API call; every loop is bounded.
+** - A frame is dereferenced directly only where Lua guarantees it is whole:
+**   frames below the innermost one never change while it runs, their
+**   function slots hold live closures (the collector clears dead stack
+**   slices before sweeping), and a function slot is read only if it lies in
+**   the state's current stack. The running state's innermost frame may be
+**   half-written by a call or return; unless the VM is known to be at an
+**   allocation call, its closure and prototype are read through safe_read(),
+**   which reports a fault instead of taking it.
+** - Lines are Lua's own current lines (luaG_getfuncline's rule); 0 means
+**   unknown. A tail-called frame stands in for its vanished caller, as in
+**   lua_getstack.
+*/
+#ifndef PROF_LUA54_CALL_WALK_H
+#define PROF_LUA54_CALL_WALK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "libprof.h"
+#include "lua54_layout.h"
+
+/* Lines of recently seen (prototype, pc) pairs; one per OS thread. */
+#define LINE_CACHE_SLOTS 1024
+struct LineCacheEntry {
+  const uint32_t *savedpc;
+  const L54Proto *proto;
+  uint32_t line;
+  uint32_t epoch;
+};
+struct LineCache {
+  struct LineCacheEntry e[LINE_CACHE_SLOTS];
+};
+
+struct CallWalk {
+  bool all_safe;           /* read everything through safe_read (layout check) */
+  bool clean_point;        /* the VM is inside its allocator: no half-written frame */
+  struct LineCache *cache; /* NULL: compute every line */
+  uint32_t epoch;          /* call_walk_epoch() when the walk began */
+  struct prof_guest_frame *frames;
+  int max, n;
+  int steps_left;          /* bounds the walk even over a corrupt chain */
+  /* Optional, for the layout check: each frame's closure and tail flag. */
+  const void **closures;
+  bool *tails;
+};
+
+/* Appends the frames of L, innermost first. `running` marks the state whose
+** innermost frame may be in the middle of a call or return. */
+void call_walk_state(struct CallWalk *w, const L54State *L, bool running);
+
+/* Copies n bytes from src, or returns false if they are not readable. */
+bool safe_read(void *dst, const void *src, size_t n);
+/* Whether safe_read works here (process_vm_readv may be forbidden). */
+bool safe_read_available(void);
+
+/* Invalidates cached lines: called whenever a prototype may have been freed. */
+void call_walk_protos_freed(void);
+uint32_t call_walk_epoch(void);
+
+#endif /* PROF_LUA54_CALL_WALK_H */

@@ -1,0 +1,18 @@
+/*
+** lua54_backtracer.h: the prof_guest_backtracer for stock Lua 5.4: the
+** frames of the coroutine running on this OS thread, then those of each
+** coroutine that resumed it, the universe's main thread last.
+**
+** Invariants callers rely on: async-signal-safe and lock-free (see
+** call_walk.h); returns 0 frames with *vmstate = -1 on a thread bound to no
+** universe. vmstate is PROF_VMST_GC while a collector step runs, else
+** LFUNC/CFUNC by the innermost frame, INTERP when no frame is active.
+*/
+#ifndef PROF_LUA54_BACKTRACER_H
+#define PROF_LUA54_BACKTRACER_H
+
+#include "libprof.h"
+
+int lua54_backtrace(void *ctx, struct prof_guest_frame *frames, int max, int *vmstate);
+
+#endif /* PROF_LUA54_BACKTRACER_H */

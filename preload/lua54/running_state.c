@@ -1,0 +1,138 @@
+#include "running_state.h"
+
+#include <stdint.h>
+#include <sys/mman.h>
+
+#include <lauxlib.h>
+
+#include "call_walk.h"
+#include "libprof.h"
+
+__thread struct ThreadSlot lua54_slot __attribute__((tls_model("initial-exec")));
+
+/* XXX: the slot is read by this thread's own signal handlers, so a compiler
+** barrier orders its writes; no other thread ever reads it. */
+#define SIGNAL_FENCE() __atomic_signal_fence(__ATOMIC_SEQ_CST)
+
+void running_state_bind(lua_State *L) {
+  struct ThreadSlot *s = &lua54_slot;
+  lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_MAINTHREAD);
+  lua_State *main = lua_tothread(L, -1);
+  lua_pop(L, 1);
+  if (!s->cache) {
+    void *p = mmap(NULL, sizeof(struct LineCache), PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p != MAP_FAILED) s->cache = p;
+  }
+  SIGNAL_FENCE();
+  s->main = main;
+}
+
+void running_state_unbind(lua_State *main) {
+  if (lua54_slot.main != main) return;
+  lua54_slot.main = NULL;
+  SIGNAL_FENCE();
+}
+
+/* lua_resume with co on top of this thread's resume stack meanwhile. */
+static int resume_tracked(lua_State *co, lua_State *from, int narg, int *nres) {
+  struct ThreadSlot *s = &lua54_slot;
+  if (!s->main) running_state_bind(from);
+  struct ResumeLink link = {co, s->top};
+  SIGNAL_FENCE();
+  s->top = &link;
+  SIGNAL_FENCE();
+  const int status = lua_resume(co, from, narg, nres);
+  SIGNAL_FENCE();
+  s->top = link.prev;
+  SIGNAL_FENCE();
+  return status;
+}
+
+/* lua_resetthread (which runs co's pending __close handlers) as co. */
+static int reset_tracked(lua_State *co) {
+  struct ThreadSlot *s = &lua54_slot;
+  struct ResumeLink link = {co, s->top};
+  SIGNAL_FENCE();
+  s->top = &link;
+  SIGNAL_FENCE();
+  const int status = lua_resetthread(co);
+  SIGNAL_FENCE();
+  s->top = link.prev;
+  SIGNAL_FENCE();
+  return status;
+}
+
+/* Moves narg arguments from L into co and resumes it; leaves its results
+** (count returned) or an error message (-1 returned) on L. Nothing here can
+** raise a Lua error while the link is pushed. */
+static int resume_moving(lua_State *L, lua_State *co, int narg) {
+  if (!lua_checkstack(co, narg)) {
+    lua_pushliteral(L, "too many arguments to resume");
+    return -1;
+  }
+  lua_xmove(L, co, narg);
+  int nres = 0;
+  const int status = resume_tracked(co, L, narg, &nres);
+  if (status != LUA_OK && status != LUA_YIELD) {
+    lua_xmove(co, L, 1);
+    return -1;
+  }
+  if (!lua_checkstack(L, nres + 1)) {
+    lua_pop(co, nres);
+    lua_pushliteral(L, "too many results to resume");
+    return -1;
+  }
+  lua_xmove(co, L, nres);
+  return nres;
+}
+
+/* coroutine.resume(co, ...): as the standard one, with co tracked. */
+static int coroutine_resume(lua_State *L) {
+  lua_State *co = lua_tothread(L, 1);
+  luaL_argexpected(L, co, 1, "thread");
+  const int r = resume_moving(L, co, lua_gettop(L) - 1);
+  lua_pushboolean(L, r >= 0);
+  lua_insert(L, r >= 0 ? -(r + 1) : -2);
+  return r >= 0 ? r + 1 : 2;
+}
+
+/* The function coroutine.wrap returns; upvalue 1 is the coroutine. */
+static int coroutine_wrapped_call(lua_State *L) {
+  lua_State *co = lua_tothread(L, lua_upvalueindex(1));
+  const int r = resume_moving(L, co, lua_gettop(L));
+  if (r >= 0) return r;
+  int status = lua_status(co);
+  if (status != LUA_OK && status != LUA_YIELD) { /* the coroutine died: close it */
+    status = reset_tracked(co);
+    lua_xmove(co, L, 1);
+  }
+  if (status != LUA_ERRMEM && lua_type(L, -1) == LUA_TSTRING) { /* where the call was */
+    luaL_where(L, 1);
+    lua_insert(L, -2);
+    lua_concat(L, 2);
+  }
+  return lua_error(L);
+}
+
+/* coroutine.wrap(f): as the standard one, with its resumes tracked. */
+static int coroutine_wrap(lua_State *L) {
+  luaL_checktype(L, 1, LUA_TFUNCTION);
+  lua_State *co = lua_newthread(L);
+  lua_pushvalue(L, 1);
+  lua_xmove(L, co, 1);
+  lua_pushcclosure(L, coroutine_wrapped_call, 1);
+  return 1;
+}
+
+void running_state_wrap_coroutines(lua_State *L, int idx) {
+  idx = lua_absindex(L, idx);
+  lua_pushcfunction(L, coroutine_resume);
+  lua_setfield(L, idx, "resume");
+  lua_pushcfunction(L, coroutine_wrap);
+  lua_setfield(L, idx, "wrap");
+  /* The others are named by the scan of the loaded modules; this one is
+  ** reachable only through the functions coroutine.wrap returns. */
+  if (prof_guest_cfunc_symbol)
+    prof_guest_cfunc_symbol((uint64_t)(uintptr_t)coroutine_wrapped_call, "coroutine.wrap()");
+}

@@ -1,0 +1,42 @@
+# The Lua 5.4 guest adapter: in a host that stands in for the agent, and end
+# to end on the stock lua5.4 under libprof.so.
+pkg_check_modules(LUA54_HOST REQUIRED IMPORTED_TARGET lua5.4)
+
+add_executable(lua_adapter_tests lua_adapter.cpp lua_host.cpp)
+target_link_libraries(lua_adapter_tests PRIVATE test_main PkgConfig::LUA54_HOST)
+target_include_directories(lua_adapter_tests PRIVATE ${PROJECT_SOURCE_DIR}/preload/include)
+target_compile_definitions(lua_adapter_tests PRIVATE
+  PROF_LUA_MODULE_DIR="$<TARGET_FILE_DIR:prof_lua>")
+# The module binds to this host's prof_register_guest & co.
+set_target_properties(lua_adapter_tests PROPERTIES ENABLE_EXPORTS ON)
+add_dependencies(lua_adapter_tests prof_lua)
+catch_discover_tests(lua_adapter_tests)
+
+# Runs PROF_LUA_STRESS_SECONDS (default 20) CPU seconds of churn.
+add_executable(lua_stress_tests lua_stress.cpp lua_host.cpp)
+target_link_libraries(lua_stress_tests PRIVATE test_main PkgConfig::LUA54_HOST)
+target_include_directories(lua_stress_tests PRIVATE ${PROJECT_SOURCE_DIR}/preload/include)
+target_compile_definitions(lua_stress_tests PRIVATE
+  PROF_LUA_MODULE_DIR="$<TARGET_FILE_DIR:prof_lua>"
+  PROF_LUA_TEST_DIR="${CMAKE_CURRENT_SOURCE_DIR}/e2e")
+set_target_properties(lua_stress_tests PROPERTIES ENABLE_EXPORTS ON)
+add_dependencies(lua_stress_tests prof_lua)
+catch_discover_tests(lua_stress_tests PROPERTIES TIMEOUT 900)
+
+set(LUA_E2E_SOURCES lua_e2e.cpp e2e/agent_run.cpp e2e/lua_streams.cpp)
+# The CPU half needs the agent's sampler (preload/sampler*.cpp).
+file(GLOB PROF_SAMPLER_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/preload/sampler*.cpp)
+if(PROF_SAMPLER_SOURCES)
+  list(APPEND LUA_E2E_SOURCES lua_e2e_cpu.cpp)
+endif()
+add_executable(lua_e2e_tests ${LUA_E2E_SOURCES})
+target_include_directories(lua_e2e_tests PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/e2e)
+target_link_libraries(lua_e2e_tests PRIVATE test_main prof_format)
+target_compile_definitions(lua_e2e_tests PRIVATE
+  PROF_AGENT_PATH="$<TARGET_FILE:prof>"
+  PROF_LUA_MODULE_DIR="$<TARGET_FILE_DIR:prof_lua>"
+  PROF_LUA_CFIB_DIR="$<TARGET_FILE_DIR:cfib>"
+  PROF_LUA_DEMO_DIR="${PROJECT_SOURCE_DIR}/scripts/demo"
+  PROF_LUA_TEST_DIR="${CMAKE_CURRENT_SOURCE_DIR}/e2e")
+add_dependencies(lua_e2e_tests prof prof_lua cfib)
+catch_discover_tests(lua_e2e_tests)

@@ -1,0 +1,92 @@
+// The sysprof RFC's example end to end: scripts/demo/sysprof_fib.lua (a Lua
+// fibonacci and cfib.so's C one) on the stock lua5.4 with `-l prof_lua`,
+// under libprof.so in callgraph mode. Each sample must have one of the
+// shapes the script allows, and the C fibonacci's samples must merge its
+// host frames (inside cfib.so) with the Lua frames that called it.
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <cstring>
+#include <dirent.h>
+#include <string>
+
+#include "agent_run.h"
+#include "lua_streams.h"
+
+namespace {
+
+const std::string kFib = PROF_LUA_DEMO_DIR "/sysprof_fib.lua";
+
+std::string sysprof_file(const std::string &dir) {
+  std::string found;
+  if (DIR *d = opendir(dir.c_str())) {
+    while (dirent *e = readdir(d))
+      if (strstr(e->d_name, ".sysprof")) found = dir + "/" + e->d_name;
+    closedir(d);
+  }
+  return found;
+}
+
+// "sysprof_fib.lua:6:L", L within lua_payload (lines 6-11).
+bool in_lua_payload(const std::string &frame) {
+  const std::string prefix = "sysprof_fib.lua:6:";
+  if (frame.rfind(prefix, 0) != 0) return false;
+  const int line = std::stoi(frame.substr(prefix.size()));
+  return line >= 6 && line <= 11;
+}
+
+}  // namespace
+
+TEST_CASE("lua e2e: the sysprof RFC's fibonacci, Lua and C frames in one stack", "[lua]") {
+  setenv("LUA_CPATH", PROF_LUA_MODULE_DIR "/?.so;" PROF_LUA_CFIB_DIR "/?.so", 1);
+  const RunResult r = run_under_agent({"lua5.4", "-l", "prof_lua", kFib, "2"},
+                                      {"PROF_CPU=callgraph", "PROF_MEMORY=0"});
+  REQUIRE(r.signal == 0);
+  REQUIRE(r.exit_code == 0);
+  const std::string path = sysprof_file(r.dir);
+  REQUIRE(!path.empty());
+  GuestProfile p = read_guest_sysprof(path);
+  CHECK_FALSE(p.truncated);
+
+  uint64_t cfib_base = 0, cfib_end = 0;
+  for (const prof::ExtRecord &m : p.modules)
+    if (m.text.size() >= 8 && m.text.compare(m.text.size() - 8, 8, "/cfib.so") == 0)
+      cfib_base = m.addr, cfib_end = m.addr + m.size;
+  REQUIRE(cfib_end > cfib_base);
+
+  int lua_fib = 0, c_fib = 0, c_fib_merged = 0;
+  for (size_t i = 0; i < p.samples.size(); i++) {
+    const GuestSample &s = p.samples[i];
+    if (!prof::vmstate_has_guest(s.vmstate)) continue;
+    const GuestNames &g = s.stack;
+    INFO("sample " << i << ": " << Catch::Detail::stringify(g));
+    REQUIRE(g.size() >= 2);
+    CHECK(g.back() == "?");  // lua.c's pmain
+    const std::string &main = g[g.size() - 2];
+    if (g.size() >= 3 && in_lua_payload(g[0])) {
+      lua_fib++;
+      CHECK(main == "sysprof_fib.lua:0:20");
+      for (size_t k = 0; k + 2 < g.size(); k++) CHECK(in_lua_payload(g[k]));
+    } else if (g.size() == 3 && g[0] == "cfib.fib") {
+      c_fib++;
+      CHECK(main == "sysprof_fib.lua:0:18");
+      for (uint64_t ip : s.host)
+        if (ip >= cfib_base && ip < cfib_end) {
+          c_fib_merged++;
+          break;
+        }
+    } else if (g.size() == 3) {
+      CHECK(g[0] == "os.clock");
+      CHECK(main == "sysprof_fib.lua:0:16");
+    } else {
+      // Between the calls: the main chunk alone, on one of its lines.
+      CHECK(g.size() == 2);
+      CHECK(main.rfind("sysprof_fib.lua:0:", 0) == 0);
+    }
+  }
+  CHECK(lua_fib > 0);
+  CHECK(c_fib > 0);
+  // A sample in cfib.fib has its C recursion in the host stack.
+  CHECK(c_fib_merged == c_fib);
+  CHECK(p.odd_stacks == 0);
+}

@@ -1,0 +1,320 @@
+#include "signal_unwind.h"
+
+#include <atomic>
+#include <climits>
+#include <cstring>
+#include <dlfcn.h>
+#include <link.h>
+#include <pthread.h>
+#include <ucontext.h>
+
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
+
+namespace prof {
+namespace {
+
+// One object's .eh_frame_hdr search table and the libunwind dynamic-info
+// entry that points libunwind at it.
+struct UnwindTable {
+  std::atomic<uint64_t> hdr{0};  // key: the PT_GNU_EH_FRAME address; 0 = free slot
+  std::atomic<bool> live{false};
+  bool registered = false;  // di is on libunwind's list (it never leaves it)
+  bool seen = false;        // sync_tables bookkeeping
+  uint64_t fde_count = 0;
+  const int32_t *entries = nullptr;  // fde_count pairs (initial location, FDE), hdr-relative
+  uint64_t map_start = 0, map_end = 0;  // the object, as _dl_find_object reports it
+  unw_dyn_info_t di{};
+};
+
+constexpr size_t kTableSlots = 4096;  // a power of two
+UnwindTable g_tables[kTableSlots];
+std::atomic<uint64_t> g_unregistered{0};
+pthread_mutex_t g_sync_mutex = PTHREAD_MUTEX_INITIALIZER;
+
+// What one sync found loaded (under g_sync_mutex).
+struct LoadedObject {
+  uint64_t hdr, fde_count, code_start, code_end, gp, map_start, map_end;
+  const int32_t *entries;
+};
+LoadedObject g_loaded[kTableSlots];
+size_t g_loaded_count = 0;
+uint64_t g_unusable = 0;
+
+template <class T>
+T load(const uint8_t *p) {
+  T v;
+  memcpy(&v, p, sizeof v);
+  return v;
+}
+
+// Byte size of a DW_EH_PE_* encoded value; 0 when variable-sized or unknown.
+size_t encoded_size(uint8_t enc) {
+  switch (enc & 0x0f) {
+    case 0x00: case 0x04: case 0x0c: return 8;
+    case 0x02: case 0x0a: return 2;
+    case 0x03: case 0x0b: return 4;
+  }
+  return 0;
+}
+
+uint64_t load_unsigned(const uint8_t *p, size_t size) {
+  return size == 8 ? load<uint64_t>(p) : size == 4 ? load<uint32_t>(p) : load<uint16_t>(p);
+}
+
+const uint8_t *skip_leb(const uint8_t *p, const uint8_t *end) {
+  while (p < end && (*p++ & 0x80)) {}
+  return p;
+}
+
+// Reads an .eh_frame_hdr; false unless it holds the sorted table that
+// libunwind searches (version 1, entries datarel|sdata4).
+bool parse_eh_frame_hdr(const uint8_t *hdr, uint64_t *fde_count, const int32_t **entries) {
+  const size_t ptr_size = encoded_size(hdr[1]), count_size = encoded_size(hdr[2]);
+  if (hdr[0] != 1 || hdr[3] != 0x3b || !ptr_size || !count_size || (hdr[2] & 0x70)) return false;
+  const uint8_t *count_at = hdr + 4 + ptr_size;
+  *fde_count = load_unsigned(count_at, count_size);
+  *entries = reinterpret_cast<const int32_t *>(count_at + count_size);
+  return true;
+}
+
+// The pointer encoding of the FDEs of the CIE at `cie` ('R'), or -1.
+int fde_encoding(const uint8_t *cie) {
+  const uint32_t len = load<uint32_t>(cie);
+  if (len == 0 || len == 0xffffffff || load<uint32_t>(cie + 4) != 0) return -1;
+  const uint8_t *p = cie + 8, *end = cie + 4 + len;
+  const uint8_t version = *p++;
+  const char *aug = reinterpret_cast<const char *>(p);
+  const size_t aug_len = strnlen(aug, size_t(end - p));
+  p += aug_len + 1;
+  if (version >= 4) p += 2;  // address and segment sizes
+  p = skip_leb(skip_leb(p, end), end);  // code and data alignment
+  p = version == 1 ? p + 1 : skip_leb(p, end);  // return address register
+  if (aug[0] != 'z') return aug[0] == 0 ? 0 : -1;
+  p = skip_leb(p, end);  // augmentation data length
+  for (size_t i = 1; i < aug_len && p < end; i++) {
+    switch (aug[i]) {
+      case 'R': return *p;
+      case 'L': p++; break;
+      case 'P': {
+        const uint8_t enc = *p++;
+        if (!encoded_size(enc) || (enc & 0x70) == 0x50) return -1;  // leb or aligned
+        p += encoded_size(enc);
+        break;
+      }
+      case 'S': case 'B': case 'G': break;
+      default: return -1;
+    }
+  }
+  return 0;  // no 'R': absolute pointers
+}
+
+// True when an FDE of table t (at hdr) covers pc.
+bool fde_covers(const UnwindTable &t, uint64_t hdr, uint64_t pc) {
+  const int64_t rel = int64_t(pc - hdr);
+  size_t lo = 0, hi = t.fde_count;
+  while (lo < hi) {
+    const size_t mid = lo + (hi - lo) / 2;
+    if (t.entries[2 * mid] <= rel) lo = mid + 1;
+    else hi = mid;
+  }
+  if (lo == 0) return false;
+  const int64_t begin = t.entries[2 * (lo - 1)];
+  const uint8_t *fde = reinterpret_cast<const uint8_t *>(hdr + uint64_t(int64_t(t.entries[2 * (lo - 1) + 1])));
+  const uint32_t len = load<uint32_t>(fde), cie_offset = load<uint32_t>(fde + 4);
+  if (len == 0 || len == 0xffffffff || cie_offset == 0) return false;
+  const int enc = fde_encoding(fde + 4 - cie_offset);
+  const size_t size = enc < 0 ? 0 : encoded_size(uint8_t(enc));
+  if (!size || len < 4 + 2 * size) return false;
+  // pc_begin is the table's `begin`; pc_range follows it, unsigned.
+  return uint64_t(rel - begin) < load_unsigned(fde + 8 + size, size);
+}
+
+size_t slot_of(uint64_t hdr) { return size_t((hdr >> 3) * 0x9E3779B97F4A7C15ull >> 52) & (kTableSlots - 1); }
+
+const UnwindTable *find_table(uint64_t hdr) {
+  for (size_t i = slot_of(hdr), n = 0; n < kTableSlots; i = (i + 1) & (kTableSlots - 1), n++) {
+    const uint64_t key = g_tables[i].hdr.load(std::memory_order_acquire);
+    if (key == hdr) return &g_tables[i];
+    if (key == 0) return nullptr;
+  }
+  return nullptr;
+}
+
+// The signal-context check: libunwind will find pc's unwind info in a
+// registered table. Everything is re-derived from the object mapped at pc
+// now, so an entry left over from an object unloaded since never applies.
+bool covered(uint64_t pc) {
+  dl_find_object obj;
+  if (_dl_find_object(reinterpret_cast<void *>(pc), &obj) != 0 || !obj.dlfo_eh_frame) return false;
+  const uint64_t hdr = uint64_t(obj.dlfo_eh_frame);
+  const UnwindTable *t = find_table(hdr);
+  if (!t || !t->live.load(std::memory_order_acquire)) return false;
+  uint64_t fde_count;
+  const int32_t *entries;
+  if (t->map_start != uint64_t(obj.dlfo_map_start) || t->map_end != uint64_t(obj.dlfo_map_end) ||
+      !parse_eh_frame_hdr(static_cast<const uint8_t *>(obj.dlfo_eh_frame), &fde_count, &entries) ||
+      fde_count != t->fde_count || entries != t->entries)
+    return false;
+  if (pc < t->di.start_ip || pc >= t->di.end_ip) return false;
+  return fde_covers(*t, hdr, pc);
+}
+
+// dl_iterate_phdr callback: notes each object with code and a usable table.
+int collect_object(dl_phdr_info *info, size_t, void *) {
+  const ElfW(Phdr) *eh = nullptr, *dynamic = nullptr;
+  uint64_t code_start = UINT64_MAX, code_end = 0;
+  for (int i = 0; i < info->dlpi_phnum; i++) {
+    const ElfW(Phdr) &ph = info->dlpi_phdr[i];
+    const uint64_t at = info->dlpi_addr + ph.p_vaddr;
+    if (ph.p_type == PT_LOAD && (ph.p_flags & PF_X)) {
+      if (at < code_start) code_start = at;
+      if (at + ph.p_memsz > code_end) code_end = at + ph.p_memsz;
+    } else if (ph.p_type == PT_GNU_EH_FRAME) {
+      eh = &ph;
+    } else if (ph.p_type == PT_DYNAMIC) {
+      dynamic = &ph;
+    }
+  }
+  if (code_end == 0) return 0;
+  LoadedObject o{};
+  dl_find_object obj;
+  if (!eh || g_loaded_count == kTableSlots ||
+      !parse_eh_frame_hdr(reinterpret_cast<const uint8_t *>(info->dlpi_addr + eh->p_vaddr),
+                          &o.fde_count, &o.entries) ||
+      _dl_find_object(reinterpret_cast<void *>(code_start), &obj) != 0) {
+    g_unusable++;
+    return 0;
+  }
+  o.hdr = info->dlpi_addr + eh->p_vaddr;
+  o.code_start = code_start;
+  o.code_end = code_end;
+  o.map_start = uint64_t(obj.dlfo_map_start);
+  o.map_end = uint64_t(obj.dlfo_map_end);
+  // Data-relative encodings are relative to DT_PLTGOT, as libunwind's own lookup sets it.
+  if (dynamic)
+    for (auto *d = reinterpret_cast<const ElfW(Dyn) *>(info->dlpi_addr + dynamic->p_vaddr);
+         d->d_tag != DT_NULL; d++)
+      if (d->d_tag == DT_PLTGOT) o.gp = d->d_un.d_ptr;
+  g_loaded[g_loaded_count++] = o;
+  return 0;
+}
+
+bool same_object(const UnwindTable &t, const LoadedObject &o) {
+  return t.fde_count == o.fde_count && t.entries == o.entries && t.di.start_ip == o.code_start &&
+         t.di.end_ip == o.code_end && t.map_start == o.map_start && t.map_end == o.map_end;
+}
+
+// Empties t's range: libunwind and covered() both stop using it.
+void retire(UnwindTable &t) {
+  t.live.store(false, std::memory_order_release);
+  __atomic_store_n(&t.di.end_ip, t.di.start_ip, __ATOMIC_RELEASE);
+}
+
+// Points slot t (not live) at object o and publishes it.
+void publish(UnwindTable &t, const LoadedObject &o) {
+  // XXX: the range stays empty (end 0) until every other field is written;
+  // libunwind's list walk reads these fields with no lock.
+  __atomic_store_n(&t.di.end_ip, 0, __ATOMIC_RELEASE);
+  t.fde_count = o.fde_count;
+  t.entries = o.entries;
+  t.map_start = o.map_start;
+  t.map_end = o.map_end;
+  t.di.start_ip = o.code_start;
+  t.di.gp = o.gp;
+  t.di.format = UNW_INFO_FORMAT_REMOTE_TABLE;
+  t.di.load_offset = 0;
+  t.di.u.rti.name_ptr = 0;
+  t.di.u.rti.segbase = o.hdr;
+  t.di.u.rti.table_len = o.fde_count * 2 * sizeof(int32_t) / sizeof(unw_word_t);
+  t.di.u.rti.table_data = uint64_t(o.entries);
+  __atomic_store_n(&t.di.end_ip, o.code_end, __ATOMIC_RELEASE);
+  if (!t.registered) {
+    _U_dyn_register(&t.di);
+    t.registered = true;
+  }
+  t.hdr.store(o.hdr, std::memory_order_release);
+  t.live.store(true, std::memory_order_release);
+}
+
+UnwindTable *slot_for(uint64_t hdr) {
+  for (size_t i = slot_of(hdr), n = 0; n < kTableSlots; i = (i + 1) & (kTableSlots - 1), n++) {
+    const uint64_t key = g_tables[i].hdr.load(std::memory_order_relaxed);
+    if (key == hdr || key == 0) return &g_tables[i];
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+void SignalUnwind::init() {
+  unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
+  // XXX: libunwind initialises itself under a lock on first use: do it here.
+  unw_context_t context;
+  unw_cursor_t cursor;
+  unw_getcontext(&context);
+  if (unw_init_local(&cursor, &context) == 0) unw_step(&cursor);
+  sync_tables();
+}
+
+void SignalUnwind::sync_tables() {
+  pthread_mutex_lock(&g_sync_mutex);
+  g_loaded_count = 0;
+  g_unusable = 0;
+  dl_iterate_phdr(collect_object, nullptr);
+  for (UnwindTable &t : g_tables) t.seen = false;
+  for (size_t i = 0; i < g_loaded_count; i++) {
+    UnwindTable *t = slot_for(g_loaded[i].hdr);
+    if (t && t->live.load(std::memory_order_relaxed) && same_object(*t, g_loaded[i])) t->seen = true;
+  }
+  // Retire what is gone or changed, flush libunwind's cached rules for it,
+  // and only then publish the new objects (they may reuse those addresses).
+  bool retired = false;
+  for (UnwindTable &t : g_tables)
+    if (t.live.load(std::memory_order_relaxed) && !t.seen) retire(t), retired = true;
+  if (retired) unw_flush_cache(unw_local_addr_space, 0, 0);
+  for (size_t i = 0; i < g_loaded_count; i++) {
+    UnwindTable *t = slot_for(g_loaded[i].hdr);
+    if (!t) {
+      g_unusable++;
+      continue;
+    }
+    if (!t->seen) publish(*t, g_loaded[i]);
+  }
+  g_unregistered.store(g_unusable, std::memory_order_relaxed);
+  pthread_mutex_unlock(&g_sync_mutex);
+}
+
+uint64_t SignalUnwind::unregistered_objects() { return g_unregistered.load(std::memory_order_relaxed); }
+
+int SignalUnwind::capture(void *ucontext, uint64_t *ips, int max, bool *stopped) {
+  *stopped = false;
+  if (max <= 0) return 0;
+  const auto *uc = static_cast<const ucontext_t *>(ucontext);
+  ips[0] = uint64_t(uc->uc_mcontext.gregs[REG_RIP]);
+  int n = 1;
+  unw_cursor_t cursor;
+  // The interrupted instruction is looked up as it is; return addresses
+  // minus one (the call), as libunwind does, unless a signal frame precedes.
+  if (!covered(ips[0]) ||
+      unw_init_local2(&cursor, static_cast<unw_context_t *>(ucontext), UNW_INIT_SIGNAL_FRAME) < 0) {
+    *stopped = true;
+    return n;
+  }
+  while (n < max) {
+    if (unw_step(&cursor) <= 0) break;
+    // XXX: after a step, unw_is_signal_frame() tells whether the frame just
+    // left was a signal frame, which makes libunwind look the new ip up as is.
+    const bool exact = unw_is_signal_frame(&cursor) > 0;
+    unw_word_t ip;
+    if (unw_get_reg(&cursor, UNW_REG_IP, &ip) < 0 || ip == 0) break;
+    ips[n++] = ip;
+    if (!covered(exact ? ip : ip - 1)) {
+      *stopped = n < max;
+      break;
+    }
+  }
+  return n;
+}
+
+}  // namespace prof

@@ -1,0 +1,330 @@
+#include "unwind_rule.h"
+
+#include <cstring>
+#include <dlfcn.h>
+
+namespace prof {
+namespace {
+
+constexpr unsigned kRegRbp = 6, kRegRsp = 7;
+constexpr uint8_t kOpBreg6 = 0x76, kOpDeref = 0x06;
+constexpr uint8_t kPeOmit = 0xff, kPeFormat = 0x0f, kPeApply = 0x70;
+constexpr uint8_t kPeDatarelSdata4 = 0x3b;  // the .eh_frame_hdr table's usual encoding
+
+// A bounded reader over trusted-but-checked DWARF bytes.
+struct Cursor {
+  const uint8_t *p, *end;
+  bool ok = true;
+
+  bool need(size_t n) {
+    if (size_t(end - p) < n) ok = false;
+    return ok;
+  }
+  template <class T>
+  T fixed() {
+    T v{};
+    if (need(sizeof v)) memcpy(&v, p, sizeof v), p += sizeof v;
+    return v;
+  }
+  uint64_t uleb() {
+    uint64_t v = 0;
+    for (unsigned shift = 0; need(1); shift += 7) {
+      const uint8_t b = *p++;
+      if (shift < 64) v |= uint64_t(b & 0x7f) << shift;
+      if (!(b & 0x80)) return v;
+    }
+    return 0;
+  }
+  int64_t sleb() {
+    uint64_t v = 0;
+    unsigned shift = 0;
+    for (; need(1); ) {
+      const uint8_t b = *p++;
+      if (shift < 64) v |= uint64_t(b & 0x7f) << shift;
+      shift += 7;
+      if (!(b & 0x80)) {
+        if (shift < 64 && (b & 0x40)) v |= ~uint64_t(0) << shift;
+        return int64_t(v);
+      }
+    }
+    return 0;
+  }
+  // A DW_EH_PE-encoded pointer; `datarel` is the base of DW_EH_PE_datarel.
+  // Indirect pointers are returned undereferenced (only skipped here).
+  uint64_t encoded(uint8_t enc, uint64_t datarel = 0) {
+    if (enc == kPeOmit) return 0;
+    const uint64_t here = uint64_t(p);
+    uint64_t v;
+    switch (enc & kPeFormat) {
+      case 0x00: case 0x04: v = fixed<uint64_t>(); break;
+      case 0x01: v = uleb(); break;
+      case 0x02: v = fixed<uint16_t>(); break;
+      case 0x03: v = fixed<uint32_t>(); break;
+      case 0x09: v = uint64_t(sleb()); break;
+      case 0x0a: v = uint64_t(int64_t(fixed<int16_t>())); break;
+      case 0x0b: v = uint64_t(int64_t(fixed<int32_t>())); break;
+      case 0x0c: v = uint64_t(fixed<int64_t>()); break;
+      default: ok = false; return 0;
+    }
+    switch (enc & kPeApply) {
+      case 0x00: break;
+      case 0x10: v += here; break;     // pcrel
+      case 0x30: v += datarel; break;  // datarel
+      default: ok = false;
+    }
+    return v;
+  }
+};
+
+struct RegRule {
+  enum Kind : uint8_t { kSame, kUndefined, kOffset, kAtRbp, kOther } kind = kSame;
+  int64_t off = 0;
+};
+
+struct CfaState {
+  unsigned cfa_reg = kRegRsp;
+  int64_t cfa_off = 8;
+  bool cfa_deref_rbp = false;  // CFA = *(rbp + cfa_off)
+  bool cfa_other = false;      // an expression we do not evaluate
+  RegRule rbp, ra;
+};
+
+struct Cie {
+  uint64_t code_align = 1;
+  int64_t data_align = -8;
+  unsigned ra_reg = 16;
+  uint8_t fde_enc = 0;
+  bool has_aug_data = false;
+  bool signal_frame = false;
+  const uint8_t *instr = nullptr, *instr_end = nullptr;
+};
+
+bool parse_cie(const uint8_t *at, Cie *cie) {
+  Cursor c{at, at + 8};
+  const uint32_t len = c.fixed<uint32_t>();
+  if (!c.ok || len == 0 || len == 0xffffffff) return false;
+  c.end = c.p + len;
+  if (c.fixed<uint32_t>() != 0) return false;  // a CIE's id is 0 in .eh_frame
+  const uint8_t version = c.fixed<uint8_t>();
+  if (version != 1 && version != 3) return false;
+  const char *aug = reinterpret_cast<const char *>(c.p);
+  const size_t aug_len = strnlen(aug, size_t(c.end - c.p));
+  c.p += aug_len + 1;
+  cie->code_align = c.uleb();
+  cie->data_align = c.sleb();
+  cie->ra_reg = version == 1 ? c.fixed<uint8_t>() : unsigned(c.uleb());
+  const uint8_t *aug_end = nullptr;  // where the 'z' augmentation data ends
+  for (size_t i = 0; i < aug_len && c.ok; i++) {
+    switch (aug[i]) {
+      case 'z': {
+        if (i != 0) return false;
+        const uint64_t n = c.uleb();
+        aug_end = c.p + n;
+        break;
+      }
+      case 'R': cie->fde_enc = c.fixed<uint8_t>(); break;
+      case 'L': c.fixed<uint8_t>(); break;
+      case 'P': c.encoded(c.fixed<uint8_t>()); break;
+      case 'S': cie->signal_frame = true; break;
+      default: return false;  // an augmentation we cannot skip safely
+    }
+  }
+  // Without 'z' only an empty augmentation has a known length.
+  if (!c.ok || (aug_len > 0 && !aug_end)) return false;
+  cie->has_aug_data = aug_end != nullptr;
+  cie->instr = aug_end ? aug_end : c.p;
+  cie->instr_end = c.end;
+  return cie->instr <= c.end;
+}
+
+// A DWARF expression of the single form DW_OP_breg6 <off>; sets *off.
+bool rbp_plus(Cursor &block, int64_t *off) {
+  if (block.fixed<uint8_t>() != kOpBreg6) return false;
+  *off = block.sleb();
+  return block.ok;
+}
+
+// Runs CFA instructions [c.p, c.end) from `loc` while the location is at or
+// below `pc`. `initial` is the CIE's state (DW_CFA_restore); false when an
+// instruction is one we cannot represent.
+bool run_cfa_program(Cursor c, const Cie &cie, uint64_t loc, uint64_t pc, const CfaState &initial,
+                     CfaState *st) {
+  constexpr int kStackMax = 16;
+  CfaState saved[kStackMax];
+  int depth = 0;
+  auto rule_of = [&](uint64_t reg) -> RegRule * {
+    if (reg == kRegRbp) return &st->rbp;
+    if (reg == cie.ra_reg) return &st->ra;
+    return nullptr;  // registers the walk does not need
+  };
+  auto set = [&](uint64_t reg, RegRule::Kind kind, int64_t off) {
+    if (RegRule *r = rule_of(reg)) *r = RegRule{kind, off};
+  };
+  auto restore = [&](uint64_t reg) {
+    if (reg == kRegRbp) st->rbp = initial.rbp;
+    if (reg == cie.ra_reg) st->ra = initial.ra;
+  };
+  while (c.p < c.end && c.ok) {
+    const uint8_t op = c.fixed<uint8_t>();
+    uint64_t advance = 0;
+    switch (op >> 6) {
+      case 1: advance = op & 0x3f; break;
+      case 2: set(op & 0x3f, RegRule::kOffset, int64_t(c.uleb()) * cie.data_align); continue;
+      case 3: restore(op & 0x3f); continue;
+    }
+    if (op >> 6 == 0) {
+      switch (op) {
+        case 0x00: break;  // nop
+        case 0x01: {       // set_loc
+          const uint64_t to = c.encoded(cie.fde_enc);
+          if (to > pc) return c.ok;
+          loc = to;
+          break;
+        }
+        case 0x02: advance = c.fixed<uint8_t>(); break;
+        case 0x03: advance = c.fixed<uint16_t>(); break;
+        case 0x04: advance = c.fixed<uint32_t>(); break;
+        case 0x05: { const uint64_t r = c.uleb(); set(r, RegRule::kOffset, int64_t(c.uleb()) * cie.data_align); break; }
+        case 0x06: restore(c.uleb()); break;
+        case 0x07: set(c.uleb(), RegRule::kUndefined, 0); break;
+        case 0x08: set(c.uleb(), RegRule::kSame, 0); break;
+        case 0x09: { const uint64_t r = c.uleb(); c.uleb(); set(r, RegRule::kOther, 0); break; }
+        case 0x0a:
+          if (depth == kStackMax) return false;
+          saved[depth++] = *st;
+          break;
+        case 0x0b:
+          if (depth == 0) return false;
+          *st = saved[--depth];
+          break;
+        case 0x0c: st->cfa_reg = unsigned(c.uleb()); st->cfa_off = int64_t(c.uleb());
+                   st->cfa_deref_rbp = st->cfa_other = false; break;
+        case 0x0d: st->cfa_reg = unsigned(c.uleb()); st->cfa_deref_rbp = st->cfa_other = false; break;
+        case 0x0e: st->cfa_off = int64_t(c.uleb()); break;
+        case 0x0f: {  // def_cfa_expression: only *(rbp + off)
+          const uint64_t len = c.uleb();
+          if (!c.need(len)) return false;
+          Cursor block{c.p, c.p + len};
+          c.p += len;
+          int64_t off;
+          const bool ours = rbp_plus(block, &off) && block.fixed<uint8_t>() == kOpDeref &&
+                            block.ok && block.p == block.end;
+          st->cfa_deref_rbp = ours;
+          st->cfa_other = !ours;
+          st->cfa_off = ours ? off : 0;
+          break;
+        }
+        case 0x10: {  // expression: only rbp saved at rbp + off
+          const uint64_t r = c.uleb(), len = c.uleb();
+          if (!c.need(len)) return false;
+          Cursor block{c.p, c.p + len};
+          c.p += len;
+          int64_t off;
+          if (rbp_plus(block, &off) && block.p == block.end)
+            set(r, RegRule::kAtRbp, off);
+          else
+            set(r, RegRule::kOther, 0);
+          break;
+        }
+        case 0x11: { const uint64_t r = c.uleb(); set(r, RegRule::kOffset, c.sleb() * cie.data_align); break; }
+        case 0x12: st->cfa_reg = unsigned(c.uleb()); st->cfa_off = c.sleb() * cie.data_align;
+                   st->cfa_deref_rbp = st->cfa_other = false; break;
+        case 0x13: st->cfa_off = c.sleb() * cie.data_align; break;
+        case 0x14: { const uint64_t r = c.uleb(); c.uleb(); set(r, RegRule::kOther, 0); break; }
+        case 0x15: { const uint64_t r = c.uleb(); c.sleb(); set(r, RegRule::kOther, 0); break; }
+        case 0x16: {  // val_expression
+          const uint64_t r = c.uleb(), len = c.uleb();
+          if (!c.need(len)) return false;
+          c.p += len;
+          set(r, RegRule::kOther, 0);
+          break;
+        }
+        case 0x2e: c.uleb(); break;  // GNU_args_size
+        case 0x2f: { const uint64_t r = c.uleb(); set(r, RegRule::kOffset, -int64_t(c.uleb()) * cie.data_align); break; }
+        default: return false;
+      }
+    }
+    if (advance) {
+      loc += advance * cie.code_align;
+      if (loc > pc) return c.ok;
+    }
+  }
+  return c.ok;
+}
+
+// The FDE covering pc, found through the object's .eh_frame_hdr table.
+const uint8_t *find_fde(uint64_t pc) {
+  dl_find_object obj;
+  if (_dl_find_object(reinterpret_cast<void *>(pc), &obj) != 0 || !obj.dlfo_eh_frame)
+    return nullptr;
+  const uint8_t *hdr = static_cast<const uint8_t *>(obj.dlfo_eh_frame);
+  if (hdr[0] != 1 || hdr[3] != kPeDatarelSdata4) return nullptr;
+  Cursor c{hdr + 4, hdr + 4 + 16};
+  c.encoded(hdr[1], uint64_t(hdr));  // eh_frame_ptr
+  const uint64_t count = c.encoded(hdr[2], uint64_t(hdr));
+  if (!c.ok || count == 0) return nullptr;
+  const int32_t *table = reinterpret_cast<const int32_t *>(c.p);
+  // The last entry whose initial location is at or below pc.
+  uint64_t lo = 0, hi = count;
+  while (hi - lo > 1) {
+    const uint64_t mid = (lo + hi) / 2;
+    if (uint64_t(hdr) + uint64_t(int64_t(table[2 * mid])) <= pc) lo = mid;
+    else hi = mid;
+  }
+  if (uint64_t(hdr) + uint64_t(int64_t(table[2 * lo])) > pc) return nullptr;
+  return hdr + table[2 * lo + 1];
+}
+
+}  // namespace
+
+UnwindRule find_unwind_rule(uint64_t pc) {
+  UnwindRule out;
+  const uint8_t *fde = find_fde(pc);
+  if (!fde) return out;
+  Cursor c{fde, fde + 8};
+  const uint32_t len = c.fixed<uint32_t>();
+  if (!c.ok || len == 0 || len == 0xffffffff) return out;
+  c.end = c.p + len;
+  const uint8_t *cie_field = c.p;
+  const uint32_t cie_off = c.fixed<uint32_t>();
+  Cie cie;
+  if (!c.ok || cie_off == 0 || !parse_cie(cie_field - cie_off, &cie) || cie.signal_frame) return out;
+  const uint64_t begin = c.encoded(cie.fde_enc);
+  const uint64_t range = c.encoded(cie.fde_enc & kPeFormat);
+  if (!c.ok || pc < begin || pc - begin >= range) return out;
+  if (cie.has_aug_data) {
+    const uint64_t skip = c.uleb();
+    if (!c.need(skip)) return out;
+    c.p += skip;
+  }
+  CfaState initial;
+  initial.ra = RegRule{RegRule::kOffset, -8};
+  if (!run_cfa_program(Cursor{cie.instr, cie.instr_end}, cie, 0, 0, initial, &initial))
+    return out;
+  CfaState st = initial;
+  if (!run_cfa_program(c, cie, begin, pc, initial, &st)) return out;
+
+  if (st.ra.kind == RegRule::kUndefined) {
+    out.cfa = UnwindRule::kOutermost;
+    return out;
+  }
+  if (st.ra.kind != RegRule::kOffset || st.cfa_other) return out;
+  switch (st.rbp.kind) {
+    case RegRule::kSame: out.rbp = UnwindRule::kSame; break;
+    case RegRule::kOffset: out.rbp = UnwindRule::kAtCfa; break;
+    case RegRule::kAtRbp: out.rbp = UnwindRule::kAtRbp; break;
+    default: return out;
+  }
+  out.rbp_off = int16_t(st.rbp.off);
+  out.ra_off = int32_t(st.ra.off);
+  out.cfa_off = int32_t(st.cfa_off);
+  if (st.cfa_deref_rbp)
+    out.cfa = UnwindRule::kRbpDeref;
+  else if (st.cfa_reg == kRegRsp)
+    out.cfa = UnwindRule::kRsp;
+  else if (st.cfa_reg == kRegRbp)
+    out.cfa = UnwindRule::kRbp;
+  return out;
+}
+
+}  // namespace prof
