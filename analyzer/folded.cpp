@@ -29,9 +29,10 @@ double metric_of(const StackStats &s, const std::string &metric) {
 
 std::map<std::string, double> folded_stacks(Profile &profile, const FoldedOptions &opt) {
   std::map<std::string, double> out;
-  for (const auto &kv : profile.memory().stacks()) {
-    const double v = metric_of(kv.second, opt.metric);
-    if (v > 0) out[fold(profile.frames(kv.first))] += v;
+  const std::vector<StackStats> &stacks = profile.memory().stacks();
+  for (uint32_t id = 0; id < stacks.size(); id++) {
+    const double v = metric_of(stacks[id], opt.metric);
+    if (v > 0) out[fold(profile.frames(id))] += v;
   }
   for (const CpuModel::Stack &s : profile.cpu().stacks()) {
     std::string line = fold(s.frames);

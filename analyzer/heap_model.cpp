@@ -16,8 +16,9 @@ void HeapModel::Series::add(const HeapPoint &p) {
   points.push_back(p);
 }
 
-void HeapModel::begin_stream(uint32_t file) {
+void HeapModel::begin_stream(uint32_t file, uint32_t first_stack) {
   file_ = file;
+  first_stack_ = first_stack;
   mean_ = 0;
   stream_events_ = 0;
   live_ = peak_ = 0;
@@ -28,10 +29,10 @@ void HeapModel::begin_stream(uint32_t file) {
 
 void HeapModel::end_stream() {
   // Stacks unchanged since the stream's last peak still hold what they held then.
-  for (auto &kv : stacks_)
-    if (kv.first.file == file_ && kv.second.peak_epoch != peak_epoch_) {
-      kv.second.peak_bytes = kv.second.live_bytes;
-      kv.second.peak_epoch = peak_epoch_;
+  for (size_t i = first_stack_; i < stacks_.size(); i++)
+    if (stacks_[i].peak_epoch != peak_epoch_) {
+      stacks_[i].peak_bytes = stacks_[i].live_bytes;
+      stacks_[i].peak_epoch = peak_epoch_;
     }
   leaked_ += live_;
   leaked_blocks_ += heap_.size();
@@ -46,13 +47,9 @@ void HeapModel::end_stream() {
   mappings_.clear();
 }
 
-uint32_t StackStatsTable::index_of(const StackKey &k) {
-  Cached &c = cache_[StackKeyHash()(k) % 64];
-  if (c.index != UINT32_MAX && c.key == k) return c.index;
-  auto it = index_.try_emplace(k, uint32_t(entries_.size())).first;
-  if (it->second == entries_.size()) entries_.emplace_back(k, StackStats{});
-  c = Cached{k, it->second};
-  return it->second;
+StackStats &HeapModel::stats(std::vector<StackStats> &table, uint32_t stack) {
+  if (stack >= table.size()) table.resize(size_t(stack) + 1);
+  return table[stack];
 }
 
 double HeapModel::scaled(uint64_t size) const {
@@ -78,7 +75,7 @@ void HeapModel::change_live(StackStats &s, double delta) {
 }
 
 void HeapModel::create(uint32_t stack, uint64_t addr, uint64_t size) {
-  StackStats &s = stacks_[stack];
+  StackStats &s = stats(stacks_, stack);
   const double w = scaled(size);
   const double count = size ? w / double(size) : 1.0;
   s.allocs++;
@@ -115,37 +112,33 @@ bool HeapModel::retire(uint64_t addr, bool is_free) {
   return true;
 }
 
-void HeapModel::alloc(const StackKey &stack, uint64_t addr, uint64_t size) {
-  events_++;
+void HeapModel::alloc(uint32_t stack, uint64_t addr, uint64_t size) {
   stream_events_++;
   alloc_calls_++;
-  create(stacks_.index_of(stack), addr, size);
+  create(stack, addr, size);
   last_alloc_addr_ = addr;
   last_alloc_valid_ = true;
 }
 
 void HeapModel::free(uint64_t addr) {
-  events_++;
   stream_events_++;
   free_calls_++;
   retire(addr, true);
   last_alloc_valid_ = false;
 }
 
-void HeapModel::realloc(const StackKey &stack, uint64_t oaddr, uint64_t naddr, uint64_t nsize) {
-  events_++;
+void HeapModel::realloc(uint32_t stack, uint64_t oaddr, uint64_t naddr, uint64_t nsize) {
   stream_events_++;
   realloc_calls_++;
   if (oaddr != 0) retire(oaddr, false);  // realloc(NULL, n) allocates
-  create(stacks_.index_of(stack), naddr, nsize);
+  create(stack, naddr, nsize);
   last_alloc_addr_ = naddr;
   last_alloc_valid_ = true;
 }
 
-void HeapModel::map(const StackKey &stack, uint64_t addr, uint64_t len) {
+void HeapModel::map(uint32_t stack, uint64_t addr, uint64_t len) {
   len = std::min(len, UINT64_MAX - addr);  // a hostile length must not wrap
-  const uint32_t index = mmap_stacks_.index_of(stack);
-  StackStats &s = mmap_stacks_[index];
+  StackStats &s = stats(mmap_stacks_, stack);
   s.allocs++;
   s.alloc_bytes += double(len);
   s.alloc_count += 1;
@@ -156,7 +149,7 @@ void HeapModel::map(const StackKey &stack, uint64_t addr, uint64_t len) {
   maps_++;
   // XXX: a new mapping over a live one replaces it (MAP_FIXED).
   unmap_range(addr, len);
-  mappings_[addr] = {len, index};
+  mappings_[addr] = {len, stack};
   mapped_ += double(len);
   mapped_peak_ = std::max(mapped_peak_, mapped_);
 }
@@ -216,10 +209,9 @@ void HeapModel::snapshot(bool timed, uint64_t time_ns, size_t top) {
   }
   HeapSnapshot snap;
   snap.at = point(timed, time_ns, 0);
-  for (const auto &kv : stacks_)
-    if (kv.first.file == file_ && kv.second.live_bytes > 0)
-      snap.holders.emplace_back(kv.first, kv.second.live_bytes);
-  auto larger = [](const std::pair<StackKey, double> &a, const std::pair<StackKey, double> &b) {
+  for (size_t i = first_stack_; i < stacks_.size(); i++)
+    if (stacks_[i].live_bytes > 0) snap.holders.emplace_back(uint32_t(i), stacks_[i].live_bytes);
+  auto larger = [](const std::pair<uint32_t, double> &a, const std::pair<uint32_t, double> &b) {
     return a.second != b.second ? a.second > b.second : a.first < b.first;
   };
   if (snap.holders.size() > top) {

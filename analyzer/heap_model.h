@@ -15,7 +15,7 @@
 //   O(1) per event: a stack's bytes at the latest peak are captured lazily,
 //   the first time they change after it.
 // - Lifetimes count events (allocations, reallocations and frees) of the
-//   stream between a block's allocation and its free.
+//   stream between a block's allocation and its free or reallocation.
 // - Temporary allocation (heaptrack's definition): a block freed by the next
 //   event after its own allocation.
 // - Sampled streams: every recorded block of size s stands for
@@ -26,38 +26,13 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <map>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "live_heap.h"
 
 namespace prof {
-
-// Where an event happened: its stack-table stacks, or for streams without
-// stacks (genuine LuaJIT), its guest location (`site`, named by the reader).
-struct StackKey {
-  uint32_t file = 0;  // which stream (stack ids are per stream)
-  uint32_t site = 0;
-  uint64_t host = 0, guest = 0;
-  bool operator==(const StackKey &o) const {
-    return file == o.file && site == o.site && host == o.host && guest == o.guest;
-  }
-  bool operator<(const StackKey &o) const {
-    if (file != o.file) return file < o.file;
-    if (site != o.site) return site < o.site;
-    if (host != o.host) return host < o.host;
-    return guest < o.guest;
-  }
-};
-struct StackKeyHash {
-  size_t operator()(const StackKey &k) const {
-    return size_t((k.host * 0x9E3779B97F4A7C15ull ^ k.guest * 0xC2B2AE3D27D4EB4Full) +
-                  (uint64_t(k.file) << 32 | k.site));
-  }
-};
 
 struct StackStats {
   double alloc_bytes = 0, alloc_count = 0;  // estimated (scaled when sampled)
@@ -80,50 +55,27 @@ struct HeapPoint {
 // The RFC's heap snapshot: the heap at a point, and its largest holders.
 struct HeapSnapshot {
   HeapPoint at;
-  std::vector<std::pair<StackKey, double>> holders;  // largest first
+  std::vector<std::pair<uint32_t, double>> holders;  // (stack id, bytes), largest first
 };
 
-// Statistics by stack, in the order stacks were first met.
-class StackStatsTable {
+// XXX: aligned to a cache line: it is written on its own thread (Profile).
+class alignas(64) HeapModel {
  public:
-  using Entry = std::pair<StackKey, StackStats>;
-  uint32_t index_of(const StackKey &k);
-  StackStats &operator[](uint32_t i) { return entries_[i].second; }
-  std::vector<Entry>::const_iterator begin() const { return entries_.begin(); }
-  std::vector<Entry>::const_iterator end() const { return entries_.end(); }
-  std::vector<Entry>::iterator begin() { return entries_.begin(); }
-  std::vector<Entry>::iterator end() { return entries_.end(); }
-  size_t size() const { return entries_.size(); }
-
- private:
-  std::vector<Entry> entries_;
-  std::unordered_map<StackKey, uint32_t, StackKeyHash> index_;
-  // XXX: events come in runs from a few stacks; a small direct-mapped cache
-  // in front of the hash map saves most lookups.
-  struct Cached {
-    StackKey key;
-    uint32_t index = UINT32_MAX;
-  };
-  Cached cache_[64];
-};
-
-class HeapModel {
- public:
-  using StackMap = StackStatsTable;
   static constexpr size_t kMaxPoints = 1024;
 
-  // Streams are read one at a time, between these two calls.
-  void begin_stream(uint32_t file);
+  // Streams are read one at a time, between these two calls; stacks are
+  // dense ids (StackIndex), and a stream's are `first_stack` and above.
+  void begin_stream(uint32_t file, uint32_t first_stack);
   void end_stream();
 
   void set_sampling(uint64_t mean_bytes) { mean_ = mean_bytes; }
   // A hint that an event at addr comes soon: readers that decode a few
   // events ahead hide the cache misses of the live-block table.
   void prefetch(uint64_t addr) const { heap_.prefetch(addr); }
-  void alloc(const StackKey &stack, uint64_t addr, uint64_t size);
+  void alloc(uint32_t stack, uint64_t addr, uint64_t size);
   void free(uint64_t addr);
-  void realloc(const StackKey &stack, uint64_t oaddr, uint64_t naddr, uint64_t nsize);
-  void map(const StackKey &stack, uint64_t addr, uint64_t len);
+  void realloc(uint32_t stack, uint64_t oaddr, uint64_t naddr, uint64_t nsize);
+  void map(uint32_t stack, uint64_t addr, uint64_t len);
   void unmap(uint64_t addr, uint64_t len);
   // Heap over time: a time mark, or a point by event count.
   void time_mark(uint64_t time_ns, uint64_t rss);
@@ -132,15 +84,16 @@ class HeapModel {
   // snapshots; later ones are counted in snapshots_dropped()).
   void snapshot(bool timed, uint64_t time_ns, size_t top);
 
-  const StackMap &stacks() const { return stacks_; }
-  const StackMap &mmap_stacks() const { return mmap_stacks_; }
+  // Statistics by stack id; a stack the heap (or mmap) events never named
+  // has allocs == 0.
+  const std::vector<StackStats> &stacks() const { return stacks_; }
+  const std::vector<StackStats> &mmap_stacks() const { return mmap_stacks_; }
   double peak_bytes() const { return peaks_ + peak_; }
   double live_bytes() const { return leaked_ + live_; }
   uint64_t live_blocks() const { return leaked_blocks_ + heap_.size(); }
   uint64_t alloc_calls() const { return alloc_calls_; }
   uint64_t realloc_calls() const { return realloc_calls_; }
   uint64_t free_calls() const { return free_calls_; }
-  uint64_t events() const { return events_; }
   double allocated_bytes() const { return allocated_; }
   double allocated_blocks() const { return allocated_count_; }
   uint64_t unknown_frees() const { return unknown_frees_; }
@@ -160,7 +113,7 @@ class HeapModel {
   struct Block {
     uint64_t size;
     uint64_t born;   // the stream's event clock
-    uint32_t stack;  // index in stacks_
+    uint32_t stack;
     float weight;    // estimated bytes this block stands for; 0: its size
   };
   // A series kept under kMaxPoints by dropping every other point and then
@@ -171,15 +124,16 @@ class HeapModel {
     void add(const HeapPoint &p);
   };
   double scaled(uint64_t size) const;
+  StackStats &stats(std::vector<StackStats> &table, uint32_t stack);
   void create(uint32_t stack, uint64_t addr, uint64_t size);
   bool retire(uint64_t addr, bool is_free);
   void change_live(StackStats &s, double delta);
   void unmap_range(uint64_t addr, uint64_t len);
   HeapPoint point(bool timed, uint64_t time_ns, uint64_t rss) const;
 
-  uint32_t file_ = 0;
+  uint32_t file_ = 0, first_stack_ = 0;
   uint64_t mean_ = 0;
-  uint64_t events_ = 0, stream_events_ = 0;
+  uint64_t stream_events_ = 0;
   uint64_t alloc_calls_ = 0, realloc_calls_ = 0, free_calls_ = 0, unknown_frees_ = 0;
   double allocated_ = 0, allocated_count_ = 0;
   double live_ = 0, peak_ = 0;  // this stream
@@ -191,13 +145,13 @@ class HeapModel {
   bool last_alloc_valid_ = false;
   std::array<uint64_t, 65> histogram_{};
   LiveHeap<Block> heap_;
-  StackMap stacks_;
+  std::vector<StackStats> stacks_;
   Series timed_, counted_;
   std::vector<HeapSnapshot> snapshots_;
   uint64_t snapshots_dropped_ = 0;
   // The mmap domain: start -> (length, its stack in mmap_stacks_).
   std::map<uint64_t, std::pair<uint64_t, uint32_t>> mappings_;
-  StackMap mmap_stacks_;
+  std::vector<StackStats> mmap_stacks_;
   double mapped_ = 0, mapped_peak_ = 0;       // this stream
   double mapped_done_ = 0, mapped_peaks_ = 0;  // streams already read
   uint64_t maps_ = 0, unmaps_ = 0;

@@ -4,9 +4,14 @@
 // can show a reuse before the free that preceded it, see format/README.md);
 // take() always returns the OLDEST block at the address, which makes pairing
 // exact under the agent's ordering rule. Memory is proportional to the live
-// blocks only: one flat open-addressing table (linear probing, backward-shift
-// deletion, so no tombstones pile up) holds the oldest block of each address;
-// the rare younger ones wait in a side map.
+// blocks only. Every operation costs at most kMaxProbe slots plus a hash-map
+// lookup, whatever the addresses.
+//
+// Layout: one flat open-addressing table (linear probing, backward-shift
+// deletion, so no tombstones pile up) holds the oldest block of each address
+// within kMaxProbe slots of its home; the rare others go to side maps: the
+// oldest block of an address whose probe run is full (`overflow_`), and the
+// younger blocks of an address (`later_`).
 #pragma once
 
 #include <cstddef>
@@ -22,6 +27,8 @@ namespace prof {
 template <class Block>
 class LiveHeap {
  public:
+  static constexpr size_t kMaxProbe = 32;
+
   LiveHeap() { rehash(1 << 12); }
   ~LiveHeap() { release(slots_, capacity_); }
   LiveHeap(const LiveHeap &) = delete;
@@ -31,7 +38,7 @@ class LiveHeap {
     std::swap(capacity_, o.capacity_);
     std::swap(mask_, o.mask_);
     std::swap(used_, o.used_);
-    std::swap(shift_, o.shift_);
+    std::swap(overflow_, o.overflow_);
     std::swap(later_, o.later_);
     std::swap(count_, o.count_);
     return *this;
@@ -39,56 +46,45 @@ class LiveHeap {
 
   void insert(uint64_t addr, const Block &b) {
     count_++;
-    if (addr == kEmpty) {
-      later_[addr].push_back(b);  // XXX: the one address the table cannot hold
-      return;
-    }
     if ((used_ + 1) * 4 > capacity_ * 3) rehash(capacity_ * 2);
     size_t i = home(addr);
-    while (slots_[i].addr != kEmpty) {
+    for (size_t d = 0; addr != kEmpty && d < kMaxProbe; d++, i = (i + 1) & mask_) {
       if (slots_[i].addr == addr) {
         later_[addr].push_back(b);
         return;
       }
-      i = (i + 1) & mask_;
+      if (slots_[i].addr != kEmpty) continue;
+      if (!overflow_.empty() && overflow_.count(addr)) break;  // live in the side map
+      slots_[i] = Slot{addr, b};
+      used_++;
+      return;
     }
-    slots_[i] = Slot{addr, b};
-    used_++;
+    if (!overflow_.emplace(addr, b).second) later_[addr].push_back(b);
   }
 
   // Removes and returns the oldest block at addr; false if none.
   bool take(uint64_t addr, Block *out) {
-    if (addr == kEmpty) return take_later(addr, out);
     size_t i = home(addr);
-    while (slots_[i].addr != addr) {
-      if (slots_[i].addr == kEmpty) return false;
-      i = (i + 1) & mask_;
+    for (size_t d = 0; addr != kEmpty && d < kMaxProbe; d++, i = (i + 1) & mask_) {
+      if (slots_[i].addr == kEmpty) break;
+      if (slots_[i].addr != addr) continue;
+      *out = slots_[i].block;
+      count_--;
+      if (!take_later(addr, &slots_[i].block)) erase_slot(i);
+      return true;
     }
-    *out = slots_[i].block;
+    if (overflow_.empty()) return false;
+    auto it = overflow_.find(addr);
+    if (it == overflow_.end()) return false;
+    *out = it->second;
     count_--;
-    if (!later_.empty()) {
-      auto more = later_.find(addr);
-      if (more != later_.end()) {
-        slots_[i].block = more->second.front();
-        more->second.pop_front();
-        if (more->second.empty()) later_.erase(more);
-        return true;
-      }
-    }
-    erase_slot(i);
+    if (!take_later(addr, &it->second)) overflow_.erase(it);
     return true;
   }
 
   // Starts loading the slot of addr into cache (a hint; see HeapModel).
   void prefetch(uint64_t addr) const { __builtin_prefetch(&slots_[home(addr)]); }
 
-  template <class Fn>
-  void for_each(Fn &&fn) const {
-    for (size_t i = 0; i < capacity_; i++)
-      if (slots_[i].addr != kEmpty) fn(slots_[i].addr, slots_[i].block);
-    for (const auto &kv : later_)
-      for (const Block &b : kv.second) fn(kv.first, b);
-  }
   uint64_t size() const { return count_; }
 
  private:
@@ -98,29 +94,33 @@ class LiveHeap {
     Block block;
   };
 
-  // XXX: blocks of one 4 KiB page get neighbouring slots and pages scatter:
-  // allocators hand out nearby addresses in a row, so the table stays in
-  // cache where a fully scattering hash would miss on every event.
-  size_t home(uint64_t addr) const {
-    return size_t((addr * 0x9E3779B97F4A7C15ull) >> shift_) & mask_;
-  }
+  // XXX: the home slot is the address itself (in 16-byte units): nearby
+  // blocks, which allocators hand out and programs free together, share
+  // cache lines of the table, where a scattering hash misses on nearly every
+  // event (measured on binary-trees: the heap model took up to twice as
+  // long). Clustered addresses cannot make an operation cost more than
+  // kMaxProbe slots (see overflow_).
+  size_t home(uint64_t addr) const { return size_t(addr >> 4) & mask_; }
 
+  // Moves the oldest younger block at addr into *out; false if none.
   bool take_later(uint64_t addr, Block *out) {
+    if (later_.empty()) return false;
     auto it = later_.find(addr);
     if (it == later_.end()) return false;
     *out = it->second.front();
     it->second.pop_front();
     if (it->second.empty()) later_.erase(it);
-    count_--;
     return true;
   }
 
-  // Backward-shift deletion: pull later entries of the probe run into the hole.
+  // Backward-shift deletion: pull later entries of the probe run into the
+  // hole. No entry sits kMaxProbe or more past its home, so none that far
+  // past the hole can move into it.
   void erase_slot(size_t hole) {
     size_t i = hole;
     for (;;) {
       i = (i + 1) & mask_;
-      if (slots_[i].addr == kEmpty) break;
+      if (slots_[i].addr == kEmpty || ((i - hole) & mask_) >= kMaxProbe) break;
       const size_t h = home(slots_[i].addr);
       // Moves only entries whose home is not cyclically within (hole, i].
       if (((i - h) & mask_) >= ((i - hole) & mask_)) {
@@ -138,12 +138,15 @@ class LiveHeap {
     slots_ = allocate(capacity);
     capacity_ = capacity;
     mask_ = capacity - 1;
-    shift_ = 64 - __builtin_ctzll(capacity);
     used_ = 0;
     for (size_t k = 0; k < old_capacity; k++) {
       if (old[k].addr == kEmpty) continue;
-      size_t i = home(old[k].addr);
-      while (slots_[i].addr != kEmpty) i = (i + 1) & mask_;
+      size_t i = home(old[k].addr), d = 0;
+      for (; d < kMaxProbe && slots_[i].addr != kEmpty; d++) i = (i + 1) & mask_;
+      if (d == kMaxProbe) {
+        overflow_.emplace(old[k].addr, old[k].block);
+        continue;
+      }
       slots_[i] = old[k];
       used_++;
     }
@@ -184,7 +187,7 @@ class LiveHeap {
   Slot *slots_ = nullptr;
   size_t capacity_ = 0;
   size_t mask_ = 0, used_ = 0;
-  unsigned shift_ = 64;
+  std::unordered_map<uint64_t, Block> overflow_;           // see the layout above
   std::unordered_map<uint64_t, std::deque<Block>> later_;  // younger blocks, oldest first
   uint64_t count_ = 0;
 };

@@ -45,95 +45,113 @@ namespace {
 // changes the model (a heap-over-time point by file offset is a Mark).
 struct HeapOp {
   enum Kind : uint8_t { Alloc, Free, Realloc, Sampling, TimeMark, Map, Unmap, Mark } kind;
-  StackKey key;
+  uint32_t stack;
   uint64_t a = 0, b = 0, c = 0;
+};
+
+// The heap model's side of reading a stream: applies the ops in order, with
+// state of its own only (it runs on its own thread).
+class HeapFeed {
+ public:
+  HeapFeed(HeapModel &heap, const ProfileOptions &opt)
+      : heap_(heap), opt_(opt), snap_ns_(uint64_t(opt.snap_interval_s * 1e9)),
+        next_snap_ns_(snap_ns_) {}
+
+  void run(BatchPipe<HeapOp> &pipe) {
+    // XXX: nearly every event misses the cache in the live-block table: the
+    // slots of the events a few ahead are prefetched.
+    constexpr size_t kAhead = 8;
+    size_t n = 0;
+    while (const HeapOp *ops = pipe.take(&n))
+      for (size_t i = 0; i < n; i++) {
+        if (i + kAhead < n) prefetch(ops[i + kAhead]);
+        apply(ops[i]);
+      }
+  }
+
+ private:
+  void prefetch(const HeapOp &op) const {
+    if (op.kind == HeapOp::Free || op.kind == HeapOp::Realloc) heap_.prefetch(op.a);
+    if (op.kind == HeapOp::Alloc || op.kind == HeapOp::Realloc) heap_.prefetch(op.b);
+  }
+  void apply(const HeapOp &op) {
+    switch (op.kind) {
+      case HeapOp::Alloc: heap_.alloc(op.stack, op.b, op.c); break;
+      case HeapOp::Free: heap_.free(op.a); break;
+      case HeapOp::Realloc: heap_.realloc(op.stack, op.a, op.b, op.c); break;
+      case HeapOp::Sampling: heap_.set_sampling(op.a); return;
+      case HeapOp::TimeMark:
+        heap_.time_mark(op.a, op.b);
+        // The first time mark at or after each multiple of the interval.
+        if (snap_ns_ && op.a >= next_snap_ns_) {
+          heap_.snapshot(true, op.a, opt_.snap_top);
+          next_snap_ns_ = (op.a / snap_ns_ + 1) * snap_ns_;
+        }
+        return;
+      case HeapOp::Map: heap_.map(op.stack, op.a, op.b); return;
+      case HeapOp::Unmap: heap_.unmap(op.a, op.b); return;
+      case HeapOp::Mark: heap_.event_mark(); return;
+    }
+    if (opt_.snap_events && ++events_ % opt_.snap_events == 0)
+      heap_.snapshot(false, 0, opt_.snap_top);
+  }
+
+  HeapModel &heap_;
+  const ProfileOptions opt_;
+  const uint64_t snap_ns_;
+  uint64_t next_snap_ns_, events_ = 0;
 };
 
 }  // namespace
 
 void Profile::read_memory(StreamContext &ctx) {
-  HeapModel &heap = heap_;
-  heap.begin_stream(ctx.index);
-  const uint64_t snap_ns = uint64_t(opt_.snap_interval_s * 1e9);
-  uint64_t events = 0, next_snap_ns = snap_ns;
-  auto apply = [&](const HeapOp &op) {
-    switch (op.kind) {
-      case HeapOp::Alloc: heap.alloc(op.key, op.b, op.c); break;
-      case HeapOp::Free: heap.free(op.a); break;
-      case HeapOp::Realloc: heap.realloc(op.key, op.a, op.b, op.c); break;
-      case HeapOp::Sampling: heap.set_sampling(op.a); return;
-      case HeapOp::TimeMark:
-        heap.time_mark(op.a, op.b);
-        // The first time mark at or after each multiple of the interval.
-        if (snap_ns && op.a >= next_snap_ns) {
-          heap.snapshot(true, op.a, opt_.snap_top);
-          next_snap_ns = (op.a / snap_ns + 1) * snap_ns;
-        }
-        return;
-      case HeapOp::Map: heap.map(op.key, op.a, op.b); return;
-      case HeapOp::Unmap: heap.unmap(op.a, op.b); return;
-      case HeapOp::Mark: heap.event_mark(); return;
-    }
-    if (opt_.snap_events && ++events % opt_.snap_events == 0)
-      heap.snapshot(false, 0, opt_.snap_top);
-  };
-  auto prefetch = [&](const HeapOp &op) {
-    if (op.kind == HeapOp::Free || op.kind == HeapOp::Realloc) heap.prefetch(op.a);
-    if (op.kind == HeapOp::Alloc || op.kind == HeapOp::Realloc) heap.prefetch(op.b);
-  };
-
-  // XXX: decoding and the heap model each take about half the time: the
-  // model runs on a second thread, fed in order through a bounded pipe. It
-  // prefetches the live-block slots of the events a few ahead, as each
-  // event misses the cache there.
+  heap_.begin_stream(ctx.index, stack_ids_.size());
+  // XXX: decoding and the heap model take about as long: the model runs on
+  // a second thread, fed in order through a bounded pipe.
   BatchPipe<HeapOp> pipe;
   std::exception_ptr failure;
-  std::thread model([&] {
+  std::thread model([this, &pipe, &failure] {
     try {
-      constexpr size_t kAhead = 8;
-      std::vector<HeapOp> batch;
-      while (pipe.take(batch))
-        for (size_t i = 0; i < batch.size(); i++) {
-          if (i + kAhead < batch.size()) prefetch(batch[i + kAhead]);
-          apply(batch[i]);
-        }
+      HeapFeed(heap_, opt_).run(pipe);
     } catch (...) {
       failure = std::current_exception();
       pipe.stop();
     }
   });
-
   const uint64_t mark_step = ctx.file.size() / 64 + 1;
   uint64_t next_mark = mark_step;
   try {
     ctx.read_memprof([&](const MemprofEvent &ev) {
       if (ev.offset >= next_mark) {
-        pipe.put(HeapOp{HeapOp::Mark, {}});
+        pipe.put(HeapOp{HeapOp::Mark, 0});
         next_mark = ev.offset + mark_step;
       }
       if (ev.record == MemprofRecord::Ext) {
         const ExtRecord &x = ev.ext;
-        const StackKey key{ctx.index, 0, x.host_stack, x.guest_stack};
         switch (x.kind) {
-          case ExtKind::Sampling: pipe.put(HeapOp{HeapOp::Sampling, {}, x.value}); break;
-          case ExtKind::TimeMark: pipe.put(HeapOp{HeapOp::TimeMark, {}, x.time_ns, x.value}); break;
-          case ExtKind::Map: pipe.put(HeapOp{HeapOp::Map, key, x.addr, x.size}); break;
-          case ExtKind::Unmap: pipe.put(HeapOp{HeapOp::Unmap, {}, x.addr, x.size}); break;
+          case ExtKind::Sampling: pipe.put(HeapOp{HeapOp::Sampling, 0, x.value}); break;
+          case ExtKind::TimeMark: pipe.put(HeapOp{HeapOp::TimeMark, 0, x.time_ns, x.value}); break;
+          case ExtKind::Map: {
+            const StackKey key{ctx.index, 0, x.host_stack, x.guest_stack};
+            pipe.put(HeapOp{HeapOp::Map, stack_ids_.id_of(key), x.addr, x.size});
+            break;
+          }
+          case ExtKind::Unmap: pipe.put(HeapOp{HeapOp::Unmap, 0, x.addr, x.size}); break;
           default: break;
         }
         return;
       }
-      StackKey key{ctx.index, 0, ev.host_stack, ev.guest_stack};
-      if (!ev.has_stacks && ev.loc.source != kAsourceNone && ev.record != MemprofRecord::Free)
-        key.site = site_of(ctx, ev.loc);
-      switch (ev.record) {
-        case MemprofRecord::Alloc: pipe.put(HeapOp{HeapOp::Alloc, key, 0, ev.naddr, ev.nsize}); break;
-        case MemprofRecord::Free: pipe.put(HeapOp{HeapOp::Free, key, ev.oaddr}); break;
-        case MemprofRecord::Realloc:
-          pipe.put(HeapOp{HeapOp::Realloc, key, ev.oaddr, ev.naddr, ev.nsize});
-          break;
-        default: break;
+      if (ev.record == MemprofRecord::Free) {
+        pipe.put(HeapOp{HeapOp::Free, 0, ev.oaddr});
+        return;
       }
+      StackKey key{ctx.index, 0, ev.host_stack, ev.guest_stack};
+      if (!ev.has_stacks && ev.loc.source != kAsourceNone) key.site = site_of(ctx, ev.loc);
+      const uint32_t stack = stack_ids_.id_of(key);
+      if (ev.record == MemprofRecord::Alloc)
+        pipe.put(HeapOp{HeapOp::Alloc, stack, 0, ev.naddr, ev.nsize});
+      else
+        pipe.put(HeapOp{HeapOp::Realloc, stack, ev.oaddr, ev.naddr, ev.nsize});
     });
   } catch (...) {
     pipe.close();
@@ -143,10 +161,11 @@ void Profile::read_memory(StreamContext &ctx) {
   pipe.close();
   model.join();
   if (failure) std::rethrow_exception(failure);
-  heap.end_stream();
+  heap_.end_stream();
 }
 
-std::vector<Frame> Profile::frames(const StackKey &key) {
+std::vector<Frame> Profile::frames(uint32_t stack) {
+  const StackKey &key = stack_ids_.key(stack);
   if (key.site) {
     Frame f;
     f.kind = Frame::Kind::Guest;

@@ -10,16 +10,17 @@
 
 #include <cstdint>
 #include <map>
-#include <tuple>
-#include <utility>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "cpu_model.h"
 #include "frame.h"
 #include "heap_model.h"
+#include "stack_key.h"
 #include "stream_context.h"
 
 namespace prof {
@@ -39,8 +40,8 @@ class Profile {
   // Reads one more stream.
   StreamContext &read(const std::string &path);
 
-  // The frames of a stack of the memory model, root first.
-  std::vector<Frame> frames(const StackKey &key);
+  // The frames of a stack of the memory model (by id), root first.
+  std::vector<Frame> frames(uint32_t stack);
 
   bool has_memory() const { return has_memory_; }
   bool has_cpu() const { return has_cpu_; }
@@ -54,6 +55,7 @@ class Profile {
 
   ProfileOptions opt_;
   std::vector<std::unique_ptr<StreamContext>> streams_;
+  StackIndex stack_ids_;
   HeapModel heap_;
   CpuModel cpu_;
   bool has_memory_ = false, has_cpu_ = false;

@@ -28,14 +28,14 @@ bool StreamContext::absorb(const ExtRecord &r) {
       symbolizer.load_perf_map(pid);
       return true;
     case ExtKind::Stats:
-      stats.insert(stats.end(), r.stats.begin(), r.stats.end());
+      for (const auto &kv : r.stats) stats[kv.first] += kv.second;
       return true;
     case ExtKind::Marker:
-      markers.emplace_back(r.time_ns, r.text);
+      if (markers.size() < kMaxMarkers)
+        markers.emplace_back(r.time_ns, r.text);
+      else
+        markers_dropped++;
       return true;
-    case ExtKind::Sampling:
-      sampling_mean = r.value;
-      return false;  // the heap model scales what follows
     default:
       return false;
   }

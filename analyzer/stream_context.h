@@ -1,7 +1,6 @@
 // StreamContext: one opened stream with what its records build up while it is
 // read: guest symbols, the stack table, the module map (symbolizer), the
-// writer's process, sampling mean, stats and markers; and the frames of its
-// stacks.
+// writer's process, stats and markers; and the frames of its stacks.
 //
 // Invariants: read_memprof()/read_sysprof() stream the records once, keeping
 // nothing per event; a cut stream ends the read with `end` set (the records
@@ -9,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -33,46 +33,24 @@ struct StreamContext {
   Symbolizer symbolizer;
   uint64_t pid = 0, ppid = 0;
   std::string exe;
-  uint64_t sampling_mean = 0;
-  std::vector<std::pair<std::string, uint64_t>> stats;
-  std::vector<std::pair<uint64_t, std::string>> markers;
+  std::map<std::string, uint64_t> stats;  // summed by name
+  static constexpr size_t kMaxMarkers = 1024;
+  std::vector<std::pair<uint64_t, std::string>> markers;  // the first kMaxMarkers
+  uint64_t markers_dropped = 0;
   ReadEnd end;
   // Bumped by every record that can change a name (symbols, modules): names
   // cached by a reader stay valid while it is unchanged.
   uint64_t naming_epoch = 0;
 
-  // Reads every memprof record; symbols, stack nodes, modules, process,
-  // stats and markers are absorbed here, everything else goes to fn.
+  // Reads every memprof (sysprof) record; symbols, stack nodes, modules,
+  // process, stats and markers are absorbed here, everything else goes to fn.
   template <class Fn>
   void read_memprof(Fn &&fn) {
-    end = read_records([&] {
-      MemprofReader reader(file.reader(), file.prologue());
-      MemprofEvent ev;
-      while (reader.next(ev)) {
-        if (ev.record == MemprofRecord::Symbol) {
-          add_symbol(ev.symbol);
-          continue;
-        }
-        if (ev.record == MemprofRecord::Ext && absorb(ev.ext)) continue;
-        fn(ev);
-      }
-    });
+    read_section<MemprofReader, MemprofEvent>(fn);
   }
-  // Same for sysprof.
   template <class Fn>
   void read_sysprof(Fn &&fn) {
-    end = read_records([&] {
-      SysprofReader reader(file.reader(), file.prologue());
-      SysprofSample s;
-      while (reader.next(s)) {
-        if (s.record == SysprofRecord::Symbol) {
-          add_symbol(s.symbol);
-          continue;
-        }
-        if (s.record == SysprofRecord::Ext && absorb(s.ext)) continue;
-        fn(s);
-      }
-    });
+    read_section<SysprofReader, SysprofSample>(fn);
   }
 
   // Frames of a stack-table stack pair, root first, guest frames spliced in
@@ -85,6 +63,22 @@ struct StreamContext {
   const Frame *top_frame(uint64_t host);
 
  private:
+  template <class Reader, class Record, class Fn>
+  void read_section(Fn &&fn) {
+    end = read_records([&] {
+      Reader reader(file.reader(), file.prologue());
+      Record r;
+      while (reader.next(r)) {
+        using Kind = decltype(r.record);
+        if (r.record == Kind::Symbol) {
+          add_symbol(r.symbol);
+          continue;
+        }
+        if (r.record == Kind::Ext && absorb(r.ext)) continue;
+        fn(r);
+      }
+    });
+  }
   void add_symbol(const Symbol &s);
   bool absorb(const ExtRecord &r);
   void host_frames(uint64_t ip, uint32_t epoch, std::vector<Frame> &out);

@@ -3,8 +3,9 @@
 // from that document, so both always say the same.
 //
 // Invariants: every table is limited to `top` rows and sorted by its figure,
-// then by the stack's frames, so equal figures come out in a stable order.
-// Streams read together merge stacks that are named alike.
+// equal figures in a fixed order (the stacks' frames when streams merge,
+// else the order stacks were met in). Streams read together merge stacks
+// whose frames are alike.
 #pragma once
 
 #include <cstddef>

@@ -52,28 +52,30 @@ void merge_into(StackStats &to, const StackStats &s) {
 // The stacks of a map, merged by their frames when several streams were read
 // (ids are per stream); frames are filled in for the rows shown only.
 struct Row {
-  StackKey key;
+  uint32_t stack;
   StackStats stats;
   std::vector<Frame> frames;
   std::string label;  // set when merged
 };
 
-std::vector<Row> rows_of(Profile &profile, const HeapModel::StackMap &stacks) {
+std::vector<Row> rows_of(Profile &profile, const std::vector<StackStats> &stacks) {
   std::vector<Row> rows;
-  if (profile.streams().size() <= 1) {
-    for (const auto &kv : stacks) rows.push_back(Row{kv.first, kv.second, {}, {}});
-    return rows;
-  }
+  const bool merge = profile.streams().size() > 1;
   std::map<std::string, size_t> by_label;
-  for (const auto &kv : stacks) {
-    std::vector<Frame> frames = profile.frames(kv.first);
+  for (uint32_t id = 0; id < stacks.size(); id++) {
+    if (stacks[id].allocs == 0) continue;  // a stack of the other domain
+    if (!merge) {
+      rows.push_back(Row{id, stacks[id], {}, {}});
+      continue;
+    }
+    std::vector<Frame> frames = profile.frames(id);
     std::string label = stack_label(frames);
     auto it = by_label.find(label);
     if (it == by_label.end()) {
       by_label.emplace(label, rows.size());
-      rows.push_back(Row{kv.first, kv.second, std::move(frames), std::move(label)});
+      rows.push_back(Row{id, stacks[id], std::move(frames), std::move(label)});
     } else {
-      merge_into(rows[it->second].stats, kv.second);
+      merge_into(rows[it->second].stats, stacks[id]);
     }
   }
   return rows;
@@ -81,7 +83,7 @@ std::vector<Row> rows_of(Profile &profile, const HeapModel::StackMap &stacks) {
 
 Json row_json(Profile &profile, Row &r) {
   const StackStats &s = r.stats;
-  if (r.frames.empty()) r.frames = profile.frames(r.key);
+  if (r.frames.empty()) r.frames = profile.frames(r.stack);
   Json j = {{"alloc_bytes", s.alloc_bytes}, {"alloc_count", s.alloc_count},
             {"allocs", s.allocs},           {"frees", s.frees},
             {"temporary", s.temporary},     {"live_bytes", s.live_bytes},
@@ -107,7 +109,7 @@ Json table(Profile &profile, std::vector<Row> &rows, size_t top, Metric metric) 
   auto before = [&](const Row *a, const Row *b) {
     const double ma = metric(a->stats), mb = metric(b->stats);
     if (ma != mb) return ma > mb;
-    return a->label != b->label ? a->label < b->label : a->key < b->key;
+    return a->label != b->label ? a->label < b->label : a->stack < b->stack;
   };
   const size_t n = std::min(top, order.size());
   std::partial_sort(order.begin(), order.begin() + long(n), order.end(), before);
@@ -258,6 +260,7 @@ Json summary_json(Profile &profile, const SummaryOptions &opt) {
          {"exe", ctx->exe},
          {"truncated_at", ctx->end.truncated ? Json(ctx->end.offset) : Json(nullptr)},
          {"markers", markers},
+         {"markers_dropped", ctx->markers_dropped},
          {"stats", stats}});
   }
   j["streams"] = streams;

@@ -1,4 +1,5 @@
 // render_summary(): the native summary as text, read off its JSON.
+#include <cmath>
 #include <iomanip>
 #include <sstream>
 

@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <fstream>
 #include <map>
+#include <set>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <unistd.h>
@@ -282,6 +283,27 @@ TEST_CASE("sysprof samples per VM state match the VM's own counters") {
         if (kv.first != "samples" && kv.second > 0) CHECK(folded[kv.first] == kv.second);
     }
   }
+}
+
+TEST_CASE("host frames of genuine sysprof stacks are named as the reference names them") {
+  // The reference's folded stacks are truncated, but the host frames it does
+  // print are named by the same floor lookup in the C symbols ("name:0xaddr").
+  auto frames = [](const std::string &folded, char count_separator, bool strip_address) {
+    std::set<std::string> names;
+    for (const std::string &line : lines(folded)) {
+      std::istringstream stack(line.substr(0, line.rfind(count_separator)));
+      for (std::string f; std::getline(stack, f, ';');) {
+        if (strip_address && f.find(":0x") != std::string::npos) f.resize(f.rfind(":0x"));
+        if (!f.empty() && f[0] != '@' && f.rfind("ffunc#", 0) != 0) names.insert(f);
+      }
+    }
+    return names;
+  };
+  const RunResult ours = analyze({"folded", fixture("s_lua_C.sysprof.bin")});
+  const std::set<std::string> reference =
+      frames(text(fixture("s_lua_C.sysprof.folded")), '\t', true);
+  CHECK(reference.size() > 5);
+  CHECK(frames(ours.out, ' ', false) == reference);
 }
 
 TEST_CASE("the native summary of a libprof stream gives the figures it was built with") {
