@@ -35,4 +35,8 @@ inline bool agent_recording() {
 
 uint64_t monotonic_ns();
 
+// One line on stderr, "libprof: " and the parts; no stdio, no allocation.
+void say(const char *a, const char *b = "", const char *c = "", const char *d = "",
+         const char *e = "");
+
 }  // namespace prof

@@ -256,13 +256,13 @@ EXPORT void *dlopen(const char *file, int mode) {
     mode &= ~RTLD_DEEPBIND;
   }
   void *h = real.dlopen(file, mode);
-  if (h && g_agent.on.load(std::memory_order_relaxed)) on_modules_changed();
+  if (h) on_modules_changed();
   return h;
 }
 
 EXPORT int dlclose(void *handle) {
   if (!ready()) return -1;
   const int rc = real.dlclose(handle);
-  if (rc == 0 && g_agent.on.load(std::memory_order_relaxed)) on_modules_changed();
+  if (rc == 0) on_modules_changed();
   return rc;
 }

@@ -21,6 +21,7 @@
 #include "output_file.h"
 #include "prologue.h"
 #include "recorder.h"
+#include "sampler.h"
 #include "stream_writer.h"
 #include "symtab.h"
 #include "thread_state.h"
@@ -37,6 +38,14 @@ uint64_t monotonic_ns() {
   return uint64_t(ts.tv_sec) * 1000000000u + uint64_t(ts.tv_nsec);
 }
 
+// One line on stderr, no stdio (the agent may be mid-way through anything).
+void say(const char *a, const char *b, const char *c, const char *d, const char *e) {
+  char line[1024] = "libprof: ";
+  for (const char *part : {a, b, c, d, e}) strncat(line, part, sizeof line - strlen(line) - 2);
+  strcat(line, "\n");
+  (void)!write(2, line, strlen(line));
+}
+
 namespace {
 
 ModuleMap g_modules;
@@ -44,15 +53,6 @@ pthread_mutex_t g_modules_mutex = PTHREAD_MUTEX_INITIALIZER;
 int g_fd = -1;
 pid_t g_stream_pid = 0;  // the process the open stream belongs to
 char g_path[600];
-
-// One line on stderr, no stdio (the agent may be mid-way through anything).
-void say(const char *a, const char *b = "", const char *c = "", const char *d = "",
-         const char *e = "") {
-  char line[1024] = "libprof: ";
-  for (const char *part : {a, b, c, d, e}) strncat(line, part, sizeof line - strlen(line) - 2);
-  strcat(line, "\n");
-  (void)!write(2, line, strlen(line));
-}
 
 template <class Out>
 void put_module(Out &out, const ModuleInfo &m) {
@@ -187,6 +187,7 @@ bool start_memory_stream() {
 void after_fork_child() {
   GuardScope guard;
   restart_memory_stream_in_child();
+  restart_cpu_sampler_in_child();
 }
 
 __attribute__((constructor(101))) void agent_start() {
@@ -200,12 +201,11 @@ __attribute__((constructor(101))) void agent_start() {
   if (!g_agent.cfg.follow_children) unsetenv("LD_PRELOAD");
   pthread_atfork(nullptr, nullptr, after_fork_child);
   if (g_agent.cfg.memory) start_memory_stream();
+  if (g_agent.cfg.cpu != CpuMode::Off) start_cpu_sampler();
 }
 
-}  // namespace
-
-// Writes the stats and the epilogue and closes the stream (exit, exec).
-void finish_stream() {
+// Writes the stats and the epilogue and closes the memory stream.
+void finish_memory_stream() {
   // XXX: a vfork child shares our memory and must leave the parent's stream be.
   if (getpid() != g_stream_pid || !g_agent.on.exchange(false)) return;
   GuardScope guard;
@@ -233,12 +233,22 @@ void finish_stream() {
   g_fd = -1;
 }
 
+}  // namespace
+
+// Ends both streams (exit, exec, _exit).
+void finish_stream() {
+  finish_cpu_stream();
+  finish_memory_stream();
+}
+
 namespace {
 __attribute__((destructor(101))) void agent_stop() { finish_stream(); }
 }  // namespace
 
 void on_modules_changed() {
   GuardScope guard;
+  cpu_modules_changed();
+  if (!g_agent.on.load(std::memory_order_relaxed)) return;
   HostStack::invalidate();
   pthread_mutex_lock(&g_modules_mutex);
   g_modules.sync(ring_load, ring_unload, nullptr);

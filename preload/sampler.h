@@ -1,0 +1,62 @@
+// The CPU sampler: every `interval` of a thread's CPU time its clock
+// (sampler_timer.h) signals it; the handler (sampler_handler.cpp) captures
+// the host stack from the signal's context and the guest stack from the
+// registered backtracer, encodes a sysprof sample into the thread's slot
+// (sampler_slots.h), and a writer thread streams the slots, the guest
+// symbols and the module changes to the process's ".sysprof" file.
+//
+// Invariants:
+// - The handler allocates nothing, takes no lock and uses no stdio; it works
+//   only on its own thread's slot and on atomics.
+// - A sample that interrupts the agent itself (the thread's guard is set:
+//   an allocation hook, perhaps inside libunwind or the guest backtracer,
+//   which are not re-entrant) carries only the interrupted address.
+// - Threads started with pthread_create are registered before their start
+//   routine runs, and unregistered when they exit; the agent's own threads
+//   block the signal.
+// - On any failure the sampler prints one line and switches itself off,
+//   leaving the program's signal disposition as it found it.
+#pragma once
+
+#include <atomic>
+#include <csignal>
+#include <cstdint>
+
+#include "config.h"
+#include "sampler_slots.h"
+#include "sampler_timer.h"
+
+namespace prof {
+
+struct CpuSampler {
+  std::atomic<bool> on{false};
+  SamplerBackend backend = SamplerBackend::Perf;
+  CpuMode mode = CpuMode::Callgraph;
+  int sig = SIGPROF;
+  uint64_t interval_ns = 1000000;
+  int max_depth = 128;
+  // Counted for the stats record.
+  std::atomic<uint64_t> samples{0};        // signals that became records
+  std::atomic<uint64_t> unregistered{0};   // signals on a thread without a slot
+  std::atomic<uint64_t> in_agent{0};       // samples that interrupted the agent
+  std::atomic<uint64_t> stacks_cut{0};     // host stacks that ended early
+  std::atomic<uint64_t> foreign_signals{0};  // the signal, not from our clock
+  std::atomic<uint64_t> arm_failures{0};   // threads whose clock could not be armed
+};
+
+extern CpuSampler g_cpu;
+
+// The calling thread's slot (initial-exec TLS: read in the handler).
+extern __thread SampleSlot *t_sample_slot __attribute__((tls_model("initial-exec")));
+
+void on_sample_signal(int sig, siginfo_t *info, void *ucontext);
+
+// Lifecycle (lifecycle.cpp, the thread and exec hooks).
+bool start_cpu_sampler();
+void register_sampled_thread();
+void restart_cpu_sampler_in_child();
+void finish_cpu_stream();
+void cpu_modules_changed();
+inline bool cpu_sampler_on() { return g_cpu.on.load(std::memory_order_relaxed); }
+
+}  // namespace prof

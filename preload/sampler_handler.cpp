@@ -1,0 +1,108 @@
+// The sampling signal's handler: one sysprof sample of the interrupted
+// thread into its slot. Async-signal-safe (sampler.h).
+#include <cerrno>
+#include <ucontext.h>
+
+#include "agent.h"
+#include "ext.h"
+#include "guest_registry.h"
+#include "sampler.h"
+#include "signal_unwind.h"
+#include "stream_writer.h"
+#include "sysprof.h"
+#include "thread_state.h"
+
+namespace prof {
+
+__thread SampleSlot *t_sample_slot __attribute__((tls_model("initial-exec")));
+
+namespace {
+
+int guest_frames_wanted(CpuMode mode) {
+  switch (mode) {
+    case CpuMode::Leaf: return 1;
+    case CpuMode::Callgraph: return int(SampleSlot::kMaxGuestFrames);
+    default: return 0;
+  }
+}
+
+// The VM state as sysprof writes it: NATIVE when no guest runs here.
+uint8_t stream_vmstate(int vmstate) {
+  if (vmstate < 0) return kVmstNative;
+  return vmstate <= kVmstTrace ? uint8_t(vmstate) : uint8_t(kVmstInterp);
+}
+
+void put_sample(SpanWriter &out, const SampleSlot &s, uint8_t vmstate, int guest, int host) {
+  out.put_u8(vmstate);
+  if (vmstate == kVmstTrace) {
+    // A JIT trace: the guest names its prototype and line, if it can.
+    const bool named = guest > 0 && s.guest[0].type == PROF_FRAME_LFUNC;
+    out.put_uleb(0);
+    out.put_uleb(named ? s.guest[0].addr : 0);
+    out.put_uleb(named ? s.guest[0].line : 0);
+    return;
+  }
+  if (vmstate_has_guest(vmstate)) {
+    for (int i = 0; i < guest; i++) {
+      const prof_guest_frame &f = s.guest[i];
+      if (f.type < PROF_FRAME_LFUNC || f.type > PROF_FRAME_FFUNC) continue;
+      out.put_u8(f.type);
+      out.put_uleb(f.addr);
+      if (f.type == PROF_FRAME_LFUNC) out.put_uleb(f.line);
+    }
+    out.put_u8(kFrameLuaLast);
+  }
+  for (int i = 0; i < host; i++) out.put_uleb(s.ips[i]);
+  out.put_uleb(0);
+}
+
+void sample(SampleSlot &s, const siginfo_t *info, void *ucontext) {
+  const uint64_t weight = sample_weight(g_cpu.backend, info, g_cpu.interval_ns);
+  if (g_agent.paused.load(std::memory_order_relaxed)) return;
+  SpanWriter out(s.record);
+  if (weight != 1) put_ext_values(out, ExtKind::Weight, weight);
+
+  const CpuMode mode = g_cpu.mode;
+  const bool in_agent = t_state.guard;
+  int vmstate = -1, guest = 0;
+  if (!in_agent && guest_registered()) {
+    const int wanted = guest_frames_wanted(mode);
+    guest = guest_backtrace(s.guest, wanted, &vmstate);
+    if (guest < 0) guest = 0;
+    if (guest > wanted) guest = wanted;
+  }
+  int host = 0;
+  if (in_agent) {
+    g_cpu.in_agent.fetch_add(1, std::memory_order_relaxed);
+    if (mode != CpuMode::Default) {
+      s.ips[0] = uint64_t(static_cast<const ucontext_t *>(ucontext)->uc_mcontext.gregs[REG_RIP]);
+      host = 1;
+    }
+  } else if (mode != CpuMode::Default) {
+    bool cut = false;
+    host = SignalUnwind::capture(ucontext, s.ips, mode == CpuMode::Leaf ? 1 : g_cpu.max_depth, &cut);
+    if (cut) g_cpu.stacks_cut.fetch_add(1, std::memory_order_relaxed);
+  }
+  put_sample(out, s, stream_vmstate(vmstate), guest, host);
+  s.push(out.data(), out.size());
+  g_cpu.samples.fetch_add(1, std::memory_order_relaxed);
+}
+
+}  // namespace
+
+void on_sample_signal(int, siginfo_t *info, void *ucontext) {
+  const int saved_errno = errno;
+  SampleSlot *slot = t_sample_slot;
+  if (!g_cpu.on.load(std::memory_order_relaxed)) {
+    // Switched off: late signals of a clock being stopped are absorbed.
+  } else if (!is_sampler_signal(g_cpu.backend, info, slot)) {
+    g_cpu.foreign_signals.fetch_add(1, std::memory_order_relaxed);
+  } else if (!slot) {
+    g_cpu.unregistered.fetch_add(1, std::memory_order_relaxed);
+  } else {
+    sample(*slot, info, ucontext);
+  }
+  errno = saved_errno;
+}
+
+}  // namespace prof
