@@ -10,17 +10,20 @@ namespace {
 
 using Json = nlohmann::json;
 
-// Runs read(path) on each file in turn; reports a cut file as a warning and a
-// corrupt or unreadable one as an error (exit code 2). Callers print nothing
-// before every file is read.
+// Runs read(path) on each file in turn; reports a cut file, and a marker
+// window the stream missed, as a warning and a corrupt or unreadable file as
+// an error (exit code 2). Callers print nothing before every file is read.
 template <class Read>
 int read_files(const std::vector<std::string> &files, Read &&read) {
   for (const std::string &path : files) {
     try {
-      const ReadEnd end = read(path);
+      const StreamContext &ctx = read(path);
+      const ReadEnd &end = ctx.end;
       if (end.truncated)
         std::cerr << "prof-analyze: warning: " << path << ": truncated at byte " << end.offset
                   << " (" << end.reason << "); reporting the records before it\n";
+      const std::string missed = ctx.window.warning();
+      if (!missed.empty()) std::cerr << "prof-analyze: warning: " << path << ": " << missed << "\n";
     } catch (const FormatError &e) {
       std::cerr << "prof-analyze: " << path << ": " << e.what()
                 << (e.truncated() ? " (nothing complete to report)" : "") << "\n";
@@ -62,19 +65,37 @@ void print(const CommandOptions &opt, const std::vector<std::vector<std::string>
   if (opt.json) out << all.dump(1) << "\n";
 }
 
+// Reads a group of files into a profile, then leaves the suppressed leaks out.
+int read_profile(const CommandOptions &opt, const std::vector<std::string> &files,
+                 Profile &profile) {
+  Suppressions suppressions;
+  try {
+    if (!opt.suppressions.empty()) suppressions = Suppressions::load(opt.suppressions);
+  } catch (const std::exception &e) {
+    std::cerr << "prof-analyze: " << e.what() << "\n";
+    return 2;
+  }
+  const int rc = read_files(
+      files, [&](const std::string &path) -> const StreamContext & { return profile.read(path); });
+  if (rc == 0) profile.suppress_leaks(suppressions);
+  return rc;
+}
+
 }  // namespace
 
 int run_report(const CommandOptions &opt, std::ostream &out) {
   std::vector<std::unique_ptr<MemprofReport>> reports;
-  uint32_t index = 0;
+  std::vector<std::unique_ptr<StreamContext>> streams;
   for (const auto &group : groups(opt)) {
     auto report = std::make_unique<MemprofReport>();
-    const int rc = read_files(group, [&](const std::string &path) {
-      StreamContext ctx(path, index++);
+    const int rc = read_files(group, [&](const std::string &path) -> const StreamContext & {
+      streams.push_back(std::make_unique<StreamContext>(path, uint32_t(streams.size())));
+      StreamContext &ctx = *streams.back();
       if (ctx.file.kind() != SectionKind::Memprof)
         throw std::runtime_error("not a memory profile (memprof) stream; try `summary`");
+      ctx.window.set(opt.profile.window);
       report->read(ctx);
-      return ctx.end;
+      return ctx;
     });
     if (rc) return rc;
     reports.push_back(std::move(report));
@@ -89,8 +110,7 @@ int run_summary(const CommandOptions &opt, std::ostream &out) {
   std::vector<std::unique_ptr<Profile>> profiles;
   for (const auto &group : groups(opt)) {
     auto profile = std::make_unique<Profile>(opt.profile);
-    const int rc = read_files(group, [&](const std::string &path) { return profile->read(path).end; });
-    if (rc) return rc;
+    if (const int rc = read_profile(opt, group, *profile)) return rc;
     profiles.push_back(std::move(profile));
   }
   print(
@@ -104,8 +124,7 @@ int run_folded(const CommandOptions &opt, std::ostream &out) {
   std::map<std::string, double> stacks;
   for (const auto &group : groups(opt)) {
     Profile profile(opt.profile);
-    const int rc = read_files(group, [&](const std::string &path) { return profile.read(path).end; });
-    if (rc) return rc;
+    if (const int rc = read_profile(opt, group, profile)) return rc;
     if (profile.has_memory() && profile.has_cpu()) {
       std::cerr << "prof-analyze: memory and CPU streams cannot share one flame graph\n";
       return 2;
@@ -125,6 +144,22 @@ int run_folded(const CommandOptions &opt, std::ostream &out) {
   } else {
     render_folded(stacks, out);
   }
+  return 0;
+}
+
+int run_diff(const CommandOptions &opt, std::ostream &out) {
+  Profile before(opt.profile), after(opt.profile);
+  if (const int rc = read_profile(opt, {opt.files[0]}, before)) return rc;
+  if (const int rc = read_profile(opt, {opt.files[1]}, after)) return rc;
+  if (!before.has_memory() || !after.has_memory()) {
+    std::cerr << "prof-analyze: diff compares memory (memprof) profiles\n";
+    return 2;
+  }
+  const nlohmann::json d = diff_json(before, after, opt.diff);
+  if (opt.json)
+    out << d.dump(1) << "\n";
+  else
+    render_diff(d, opt.diff, out);
   return 0;
 }
 

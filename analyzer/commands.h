@@ -14,6 +14,7 @@
 
 #include "folded.h"
 #include "memprof_report.h"
+#include "profile_diff.h"
 #include "profile.h"
 #include "summary.h"
 
@@ -27,10 +28,15 @@ struct CommandOptions {
   SummaryOptions summary;
   ProfileOptions profile;
   FoldedOptions folded;
+  DiffOptions diff;
+  std::string suppressions;  // an LSan suppressions file for leak reports ("": none)
 };
 
 int run_report(const CommandOptions &opt, std::ostream &out);
 int run_summary(const CommandOptions &opt, std::ostream &out);
 int run_folded(const CommandOptions &opt, std::ostream &out);
+// opt.files: BEFORE and AFTER.
+int run_diff(const CommandOptions &opt, std::ostream &out);
+
 
 }  // namespace prof

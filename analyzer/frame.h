@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace prof {
 
@@ -31,5 +32,8 @@ struct Frame {
 };
 
 std::string basename_of(const std::string &path);
+
+// A stack's identity across streams: its frames' labels, one per line.
+std::string stack_label(const std::vector<Frame> &frames);
 
 }  // namespace prof

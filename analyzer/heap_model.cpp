@@ -224,6 +224,14 @@ void HeapModel::snapshot(bool timed, uint64_t time_ns, size_t top) {
   snapshots_.push_back(std::move(snap));
 }
 
+void HeapModel::drop_leaks(uint32_t stack) {
+  StackStats &s = stacks_[stack];
+  leaked_ -= s.live_bytes;
+  leaked_blocks_ -= s.live_blocks;
+  s.live_bytes = 0;
+  s.live_blocks = 0;
+}
+
 const std::vector<HeapPoint> &HeapModel::over_time() const {
   return timed_.points.empty() ? counted_.points : timed_.points;
 }

@@ -83,6 +83,9 @@ class alignas(64) HeapModel {
   // Records the heap now with its `top` largest holders (at most kMaxPoints
   // snapshots; later ones are counted in snapshots_dropped()).
   void snapshot(bool timed, uint64_t time_ns, size_t top);
+  // After the last stream: leaves a stack's leaked blocks out of the leaks
+  // (suppressions); its other figures stay.
+  void drop_leaks(uint32_t stack);
 
   // Statistics by stack id; a stack the heap (or mmap) events never named
   // has allocs == 0.

@@ -12,6 +12,12 @@ int main(int argc, char **argv) {
   app.require_subcommand(1);
   prof::CommandOptions opt;
 
+  auto window = [&](CLI::App *cmd) {
+    cmd->add_option("--from", opt.profile.window.from,
+                    "only what happened after the first marker with this label (prof_marker)");
+    cmd->add_option("--to", opt.profile.window.to,
+                    "only what happened before the first marker with this label after --from");
+  };
   auto common = [&](CLI::App *cmd) {
     cmd->add_option("files", opt.files,
                     "profile streams (.memprof / .sysprof, libprof's or LuaJIT's); several "
@@ -20,6 +26,13 @@ int main(int argc, char **argv) {
         ->check(CLI::ExistingFile);
     cmd->add_flag("--per-process", opt.per_process, "one report per file instead of merging");
     cmd->add_flag("--json", opt.json, "JSON instead of text");
+    window(cmd);
+  };
+  auto suppressions = [&](CLI::App *cmd) {
+    cmd->add_option("--suppressions", opt.suppressions,
+                    "known leaks, in LeakSanitizer's format (leak:PATTERN lines), left out of "
+                    "the leaks and counted")
+        ->check(CLI::ExistingFile);
   };
 
   CLI::App *report = app.add_subcommand(
@@ -35,6 +48,7 @@ int main(int argc, char **argv) {
       "summary", "memory: totals, peak and its holders, leaks, temporaries, sizes, per-stack "
                  "statistics, heap over time, mmap; CPU: samples by VM state, thread, function");
   common(summary);
+  suppressions(summary);
   summary->add_option("--top", opt.summary.top, "rows per table (default 10)")
       ->check(CLI::PositiveNumber);
   summary->add_option("--stack-depth", opt.summary.stack_depth,
@@ -49,16 +63,38 @@ int main(int argc, char **argv) {
   CLI::App *folded = app.add_subcommand(
       "folded", "stacks for flame graphs: root first, ';'-separated, a space, the count");
   common(folded);
+  suppressions(folded);
   folded->add_option("--metric", opt.folded.metric,
                      "memory: alloc-bytes (default), alloc-count, leaked-bytes or peak-bytes")
       ->check(CLI::IsMember({"alloc-bytes", "alloc-count", "leaked-bytes", "peak-bytes"}));
   folded->add_flag("--by-vmstate", opt.folded.by_vmstate, "CPU: the VM state as the root frame");
+
+  CLI::App *diff = app.add_subcommand(
+      "diff", "memory: what changed from BEFORE to AFTER, per stack: bytes allocated, calls, "
+              "bytes leaked and at the peak, largest changes first");
+  std::string before, after;
+  diff->add_option("before", before, "the profile before")->required()->check(CLI::ExistingFile);
+  diff->add_option("after", after, "the profile after")->required()->check(CLI::ExistingFile);
+  diff->add_flag("--json", opt.json, "JSON instead of text");
+  diff->add_option("--sort", opt.diff.sort,
+                   "the change that orders stacks: alloc-bytes (default), alloc-count, "
+                   "leaked-bytes or peak-bytes")
+      ->check(CLI::IsMember({"alloc-bytes", "alloc-count", "leaked-bytes", "peak-bytes"}));
+  diff->add_option("--top", opt.diff.top, "stacks shown (default 20)")->check(CLI::PositiveNumber);
+  diff->add_option("--stack-depth", opt.diff.stack_depth,
+                   "frames shown per stack in text, 0 for all (default 12)");
+  window(diff);
+  suppressions(diff);
 
   CLI11_PARSE(app, argc, argv);
   opt.profile.snap_top = opt.summary.top;
   try {
     if (report->parsed()) return prof::run_report(opt, std::cout);
     if (summary->parsed()) return prof::run_summary(opt, std::cout);
+    if (diff->parsed()) {
+      opt.files = {before, after};
+      return prof::run_diff(opt, std::cout);
+    }
     return prof::run_folded(opt, std::cout);
   } catch (const std::exception &e) {
     std::cerr << "prof-analyze: " << e.what() << "\n";

@@ -77,6 +77,7 @@ void MemprofReport::read(StreamContext &ctx) {
     aliases_.emplace_back(symbols.alias_of(chunk), chunk);
   // XXX: a stream's blocks are its process's own; the next stream pairs apart.
   heap_ = LiveHeap<Block>();
+  if (ctx.window.spec().active()) windows_.emplace_back(ctx.pid, ctx.window.to_json());
 }
 
 void MemprofReport::link(Site &s, const Block &old, uint64_t nsize) {
@@ -170,6 +171,7 @@ std::vector<MemprofReport::HeapRow> MemprofReport::heap_summary(bool compat) con
 }
 
 void MemprofReport::render(std::ostream &out, const ReportOptions &opt) const {
+  for (const auto &w : windows_) out << window_line(w.second, w.first) << "\n\n";
   if (!opt.leak_only) {
     static const char *const kTitles[] = {"ALLOCATIONS", "REALLOCATIONS", "DEALLOCATIONS"};
     for (Kind kind : {kAlloc, kRealloc, kFree}) {
@@ -236,6 +238,13 @@ nlohmann::json MemprofReport::to_json(const ReportOptions &opt) const {
   nlohmann::json aliases = nlohmann::json::object();
   for (const auto &a : aliases_) aliases[a.first] = a.second;
   j["aliases"] = aliases;
+  if (!windows_.empty()) {
+    j["windows"] = nlohmann::json::array();
+    for (const auto &w : windows_) {
+      j["windows"].push_back(w.second);
+      j["windows"].back()["pid"] = w.first;
+    }
+  }
   return j;
 }
 

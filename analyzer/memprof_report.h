@@ -102,6 +102,7 @@ class MemprofReport {
   std::unordered_map<uint32_t, int64_t> live_;
   uint64_t unknown_frees_ = 0;
   std::vector<std::pair<std::string, std::string>> aliases_;  // (alias, chunk text)
+  std::vector<std::pair<uint64_t, nlohmann::json>> windows_;  // (pid, window) of windowed streams
 
   // Per stream: the name of a location when first met (its identity), the
   // current names of locations while no symbol changes them, and the names

@@ -10,6 +10,7 @@ namespace prof {
 StreamContext &Profile::read(const std::string &path) {
   streams_.push_back(std::make_unique<StreamContext>(path, uint32_t(streams_.size())));
   StreamContext &ctx = *streams_.back();
+  ctx.window.set(opt_.window);
   if (ctx.file.kind() == SectionKind::Memprof) {
     has_memory_ = true;
     read_memory(ctx);
@@ -162,6 +163,24 @@ void Profile::read_memory(StreamContext &ctx) {
   model.join();
   if (failure) std::rethrow_exception(failure);
   heap_.end_stream();
+}
+
+void Profile::suppress_leaks(const Suppressions &suppressions) {
+  std::vector<SuppressedLeaks> used(suppressions.patterns().size());
+  for (uint32_t id = 0; id < heap_.stacks().size(); id++) {
+    const StackStats &s = heap_.stacks()[id];
+    if (s.live_blocks == 0) continue;
+    const int i = suppressions.match(frames(id));
+    if (i < 0) continue;
+    used[size_t(i)].blocks += s.live_blocks;
+    used[size_t(i)].bytes += s.live_bytes;
+    heap_.drop_leaks(id);
+  }
+  for (size_t i = 0; i < used.size(); i++)
+    if (used[i].blocks) {
+      used[i].pattern = suppressions.patterns()[i];
+      suppressed_.push_back(used[i]);
+    }
 }
 
 std::vector<Frame> Profile::frames(uint32_t stack) {

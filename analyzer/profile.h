@@ -22,6 +22,7 @@
 #include "heap_model.h"
 #include "stack_key.h"
 #include "stream_context.h"
+#include "suppressions.h"
 
 namespace prof {
 
@@ -31,6 +32,14 @@ struct ProfileOptions {
   double snap_interval_s = 0;
   uint64_t snap_events = 0;
   size_t snap_top = 10;
+  WindowSpec window;  // only the records between two markers (marker_window.h)
+};
+
+// The leaks a suppression pattern left out.
+struct SuppressedLeaks {
+  std::string pattern;
+  uint64_t blocks = 0;
+  double bytes = 0;
 };
 
 class Profile {
@@ -42,6 +51,11 @@ class Profile {
 
   // The frames of a stack of the memory model (by id), root first.
   std::vector<Frame> frames(uint32_t stack);
+
+  // Leaves out of the leaks every stack a suppression matches, and counts
+  // them by pattern (used patterns only, in file order); after the last read.
+  void suppress_leaks(const Suppressions &suppressions);
+  const std::vector<SuppressedLeaks> &suppressed() const { return suppressed_; }
 
   bool has_memory() const { return has_memory_; }
   bool has_cpu() const { return has_cpu_; }
@@ -59,6 +73,7 @@ class Profile {
   HeapModel heap_;
   CpuModel cpu_;
   bool has_memory_ = false, has_cpu_ = false;
+  std::vector<SuppressedLeaks> suppressed_;
   // Guest locations of streams without stacks, named when met; the names of
   // locations of the stream being read while no symbol changes them.
   std::vector<std::string> site_names_;

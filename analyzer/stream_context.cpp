@@ -31,6 +31,7 @@ bool StreamContext::absorb(const ExtRecord &r) {
       for (const auto &kv : r.stats) stats[kv.first] += kv.second;
       return true;
     case ExtKind::Marker:
+      window.marker(r.text);
       if (markers.size() < kMaxMarkers)
         markers.emplace_back(r.time_ns, r.text);
       else

@@ -3,7 +3,8 @@
 // writer's process, stats and markers; and the frames of its stacks.
 //
 // Invariants: read_memprof()/read_sysprof() stream the records once, keeping
-// nothing per event; a cut stream ends the read with `end` set (the records
+// nothing per event; only the records inside `window` reach the caller
+// (marker_window.h); a cut stream ends the read with `end` set (the records
 // before the cut were delivered) and a corrupt one throws FormatError.
 #pragma once
 
@@ -15,8 +16,10 @@
 #include <vector>
 
 #include "frame.h"
+#include "marker_window.h"
 #include "memprof.h"
 #include "profile_file.h"
+#include "read_progress.h"
 #include "stack_merge.h"
 #include "stack_table.h"
 #include "symbolizer.h"
@@ -38,6 +41,7 @@ struct StreamContext {
   std::vector<std::pair<uint64_t, std::string>> markers;  // the first kMaxMarkers
   uint64_t markers_dropped = 0;
   ReadEnd end;
+  MarkerWindow window;  // set before reading: every record by default
   // Bumped by every record that can change a name (symbols, modules): names
   // cached by a reader stay valid while it is unchanged.
   uint64_t naming_epoch = 0;
@@ -65,16 +69,19 @@ struct StreamContext {
  private:
   template <class Reader, class Record, class Fn>
   void read_section(Fn &&fn) {
+    ReadProgress progress(file.path(), file.size());
     end = read_records([&] {
       Reader reader(file.reader(), file.prologue());
       Record r;
       while (reader.next(r)) {
+        progress.at(r.offset);
         using Kind = decltype(r.record);
         if (r.record == Kind::Symbol) {
           add_symbol(r.symbol);
           continue;
         }
         if (r.record == Kind::Ext && absorb(r.ext)) continue;
+        if (!window.pass(r)) continue;
         fn(r);
       }
     });

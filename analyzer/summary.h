@@ -27,5 +27,9 @@ void render_summary(const nlohmann::json &summary, const SummaryOptions &opt, st
 
 // A frame as JSON: {"function", "file", "line", "module", "kind"}.
 nlohmann::json frame_json(const Frame &f);
+// A stack (frames root first) as JSON frames, innermost first as a backtrace.
+nlohmann::json stack_json(const std::vector<Frame> &root_first);
+// The text of such JSON frames, indented, at most `depth` (0: all) of them.
+void render_stack(const nlohmann::json &frames, size_t depth, std::ostream &out);
 
 }  // namespace prof

@@ -20,19 +20,6 @@ const char *kind_name(Frame::Kind k) {
   return "unknown";
 }
 
-// Innermost first, as a backtrace reads.
-Json stack_json(const std::vector<Frame> &root_first) {
-  Json out = Json::array();
-  for (auto it = root_first.rbegin(); it != root_first.rend(); ++it) out.push_back(frame_json(*it));
-  return out;
-}
-
-std::string stack_label(const std::vector<Frame> &frames) {
-  std::string s;
-  for (const Frame &f : frames) s += f.label() + "\n";
-  return s;
-}
-
 void merge_into(StackStats &to, const StackStats &s) {
   to.alloc_bytes += s.alloc_bytes;
   to.alloc_count += s.alloc_count;
@@ -139,6 +126,10 @@ Json memory_json(Profile &profile, const SummaryOptions &opt) {
             {"leaked_blocks", heap.live_blocks()},
             {"temporary_allocations", heap.temporary()},
             {"unknown_frees", heap.unknown_frees()}};
+  Json suppressed = Json::array();
+  for (const SuppressedLeaks &l : profile.suppressed())
+    suppressed.push_back({{"pattern", l.pattern}, {"blocks", l.blocks}, {"bytes", l.bytes}});
+  m["suppressed"] = suppressed;
   std::vector<Row> rows = rows_of(profile, heap.stacks());
   m["peak"] = table(profile, rows, opt.top, [](const StackStats &s) { return s.peak_bytes; });
   m["leaks"] = table(profile, rows, opt.top, [](const StackStats &s) { return s.live_bytes; });
@@ -231,6 +222,12 @@ Json cpu_json(Profile &profile, const SummaryOptions &opt) {
 
 }  // namespace
 
+Json stack_json(const std::vector<Frame> &root_first) {
+  Json out = Json::array();
+  for (auto it = root_first.rbegin(); it != root_first.rend(); ++it) out.push_back(frame_json(*it));
+  return out;
+}
+
 Json frame_json(const Frame &f) {
   return {{"function", f.function},
           {"file", f.file},
@@ -261,7 +258,8 @@ Json summary_json(Profile &profile, const SummaryOptions &opt) {
          {"truncated_at", ctx->end.truncated ? Json(ctx->end.offset) : Json(nullptr)},
          {"markers", markers},
          {"markers_dropped", ctx->markers_dropped},
-         {"stats", stats}});
+         {"stats", stats},
+         {"window", ctx->window.spec().active() ? ctx->window.to_json() : Json(nullptr)}});
   }
   j["streams"] = streams;
   j["memory"] = profile.has_memory() ? memory_json(profile, opt) : Json(nullptr);

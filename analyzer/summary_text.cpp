@@ -26,19 +26,6 @@ std::string frame_label(const Json &f) {
   return frame.label();
 }
 
-void stack(const Json &frames, size_t depth, std::ostream &out) {
-  size_t shown = 0;
-  for (const Json &f : frames) {
-    if (depth && shown == depth) {
-      out << "      ... " << frames.size() - shown << " more\n";
-      return;
-    }
-    out << "      " << (f["kind"] == "inlined" ? "(inlined) " : "") << frame_label(f) << "\n";
-    shown++;
-  }
-  if (frames.empty()) out << "      [no stack]\n";
-}
-
 // One row of a stack table: its figure, then MemProf's MIB fields.
 void row(const Json &r, const std::string &figure, size_t depth, std::ostream &out) {
   out << "  " << figure << "  " << count(r["alloc_count"]) << " allocations";
@@ -52,7 +39,7 @@ void row(const Json &r, const std::string &figure, size_t depth, std::ostream &o
         << ") events";
   if (r["temporary"].get<uint64_t>()) out << ", " << r["temporary"].get<uint64_t>() << " temporary";
   out << "\n";
-  stack(r["stack"], depth, out);
+  render_stack(r["stack"], depth, out);
 }
 
 void memory(const Json &m, const SummaryOptions &opt, std::ostream &out) {
@@ -72,6 +59,9 @@ void memory(const Json &m, const SummaryOptions &opt, std::ostream &out) {
       << " allocations freed by the very next event\n"
       << "  unknown frees: " << m["unknown_frees"].get<uint64_t>()
       << " frees and reallocations of pointers never seen allocated\n";
+  for (const Json &u : m["suppressed"])
+    out << "  suppressed:    " << bytes(u["bytes"]) << " in " << u["blocks"].get<uint64_t>()
+        << " leaked blocks by leak:" << u["pattern"].get<std::string>() << "\n";
 
   struct Table {
     const char *key, *title, *figure, *unit;  // unit: "" for bytes
@@ -125,7 +115,7 @@ void memory(const Json &m, const SummaryOptions &opt, std::ostream &out) {
     out << ": heap " << bytes(s["heap_bytes"]) << "\n";
     for (const Json &h : s["holders"]) {
       out << "  " << bytes(h["bytes"]) << "\n";
-      stack(h["stack"], opt.stack_depth, out);
+      render_stack(h["stack"], opt.stack_depth, out);
     }
   }
   if (m["snapshots_dropped"].get<uint64_t>())
@@ -140,7 +130,7 @@ void memory(const Json &m, const SummaryOptions &opt, std::ostream &out) {
     for (const Json &r : mm["still_mapped"]) {
       out << "  " << bytes(r["live_bytes"]) << " still mapped in " << r["live_blocks"].get<uint64_t>()
           << " mappings\n";
-      stack(r["stack"], opt.stack_depth, out);
+      render_stack(r["stack"], opt.stack_depth, out);
     }
   }
 }
@@ -168,14 +158,29 @@ void cpu(const Json &c, const SummaryOptions &opt, std::ostream &out) {
   out << "\nHOTTEST STACKS\n";
   for (const Json &s : c["stacks"]) {
     out << "  " << count(s["samples"]) << " samples, " << s["vmstate"].get<std::string>() << "\n";
-    stack(s["stack"], opt.stack_depth, out);
+    render_stack(s["stack"], opt.stack_depth, out);
   }
 }
 
 }  // namespace
 
+void render_stack(const Json &frames, size_t depth, std::ostream &out) {
+  size_t shown = 0;
+  for (const Json &f : frames) {
+    if (depth && shown == depth) {
+      out << "      ... " << frames.size() - shown << " more\n";
+      return;
+    }
+    out << "      " << (f["kind"] == "inlined" ? "(inlined) " : "") << frame_label(f) << "\n";
+    shown++;
+  }
+  if (frames.empty()) out << "      [no stack]\n";
+}
+
 void render_summary(const Json &summary, const SummaryOptions &opt, std::ostream &out) {
   std::ostringstream text;
+  for (const Json &s : summary["streams"])
+    if (!s["window"].is_null()) text << window_line(s["window"], s["pid"].get<uint64_t>()) << "\n";
   if (!summary["memory"].is_null()) memory(summary["memory"], opt, text);
   if (!summary["cpu"].is_null()) {
     if (!summary["memory"].is_null()) text << "\n";

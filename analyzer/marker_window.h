@@ -1,0 +1,83 @@
+// MarkerWindow: restricts what a stream reports to the window between two of
+// its markers (prof_marker()), for every command (--from / --to).
+//
+// Semantics:
+// - The window opens at the first marker labelled `from` (at the start of the
+//   stream when `from` is empty) and closes at the first marker labelled `to`
+//   after that (at the end when `to` is empty or never met). Markers are
+//   ordered by their place in the stream, which is the order the agent
+//   recorded them in across threads.
+// - Inside, events are reported as those of a whole stream: leaks are the
+//   blocks made inside and still live when the window closes, the peak is the
+//   peak of the bytes made inside.
+// - Blocks made before the window are not part of it: a free of one inside
+//   the window is left out (counted in earlier_frees/earlier_bytes, never as
+//   an unknown free); a realloc of one makes a new block of the window, as a
+//   realloc of NULL would. The pairing rule stays: the oldest live block at
+//   an address.
+// - Outside the window only records that set state pass (sampling mean,
+//   sampler, thread): time marks, maps, unmaps, CPU samples and weights do
+//   not.
+//
+// Invariants: memory grows with the blocks live before the window opens, and
+// is released when it closes.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+#include "memprof.h"
+#include "sysprof.h"
+
+namespace prof {
+
+struct WindowSpec {
+  std::string from, to;  // marker labels; empty: the stream's start / end
+  bool active() const { return !from.empty() || !to.empty(); }
+};
+
+class MarkerWindow {
+ public:
+  void set(const WindowSpec &spec);
+  const WindowSpec &spec() const { return spec_; }
+
+  // A marker of the stream, in stream order.
+  void marker(const std::string &label);
+  // Whether a record is reported; may turn a realloc of an earlier block
+  // into one of NULL.
+  bool pass(MemprofEvent &ev);
+  bool pass(const SysprofSample &s);
+
+  bool opened() const { return state_ != State::Before; }
+  bool closed() const { return state_ == State::After; }
+  uint64_t earlier_frees() const { return earlier_frees_; }
+  uint64_t earlier_bytes() const { return earlier_bytes_; }
+  // One line on what the window missed in this stream ("" when it opened and
+  // closed as asked).
+  std::string warning() const;
+  // {"from", "to", "opened", "closed", "earlier_frees", "earlier_freed_bytes"}
+  nlohmann::json to_json() const;
+
+ private:
+  enum class State : uint8_t { Before, Inside, After };
+  // Forgets one earlier block at addr, giving its size; false if none.
+  bool take_earlier(uint64_t addr, uint64_t *size);
+
+  WindowSpec spec_;
+  State state_ = State::Inside;
+  // Blocks live before the window opened: address -> (count, size). XXX: two
+  // live blocks at one address (a realloc racing another thread) share the
+  // latest size.
+  std::unordered_map<uint64_t, std::pair<uint32_t, uint64_t>> earlier_;
+  uint64_t earlier_frees_ = 0, earlier_bytes_ = 0;
+};
+
+// The line heading a report restricted to a window of the stream of `pid`,
+// from MarkerWindow::to_json().
+std::string window_line(const nlohmann::json &window, uint64_t pid);
+
+}  // namespace prof
