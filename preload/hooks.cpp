@@ -245,8 +245,9 @@ EXPORT void *mremap(void *old, size_t old_len, size_t new_len, int flags, ...) {
 
 EXPORT void *dlopen(const char *file, int mode) {
   if (!ready()) return nullptr;
-  if (mode & RTLD_DEEPBIND) {
-    // XXX: a library bound deep would call its own allocator, past our hooks.
+  if ((mode & RTLD_DEEPBIND) && g_agent.on.load(std::memory_order_relaxed)) {
+    // XXX: a library bound deep would call its own allocator, past our hooks;
+    // an agent that records nothing leaves the program's flags alone.
     static std::atomic<bool> said{false};
     if (!said.exchange(true)) {
       static const char kMsg[] = "libprof: dropping RTLD_DEEPBIND from dlopen() so that its "

@@ -170,14 +170,6 @@ bool start_memory_stream() {
     close(g_fd);
     return false;
   }
-  if (g_agent.cfg.toggle_signal) {
-    // XXX: with a toggle signal the user picks the window: start paused.
-    struct sigaction sa {};
-    sa.sa_handler = toggle;
-    sa.sa_flags = SA_RESTART;
-    sigaction(g_agent.cfg.toggle_signal, &sa, nullptr);
-    g_agent.paused.store(true);
-  }
   g_agent.on.store(true, std::memory_order_release);
   return true;
 }
@@ -200,6 +192,14 @@ __attribute__((constructor(101))) void agent_start() {
   }
   if (!g_agent.cfg.follow_children) unsetenv("LD_PRELOAD");
   pthread_atfork(nullptr, nullptr, after_fork_child);
+  if (g_agent.cfg.toggle_signal) {
+    // XXX: with a toggle signal the user picks the window: start paused.
+    struct sigaction sa {};
+    sa.sa_handler = toggle;
+    sa.sa_flags = SA_RESTART;
+    sigaction(g_agent.cfg.toggle_signal, &sa, nullptr);
+    g_agent.paused.store(true);
+  }
   if (g_agent.cfg.memory) start_memory_stream();
   if (g_agent.cfg.cpu != CpuMode::Off) start_cpu_sampler();
 }

@@ -1,0 +1,552 @@
+// The launcher and the run-time control, end to end: scripts/prof-run and the
+// agent on real processes (test/e2e/ctl_prog.c, whose counts are known by
+// construction), and the analyzer's marker windows, diff, suppressions and
+// progress on the streams they write.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <csignal>
+#include <cstring>
+#include <dirent.h>
+#include <fcntl.h>
+#include <fstream>
+#include <functional>
+#include <poll.h>
+#include <pty.h>
+#include <sstream>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include "agent_run.h"
+
+namespace {
+
+using Json = nlohmann::json;
+
+struct Proc {
+  int exit_code = -1;  // -1 when killed by a signal
+  int signal = 0;
+  bool timed_out = false;
+  std::string out, err;  // a pseudo-terminal's output is all in `out`
+};
+
+// A fresh directory, removed with the last copy.
+struct TempDir {
+  std::string path;
+  std::shared_ptr<void> remove;
+  TempDir() {
+    char tmpl[] = "/tmp/libprof-ctl-XXXXXX";
+    path = mkdtemp(tmpl);
+    remove = std::shared_ptr<void>(nullptr, [p = path](void *) { remove_tree(p); });
+  }
+  std::string operator/(const std::string &name) const { return path + "/" + name; }
+};
+
+std::string slurp(const std::string &path) {
+  std::ifstream f(path);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+bool exists(const std::string &path) { return access(path.c_str(), F_OK) == 0; }
+
+// Waits up to `seconds` for a file to appear.
+bool wait_for(const std::string &path, double seconds = 20) {
+  for (int i = 0; i < seconds * 100; i++) {
+    if (exists(path)) return true;
+    usleep(10000);
+  }
+  return false;
+}
+
+std::vector<std::string> memprof_files(const std::string &dir) {
+  std::vector<std::string> files;
+  if (DIR *d = opendir(dir.c_str())) {
+    while (dirent *e = readdir(d))
+      if (strstr(e->d_name, ".memprof")) files.push_back(dir + "/" + e->d_name);
+    closedir(d);
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+// The child's environment: ours without the agent's variables, plus `env`.
+std::vector<std::string> child_env(const std::vector<std::string> &env) {
+  std::vector<std::string> out;
+  for (char **e = environ; *e; e++)
+    if (strncmp(*e, "LD_PRELOAD=", 11) && strncmp(*e, "PROF_", 5)) out.push_back(*e);
+  out.push_back(std::string("PROF_AGENT=") + PROF_AGENT_PATH);
+  out.push_back(std::string("PROF_ANALYZER=") + PROF_ANALYZER_PATH);
+  out.insert(out.end(), env.begin(), env.end());
+  return out;
+}
+
+[[noreturn]] void exec_child(const std::vector<std::string> &argv, const std::vector<std::string> &env) {
+  std::vector<std::string> envs = child_env(env);
+  std::vector<char *> cargv, cenv;
+  for (const auto &a : argv) cargv.push_back(const_cast<char *>(a.c_str()));
+  for (const auto &e : envs) cenv.push_back(const_cast<char *>(e.c_str()));
+  cargv.push_back(nullptr);
+  cenv.push_back(nullptr);
+  execvpe(cargv[0], cargv.data(), cenv.data());
+  _exit(127);
+}
+
+// Reaps pid, killing its process group after `timeout_s`; drains `pty` (if
+// not -1) into *out meanwhile, so the child never blocks on a full terminal.
+void reap(pid_t pid, int timeout_s, int pty, Proc *p) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
+  int status = 0;
+  for (;;) {
+    if (pty >= 0) {
+      pollfd pfd{pty, POLLIN, 0};
+      char buf[4096];
+      while (poll(&pfd, 1, 0) > 0) {
+        const ssize_t n = read(pty, buf, sizeof buf);
+        if (n <= 0) break;
+        p->out.append(buf, size_t(n));
+      }
+    }
+    if (waitpid(pid, &status, WNOHANG) == pid) break;
+    if (std::chrono::steady_clock::now() > deadline) {
+      p->timed_out = true;
+      kill(-pid, SIGKILL);
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      break;
+    }
+    usleep(5000);
+  }
+  if (WIFEXITED(status)) p->exit_code = WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) p->signal = WTERMSIG(status);
+}
+
+// Runs argv with stdin from /dev/null; `during` runs once it started.
+Proc run(const std::vector<std::string> &argv, const std::vector<std::string> &env = {},
+         int timeout_s = 60, const std::function<void(pid_t)> &during = {}) {
+  TempDir io;
+  const pid_t pid = fork();
+  if (pid == 0) {
+    setpgid(0, 0);
+    dup2(open("/dev/null", O_RDONLY), 0);
+    dup2(open((io / "out").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644), 1);
+    dup2(open((io / "err").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644), 2);
+    exec_child(argv, env);
+  }
+  Proc p;
+  if (during) during(pid);
+  reap(pid, timeout_s, -1, &p);
+  p.out = slurp(io / "out");
+  p.err = slurp(io / "err");
+  return p;
+}
+
+// Runs argv on a pseudo-terminal (its stdin, stdout and stderr); `during`
+// gets the terminal's master side.
+Proc run_on_terminal(const std::vector<std::string> &argv, const std::vector<std::string> &env = {},
+                     const std::function<void(pid_t, int)> &during = {}) {
+  int master = -1;
+  const pid_t pid = forkpty(&master, nullptr, nullptr, nullptr);
+  if (pid == 0) exec_child(argv, env);
+  REQUIRE(pid > 0);
+  Proc p;
+  if (during) during(pid, master);
+  reap(pid, 60, master, &p);
+  close(master);
+  return p;
+}
+
+std::vector<std::string> prof_run(const std::vector<std::string> &args) {
+  std::vector<std::string> argv{PROF_RUN_SCRIPT};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return argv;
+}
+
+Proc analyze(const std::vector<std::string> &args) {
+  std::vector<std::string> argv{PROF_ANALYZER_PATH};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return run(argv);
+}
+
+Json analyze_json(const std::vector<std::string> &args) {
+  std::vector<std::string> a = args;
+  a.push_back("--json");
+  const Proc p = analyze(a);
+  INFO(p.err);
+  REQUIRE(p.exit_code == 0);
+  return Json::parse(p.out);
+}
+
+// Profiles ctl_prog `args` into a fresh directory (held by *dir); its file.
+std::string profile_ctl(const std::vector<std::string> &args, TempDir *dir,
+                        const std::vector<std::string> &env = {}) {
+  std::vector<std::string> argv{PROF_CTL_PROGRAM};
+  argv.insert(argv.end(), args.begin(), args.end());
+  std::vector<std::string> e = env;
+  e.push_back(std::string("LD_PRELOAD=") + PROF_AGENT_PATH);
+  e.push_back("PROF_OUTPUT=" + *dir / "prof.%p");
+  const Proc p = run(argv, e);
+  INFO(p.err);
+  REQUIRE(p.exit_code == 0);
+  const auto files = memprof_files(dir->path);
+  REQUIRE(files.size() == 1);
+  return files[0];
+}
+
+uint64_t lines_with(const std::string &text, const std::string &what) {
+  uint64_t n = 0;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) n += line.find(what) != std::string::npos;
+  return n;
+}
+
+uint64_t count(const std::map<uint64_t, uint64_t> &m, uint64_t key) {
+  auto it = m.find(key);
+  return it == m.end() ? 0 : it->second;
+}
+
+// Whether a JSON stack (innermost first) has a frame of `function`.
+bool has_function(const Json &stack, const std::string &function) {
+  for (const Json &f : stack)
+    if (f["function"] == function) return true;
+  return false;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- the launcher
+
+TEST_CASE("prof-run keeps the command's exit code and summarises the files") {
+  TempDir dir;
+  const Proc p = run(prof_run({"-o", dir / "out", "--", PROF_CTL_PROGRAM, "exit", "42"}));
+  INFO(p.err);
+  CHECK(p.exit_code == 42);
+  CHECK(memprof_files(dir / "out").size() == 1);
+  CHECK(p.err.find("1 profile file(s) in " + dir / "out") != std::string::npos);
+  CHECK(p.err.find("MEMORY") != std::string::npos);  // the analyzer's summary
+  CHECK(p.err.find("flame graph: " + dir / "out/memory.") != std::string::npos);
+  CHECK(run(prof_run({"-q", "-o", dir / "zero", "--", PROF_CTL_PROGRAM, "exit", "0"})).exit_code == 0);
+}
+
+TEST_CASE("prof-run passes SIGTERM and SIGINT on, and its status is the command's") {
+  for (const int sig : {SIGTERM, SIGINT}) {
+    TempDir dir;
+    const Proc p = run(prof_run({"-q", "-o", dir / "out", "--", PROF_CTL_PROGRAM, "signals", dir.path}),
+                       {}, 60, [&](pid_t launcher) {
+                         REQUIRE(wait_for(dir / "ready"));
+                         kill(launcher, sig);
+                       });
+    INFO(p.err);
+    CHECK_FALSE(p.timed_out);
+    CHECK(slurp(dir / (sig == SIGTERM ? "TERM" : "INT")) == "1");  // passed on once
+    CHECK(p.exit_code == 7);  // what the command's handler exits with
+  }
+  // A command killed by the signal: the shell's 128 + signal.
+  TempDir dir;
+  const Proc p = run(prof_run({"-q", "-o", dir.path, "--", PROF_CTL_PROGRAM, "sleep"}), {}, 60,
+                     [&](pid_t launcher) {
+                       for (int i = 0; i < 2000 && memprof_files(dir.path).empty(); i++) usleep(10000);
+                       kill(launcher, SIGTERM);
+                     });
+  CHECK_FALSE(p.timed_out);
+  CHECK(p.exit_code == 128 + SIGTERM);
+}
+
+TEST_CASE("at a terminal, Ctrl-C reaches the command once and the launcher survives it") {
+  TempDir dir;
+  const Proc p = run_on_terminal(
+      prof_run({"-o", dir / "out", "--", PROF_CTL_PROGRAM, "signals", dir.path}), {},
+      [&](pid_t, int master) {
+        REQUIRE(wait_for(dir / "ready"));
+        REQUIRE(write(master, "\x03", 1) == 1);
+      });
+  INFO(p.out);
+  CHECK_FALSE(p.timed_out);
+  CHECK(slurp(dir / "INT") == "1");
+  CHECK(p.exit_code == 7);
+  CHECK(p.out.find("profile file(s)") != std::string::npos);  // the summary still came
+}
+
+TEST_CASE("static programs are refused in one line, without running them or hanging") {
+  TempDir dir;
+  const auto start = std::chrono::steady_clock::now();
+  const Proc p = run(prof_run({"-o", dir / "out", "--", PROF_CTL_STATIC, "signals", dir.path}), {}, 20);
+  CHECK_FALSE(p.timed_out);
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(10));
+  CHECK(p.exit_code != 0);
+  CHECK(lines_with(p.err, "") == 1);
+  CHECK(p.err.find("statically linked") != std::string::npos);
+  CHECK_FALSE(exists(dir / "ready"));  // never ran
+  // The same program, dynamically linked, passes the check.
+  CHECK(run(prof_run({"-q", "-o", dir / "dyn", "--", PROF_CTL_PROGRAM, "exit", "0"})).exit_code == 0);
+}
+
+TEST_CASE("setuid programs are refused in one line, without running them") {
+  TempDir dir;
+  const std::string copy = dir / "ctl_setuid";
+  {
+    std::ifstream in(PROF_CTL_PROGRAM, std::ios::binary);
+    std::ofstream out(copy, std::ios::binary);
+    out << in.rdbuf();
+  }
+  REQUIRE(chmod(copy.c_str(), 04755) == 0);
+  const Proc p = run(prof_run({"-o", dir / "out", "--", copy, "signals", dir.path}), {}, 20);
+  CHECK_FALSE(p.timed_out);
+  CHECK(p.exit_code != 0);
+  CHECK(lines_with(p.err, "") == 1);
+  CHECK(p.err.find("setuid") != std::string::npos);
+  CHECK_FALSE(exists(dir / "ready"));
+}
+
+TEST_CASE("CPU flags reach the agent's environment; bad ones stop before running") {
+  TempDir dir;
+  const Proc p = run(prof_run({"-q", "-o", dir.path, "--no-memory", "--cpu", "callgraph",
+                               "--interval", "500us", "--", "env"}));
+  INFO(p.err);
+  CHECK(p.exit_code == 0);
+  CHECK(lines_with(p.out, "PROF_CPU=callgraph") == 1);
+  CHECK(lines_with(p.out, "PROF_INTERVAL=500us") == 1);
+  CHECK(lines_with(p.out, "PROF_MEMORY=0") == 1);
+  CHECK(lines_with(p.out, "PROF_OUTPUT=" + dir.path + "/prof.%p") == 1);
+  const Proc bad = run(prof_run({"-o", dir / "bad", "--cpu", "sometimes", "--", PROF_CTL_PROGRAM,
+                                 "signals", dir.path}));
+  CHECK(bad.exit_code == 2);
+  CHECK(lines_with(bad.err, "") == 1);
+  CHECK_FALSE(exists(dir / "ready"));
+}
+
+TEST_CASE("children are followed by default and not with --no-follow") {
+  TempDir dir;
+  CHECK(run(prof_run({"-q", "-o", dir / "follow", "--", PROF_CTL_PROGRAM, "fork"})).exit_code == 0);
+  const auto both = memprof_files(dir / "follow");
+  REQUIRE(both.size() == 2);
+  Recorded parent = read_memprof(both[0]), child = read_memprof(both[1]);
+  if (parent.ppid == child.pid) std::swap(parent, child);
+  CHECK(child.ppid == parent.pid);
+  CHECK(count(parent.allocs_by_size, 40) == 2);
+  CHECK(count(child.allocs_by_size, 40) == 3);
+
+  CHECK(run(prof_run({"-q", "--no-follow", "-o", dir / "alone", "--", PROF_CTL_PROGRAM, "fork"}))
+            .exit_code == 0);
+  const auto one = memprof_files(dir / "alone");
+  REQUIRE(one.size() == 1);
+  CHECK(count(read_memprof(one[0]).allocs_by_size, 40) == 2);
+}
+
+// ------------------------------------------------------------ run-time control
+
+TEST_CASE("the toggle signal starts recording paused and toggles it") {
+  TempDir dir;
+  const Proc p = run(prof_run({"-q", "-o", dir.path, "--toggle-signal", "USR2", "--",
+                               PROF_CTL_PROGRAM, "toggle", std::to_string(SIGUSR2)}));
+  INFO(p.err);
+  REQUIRE(p.exit_code == 0);
+  const auto files = memprof_files(dir.path);
+  REQUIRE(files.size() == 1);
+  const Recorded rec = read_memprof(files[0]);
+  CHECK(count(rec.allocs_by_size, 40) == 0);  // before the first signal
+  CHECK(count(rec.allocs_by_size, 56) == 9);  // between the two
+  CHECK(count(rec.allocs_by_size, 72) == 0);  // after the second
+}
+
+TEST_CASE("without a toggle signal, a program's own use of the signal is unaffected") {
+  const RunResult own = run_under_agent({PROF_CTL_PROGRAM, "own-handler", std::to_string(SIGUSR2)});
+  CHECK(own.exit_code == 0);
+  CHECK(own.out == "handled 2\n");
+  REQUIRE(own.memprof_files.size() == 1);
+  const Recorded rec = read_memprof(own.memprof_files[0]);
+  CHECK(count(rec.allocs_by_size, 40) == 5);
+  CHECK(count(rec.allocs_by_size, 56) == 9);
+  CHECK(count(rec.allocs_by_size, 72) == 4);
+  // Its default action too: the signal still ends the program, as without the agent.
+  const RunResult bare = run_bare({PROF_CTL_PROGRAM, "toggle", std::to_string(SIGUSR2)});
+  const RunResult dies = run_under_agent({PROF_CTL_PROGRAM, "toggle", std::to_string(SIGUSR2)});
+  CHECK(bare.signal == SIGUSR2);
+  CHECK(dies.signal == SIGUSR2);
+}
+
+TEST_CASE("prof_stop, prof_start and prof_marker through weak symbols") {
+  const RunResult r = run_under_agent({PROF_CTL_PROGRAM, "api"});
+  CHECK(r.exit_code == 0);
+  CHECK(r.out == "agent\n");
+  REQUIRE(r.memprof_files.size() == 1);
+  const Recorded rec = read_memprof(r.memprof_files[0]);
+  CHECK(count(rec.allocs_by_size, 40) == 0);
+  CHECK(count(rec.allocs_by_size, 88) == 3);
+  const Json s = analyze_json({"summary", r.memprof_files[0]});
+  REQUIRE(s["streams"][0]["markers"].size() == 1);
+  CHECK(s["streams"][0]["markers"][0]["label"] == "api");
+  // Without the agent the program runs unchanged.
+  const RunResult bare = run_bare({PROF_CTL_PROGRAM, "api"});
+  CHECK(bare.exit_code == 0);
+  CHECK(bare.out == "no agent\n");
+}
+
+TEST_CASE("dlopen's RTLD_DEEPBIND is dropped with one warning, only while the agent records") {
+  TempDir dir;
+  const Proc p = run(prof_run({"-q", "-o", dir.path, "--", PROF_DLOPEN_PROGRAM, PROF_DLOPEN_PLUGIN}));
+  CHECK(p.exit_code == 0);
+  CHECK(lines_with(p.err, "dropping RTLD_DEEPBIND") == 1);
+  const auto files = memprof_files(dir.path);
+  REQUIRE(files.size() == 1);
+  // Bound deep, the plugin's malloc would bypass the hooks.
+  CHECK(count(read_memprof(files[0]).allocs_by_size, 9009) == 3);
+  const RunResult off = run_under_agent({PROF_DLOPEN_PROGRAM, PROF_DLOPEN_PLUGIN}, {"PROF_DEPTH=lots"});
+  CHECK(off.exit_code == 0);
+  CHECK(off.err.find("RTLD_DEEPBIND") == std::string::npos);
+}
+
+// -------------------------------------------------------------- marker windows
+
+TEST_CASE("every command restricted to the window between two markers") {
+  TempDir dir;
+  const std::string f = profile_ctl({"phases"}, &dir);
+  const Json s = analyze_json({"summary", "--from", "a", "--to", "b", f});
+  const Json &m = s["memory"];
+  CHECK(m["alloc_calls"] == 7);
+  CHECK(m["realloc_calls"] == 1);  // of the 24 B block made before: a new 80 B block
+  CHECK(m["free_calls"] == 0);
+  CHECK(m["allocated_blocks"] == 8);
+  CHECK(m["allocated_bytes"] == 7 * 48 + 80);
+  CHECK(m["leaked_blocks"] == 8);  // still live when the window closed
+  CHECK(m["leaked_bytes"] == 7 * 48 + 80);
+  CHECK(m["peak_bytes"] == 7 * 48 + 80);
+  CHECK(m["unknown_frees"] == 0);
+  const Json &w = s["streams"][0]["window"];
+  CHECK(w["opened"] == true);
+  CHECK(w["closed"] == true);
+  CHECK(w["earlier_frees"] == 11);  // 10 x 32 B freed, 24 B reallocated
+  CHECK(w["earlier_freed_bytes"] == 10 * 32 + 24);
+
+  const Json rep = analyze_json({"report", "--from", "a", "--to", "b", f});
+  uint64_t events = 0, held = 0;
+  for (const Json &r : rep["allocations"]) events += r["events"].get<uint64_t>();
+  CHECK(events == 7);
+  CHECK(rep["reallocations"].size() == 1);
+  CHECK(rep["deallocations"].empty());
+  for (const Json &r : rep["heap_summary"]) held += r["holds"].get<uint64_t>();
+  CHECK(held == 7 * 48 + 80);
+  CHECK(rep["unknown_frees"] == 0);
+
+  const Json folded = analyze_json({"folded", "--metric", "alloc-count", "--from", "a", "--to", "b", f});
+  double calls = 0;
+  for (const Json &r : folded) calls += r["value"].get<double>();
+  CHECK(calls == 8);
+
+  // Open-ended windows: from "b" to the end, from the start to "a".
+  const Json after = analyze_json({"summary", "--from", "b", f});
+  CHECK(after["memory"]["alloc_calls"] == 50);
+  CHECK(after["memory"]["free_calls"] == 50);
+  CHECK(after["memory"]["leaked_blocks"] == 0);
+  CHECK(after["streams"][0]["window"]["earlier_frees"] == 90 + 7 + 1);
+  const Json before = analyze_json({"summary", "--to", "a", f});
+  CHECK(before["memory"]["alloc_calls"] == 101);
+  CHECK(before["memory"]["leaked_bytes"] == 100 * 32 + 24);
+}
+
+TEST_CASE("a marker a stream lacks is one warning, and an empty or open window") {
+  TempDir dir;
+  const std::string f = profile_ctl({"phases"}, &dir);
+  const Proc none = analyze({"summary", "--json", "--from", "nowhere", f});
+  CHECK(none.exit_code == 0);
+  CHECK(lines_with(none.err, "no marker 'nowhere'") == 1);
+  CHECK(Json::parse(none.out)["memory"]["alloc_calls"] == 0);
+  const Proc open = analyze({"summary", "--json", "--from", "b", "--to", "nowhere", f});
+  CHECK(open.exit_code == 0);
+  CHECK(lines_with(open.err, "no marker 'nowhere' after 'b'") == 1);
+  CHECK(Json::parse(open.out)["memory"]["alloc_calls"] == 50);
+  const Proc text = analyze({"report", "--from", "a", "--to", "b", f});
+  CHECK(text.out.rfind("WINDOW (pid ", 0) == 0);
+}
+
+// ------------------------------------------------------ diff and suppressions
+
+TEST_CASE("diff shows the per-stack changes between two runs, largest first") {
+  TempDir three, five;
+  const std::string before = profile_ctl({"leaks", "3"}, &three);
+  const std::string after = profile_ctl({"leaks", "5"}, &five);
+  const Json d = analyze_json({"diff", before, after});
+  CHECK(d["after"]["alloc_bytes"].get<double>() - d["before"]["alloc_bytes"].get<double>() == 200);
+  REQUIRE(d["stacks"].size() == 1);  // leak_one, leak_two and the freed blocks did not change
+  const Json &row = d["stacks"][0];
+  CHECK(has_function(row["stack"], "leak_n"));
+  CHECK(row["alloc_bytes"]["before"] == 300);
+  CHECK(row["alloc_bytes"]["after"] == 500);
+  CHECK(row["alloc_bytes"]["delta"] == 200);
+  CHECK(row["alloc_count"]["delta"] == 2);
+  CHECK(row["leaked_bytes"]["delta"] == 200);
+  CHECK(row["peak_bytes"]["delta"] == 200);
+  // The other way round, the changes are negative.
+  const Json back = analyze_json({"diff", after, before});
+  CHECK(back["stacks"][0]["alloc_bytes"]["delta"] == -200);
+  const Proc text = analyze({"diff", before, after});
+  CHECK(text.exit_code == 0);
+  CHECK(lines_with(text.out, "+200B allocated, +2 calls, +200B leaked") == 1);
+  const Proc same = analyze({"diff", "--json", before, before});
+  CHECK(Json::parse(same.out)["stacks"].empty());
+}
+
+TEST_CASE("LSan suppressions leave matched leaks out and count them") {
+  TempDir dir;
+  const std::string f = profile_ctl({"leaks", "3"}, &dir);
+  const Json all = analyze_json({"summary", f});
+  const uint64_t blocks = all["memory"]["leaked_blocks"];
+  const double bytes = all["memory"]["leaked_bytes"];
+  CHECK(blocks >= 4 + 3 + 3);
+
+  std::ofstream(dir / "supp") << "# known leaks\n\n  leak:leak_o*e  \n";
+  const Json s = analyze_json({"summary", "--suppressions", dir / "supp", f});
+  CHECK(s["memory"]["leaked_blocks"] == blocks - 4);
+  CHECK(s["memory"]["leaked_bytes"] == bytes - 4 * 64);
+  REQUIRE(s["memory"]["suppressed"].size() == 1);
+  CHECK(s["memory"]["suppressed"][0]["pattern"] == "leak_o*e");
+  CHECK(s["memory"]["suppressed"][0]["blocks"] == 4);
+  CHECK(s["memory"]["suppressed"][0]["bytes"] == 4 * 64);
+  for (const Json &r : s["memory"]["leaks"]) CHECK_FALSE(has_function(r["stack"], "leak_one"));
+  CHECK(s["memory"]["allocated_blocks"] == all["memory"]["allocated_blocks"]);  // only leaks change
+
+  // Anchors: "^eak_two" does not match leak_two, "^leak_tw" and "two$" do;
+  // the first matching pattern is credited.
+  std::ofstream(dir / "anchored") << "leak:^eak_two\nleak:^leak_tw\nleak:two$\n";
+  const Json a = analyze_json({"summary", "--suppressions", dir / "anchored", f});
+  REQUIRE(a["memory"]["suppressed"].size() == 1);
+  CHECK(a["memory"]["suppressed"][0]["pattern"] == "^leak_tw");
+  CHECK(a["memory"]["suppressed"][0]["blocks"] == 3);
+
+  // A source file matches too: every leak made in ctl_prog.c.
+  std::ofstream(dir / "file") << "leak:ctl_prog.c\n";
+  const Json byfile = analyze_json({"summary", "--suppressions", dir / "file", f});
+  CHECK(byfile["memory"]["suppressed"][0]["blocks"] == 4 + 3 + 3);
+
+  const Proc folded = analyze({"folded", "--metric", "leaked-bytes", "--suppressions", dir / "supp", f});
+  CHECK(folded.exit_code == 0);
+  CHECK(lines_with(folded.out, "leak_one") == 0);
+  CHECK(lines_with(folded.out, "leak_two") == 1);
+
+  std::ofstream(dir / "bad") << "leak:x\nrace:y\n";
+  const Proc bad = analyze({"summary", "--suppressions", dir / "bad", f});
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err.find(dir / "bad:2: suppression type 'race'") != std::string::npos);
+}
+
+// ------------------------------------------------------------------ progress
+
+TEST_CASE("progress on stderr while reading a large file, only when stderr is a terminal") {
+  TempDir dir;
+  const std::string f = profile_ctl({"many", "500000"}, &dir);
+  struct stat st;
+  REQUIRE(stat(f.c_str(), &st) == 0);
+  REQUIRE(st.st_size >= 8 << 20);  // ReadProgress::kMinBytes
+  const Proc piped = analyze({"summary", "--top", "1", f});
+  CHECK(piped.exit_code == 0);
+  CHECK(piped.err.empty());
+  const Proc tty = run_on_terminal({PROF_ANALYZER_PATH, "summary", "--top", "1", f});
+  CHECK(tty.exit_code == 0);
+  CHECK(tty.out.find("\rprof-analyze: reading " + f + ":  50%") != std::string::npos);
+  CHECK(tty.out.find("\r\33[K") != std::string::npos);  // erased at the end
+}
