@@ -341,17 +341,20 @@ TEST_CASE("children are followed by default and not with --no-follow") {
 // ------------------------------------------------------------ run-time control
 
 TEST_CASE("the toggle signal starts recording paused and toggles it") {
-  TempDir dir;
-  const Proc p = run(prof_run({"-q", "-o", dir.path, "--toggle-signal", "USR2", "--",
-                               PROF_CTL_PROGRAM, "toggle", std::to_string(SIGUSR2)}));
-  INFO(p.err);
-  REQUIRE(p.exit_code == 0);
-  const auto files = memprof_files(dir.path);
-  REQUIRE(files.size() == 1);
-  const Recorded rec = read_memprof(files[0]);
-  CHECK(count(rec.allocs_by_size, 40) == 0);  // before the first signal
-  CHECK(count(rec.allocs_by_size, 56) == 9);  // between the two
-  CHECK(count(rec.allocs_by_size, 72) == 0);  // after the second
+  const std::vector<std::string> names{"USR2", "SIGUSR2", std::to_string(SIGUSR2)};
+  for (const std::string &sig : names) {
+    TempDir dir;
+    const Proc p = run(prof_run({"-q", "-o", dir.path, "--toggle-signal", sig, "--",
+                                 PROF_CTL_PROGRAM, "toggle", std::to_string(SIGUSR2)}));
+    INFO(sig << ": " << p.err);
+    REQUIRE(p.exit_code == 0);
+    const auto files = memprof_files(dir.path);
+    REQUIRE(files.size() == 1);
+    const Recorded rec = read_memprof(files[0]);
+    CHECK(count(rec.allocs_by_size, 40) == 0);  // before the first signal
+    CHECK(count(rec.allocs_by_size, 56) == 9);  // between the two
+    CHECK(count(rec.allocs_by_size, 72) == 0);  // after the second
+  }
 }
 
 TEST_CASE("without a toggle signal, a program's own use of the signal is unaffected") {
