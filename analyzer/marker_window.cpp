@@ -58,24 +58,29 @@ bool MarkerWindow::pass(const SysprofSample &s) {
 }
 
 std::string MarkerWindow::warning() const {
-  if (state_ == State::Before) return "no marker '" + spec_.from + "': nothing of it is in the window";
+  if (state_ == State::Before)
+    return "no marker '" + spec_.from + "': nothing of it is in the window";
   if (state_ == State::Inside && !spec_.to.empty())
-    return "no marker '" + spec_.to + "'" + (spec_.from.empty() ? "" : " after '" + spec_.from + "'") +
+    return "no marker '" + spec_.to + "'" +
+           (spec_.from.empty() ? "" : " after '" + spec_.from + "'") +
            ": the window runs to the end of the stream";
   return "";
 }
 
 nlohmann::json MarkerWindow::to_json() const {
-  return {{"from", spec_.from},          {"to", spec_.to},
-          {"opened", opened()},          {"closed", closed()},
-          {"earlier_frees", earlier_frees_}, {"earlier_freed_bytes", earlier_bytes_}};
+  return {{"from", spec_.from},
+          {"to", spec_.to},
+          {"opened", opened()},
+          {"closed", closed()},
+          {"earlier_frees", earlier_frees_},
+          {"earlier_freed_bytes", earlier_bytes_}};
 }
 
 std::string window_line(const nlohmann::json &w, uint64_t pid) {
   std::ostringstream line;
   const std::string from = w["from"], to = w["to"];
-  line << "WINDOW (pid " << pid << "): "
-       << (from.empty() ? "from the start" : "from marker '" + from + "'") << " "
+  line << "WINDOW (pid " << pid
+       << "): " << (from.empty() ? "from the start" : "from marker '" + from + "'") << " "
        << (to.empty() ? "to the end" : "to marker '" + to + "'");
   if (!w["opened"].get<bool>())
     line << ": the first marker never came, nothing reported";

@@ -24,11 +24,10 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <unordered_map>
 #include <utility>
-
-#include <nlohmann/json.hpp>
 
 #include "memprof.h"
 #include "sysprof.h"

@@ -73,8 +73,8 @@ std::string signed_count(double v) {
 }  // namespace
 
 Json diff_json(Profile &before, Profile &after, const DiffOptions &opt) {
-  const size_t sort = size_t(std::find(kSortNames.begin(), kSortNames.end(), opt.sort) -
-                             kSortNames.begin());
+  const size_t sort =
+      size_t(std::find(kSortNames.begin(), kSortNames.end(), opt.sort) - kSortNames.begin());
   if (sort == kSortNames.size()) throw std::invalid_argument("unknown figure " + opt.sort);
   Side b = side_of(before), a = side_of(after);
   struct Row {
@@ -106,8 +106,8 @@ Json diff_json(Profile &before, Profile &after, const DiffOptions &opt) {
     j["stack"] = stack_json(frames != a.frames.end() ? frames->second : b.frames.at(*r.label));
     stacks.push_back(std::move(j));
   }
-  return {{"before", totals(before)}, {"after", totals(after)}, {"sort", opt.sort},
-          {"stacks", stacks}};
+  return {
+      {"before", totals(before)}, {"after", totals(after)}, {"sort", opt.sort}, {"stacks", stacks}};
 }
 
 void render_diff(const Json &d, const DiffOptions &opt, std::ostream &out) {
@@ -129,9 +129,9 @@ void render_diff(const Json &d, const DiffOptions &opt, std::ostream &out) {
         << signed_count(s["alloc_count"]["delta"]) << " calls, "
         << signed_bytes(s["leaked_bytes"]["delta"]) << " leaked, "
         << signed_bytes(s["peak_bytes"]["delta"]) << " at the peak"
-        << "  (allocated " << format_bytes(std::llround(s["alloc_bytes"]["before"].get<double>()), true)
-        << " -> " << format_bytes(std::llround(s["alloc_bytes"]["after"].get<double>()), true)
-        << ")\n";
+        << "  (allocated "
+        << format_bytes(std::llround(s["alloc_bytes"]["before"].get<double>()), true) << " -> "
+        << format_bytes(std::llround(s["alloc_bytes"]["after"].get<double>()), true) << ")\n";
     render_stack(s["stack"], opt.stack_depth, out);
   }
 }

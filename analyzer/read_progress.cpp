@@ -1,7 +1,8 @@
 #include "read_progress.h"
 
-#include <cstdio>
 #include <unistd.h>
+
+#include <cstdio>
 
 namespace prof {
 

@@ -39,8 +39,14 @@ bool template_match(const std::string &pattern, const std::string &text) {
   if (text.empty()) return false;
   std::string p = pattern;
   // Unanchored ends match anywhere: an implicit '*' on each open side.
-  if (!p.empty() && p.front() == '^') p.erase(0, 1); else p.insert(0, "*");
-  if (!p.empty() && p.back() == '$') p.pop_back(); else p += '*';
+  if (!p.empty() && p.front() == '^')
+    p.erase(0, 1);
+  else
+    p.insert(0, "*");
+  if (!p.empty() && p.back() == '$')
+    p.pop_back();
+  else
+    p += '*';
   return glob(p.data(), p.data() + p.size(), text.data(), text.data() + text.size());
 }
 

@@ -2,24 +2,23 @@
 // agent on real processes (test/e2e/ctl_prog.c, whose counts are known by
 // construction), and the analyzer's marker windows, diff, suppressions and
 // progress on the streams they write.
-#include <catch2/catch.hpp>
-
-#include <algorithm>
-#include <chrono>
-#include <csignal>
-#include <cstring>
 #include <dirent.h>
 #include <fcntl.h>
-#include <fstream>
-#include <functional>
 #include <poll.h>
 #include <pty.h>
-#include <sstream>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <csignal>
+#include <cstring>
+#include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "agent_run.h"
 
@@ -86,7 +85,8 @@ std::vector<std::string> child_env(const std::vector<std::string> &env) {
   return out;
 }
 
-[[noreturn]] void exec_child(const std::vector<std::string> &argv, const std::vector<std::string> &env) {
+[[noreturn]] void exec_child(const std::vector<std::string> &argv,
+                             const std::vector<std::string> &env) {
   std::vector<std::string> envs = child_env(env);
   std::vector<char *> cargv, cenv;
   for (const auto &a : argv) cargv.push_back(const_cast<char *>(a.c_str()));
@@ -230,17 +230,19 @@ TEST_CASE("prof-run keeps the command's exit code and summarises the files") {
   CHECK(p.err.find("1 profile file(s) in " + dir / "out") != std::string::npos);
   CHECK(p.err.find("MEMORY") != std::string::npos);  // the analyzer's summary
   CHECK(p.err.find("flame graph: " + dir / "out/memory.") != std::string::npos);
-  CHECK(run(prof_run({"-q", "-o", dir / "zero", "--", PROF_CTL_PROGRAM, "exit", "0"})).exit_code == 0);
+  CHECK(run(prof_run({"-q", "-o", dir / "zero", "--", PROF_CTL_PROGRAM, "exit", "0"})).exit_code ==
+        0);
 }
 
 TEST_CASE("prof-run passes SIGTERM and SIGINT on, and its status is the command's") {
   for (const int sig : {SIGTERM, SIGINT}) {
     TempDir dir;
-    const Proc p = run(prof_run({"-q", "-o", dir / "out", "--", PROF_CTL_PROGRAM, "signals", dir.path}),
-                       {}, 60, [&](pid_t launcher) {
-                         REQUIRE(wait_for(dir / "ready"));
-                         kill(launcher, sig);
-                       });
+    const Proc p =
+        run(prof_run({"-q", "-o", dir / "out", "--", PROF_CTL_PROGRAM, "signals", dir.path}), {},
+            60, [&](pid_t launcher) {
+              REQUIRE(wait_for(dir / "ready"));
+              kill(launcher, sig);
+            });
     INFO(p.err);
     CHECK_FALSE(p.timed_out);
     CHECK(slurp(dir / (sig == SIGTERM ? "TERM" : "INT")) == "1");  // passed on once
@@ -250,7 +252,8 @@ TEST_CASE("prof-run passes SIGTERM and SIGINT on, and its status is the command'
   TempDir dir;
   const Proc p = run(prof_run({"-q", "-o", dir.path, "--", PROF_CTL_PROGRAM, "sleep"}), {}, 60,
                      [&](pid_t launcher) {
-                       for (int i = 0; i < 2000 && memprof_files(dir.path).empty(); i++) usleep(10000);
+                       for (int i = 0; i < 2000 && memprof_files(dir.path).empty(); i++)
+                         usleep(10000);
                        kill(launcher, SIGTERM);
                      });
   CHECK_FALSE(p.timed_out);
@@ -259,12 +262,12 @@ TEST_CASE("prof-run passes SIGTERM and SIGINT on, and its status is the command'
 
 TEST_CASE("at a terminal, Ctrl-C reaches the command once and the launcher survives it") {
   TempDir dir;
-  const Proc p = run_on_terminal(
-      prof_run({"-o", dir / "out", "--", PROF_CTL_PROGRAM, "signals", dir.path}), {},
-      [&](pid_t, int master) {
-        REQUIRE(wait_for(dir / "ready"));
-        REQUIRE(write(master, "\x03", 1) == 1);
-      });
+  const Proc p =
+      run_on_terminal(prof_run({"-o", dir / "out", "--", PROF_CTL_PROGRAM, "signals", dir.path}),
+                      {}, [&](pid_t, int master) {
+                        REQUIRE(wait_for(dir / "ready"));
+                        REQUIRE(write(master, "\x03", 1) == 1);
+                      });
   INFO(p.out);
   CHECK_FALSE(p.timed_out);
   CHECK(slurp(dir / "INT") == "1");
@@ -275,7 +278,8 @@ TEST_CASE("at a terminal, Ctrl-C reaches the command once and the launcher survi
 TEST_CASE("static programs are refused in one line, without running them or hanging") {
   TempDir dir;
   const auto start = std::chrono::steady_clock::now();
-  const Proc p = run(prof_run({"-o", dir / "out", "--", PROF_CTL_STATIC, "signals", dir.path}), {}, 20);
+  const Proc p =
+      run(prof_run({"-o", dir / "out", "--", PROF_CTL_STATIC, "signals", dir.path}), {}, 20);
   CHECK_FALSE(p.timed_out);
   CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(10));
   CHECK(p.exit_code != 0);
@@ -283,7 +287,8 @@ TEST_CASE("static programs are refused in one line, without running them or hang
   CHECK(p.err.find("statically linked") != std::string::npos);
   CHECK_FALSE(exists(dir / "ready"));  // never ran
   // The same program, dynamically linked, passes the check.
-  CHECK(run(prof_run({"-q", "-o", dir / "dyn", "--", PROF_CTL_PROGRAM, "exit", "0"})).exit_code == 0);
+  CHECK(run(prof_run({"-q", "-o", dir / "dyn", "--", PROF_CTL_PROGRAM, "exit", "0"})).exit_code ==
+        0);
 }
 
 TEST_CASE("setuid programs are refused in one line, without running them") {
@@ -313,8 +318,8 @@ TEST_CASE("CPU flags reach the agent's environment; bad ones stop before running
   CHECK(lines_with(p.out, "PROF_INTERVAL=500us") == 1);
   CHECK(lines_with(p.out, "PROF_MEMORY=0") == 1);
   CHECK(lines_with(p.out, "PROF_OUTPUT=" + dir.path + "/prof.%p") == 1);
-  const Proc bad = run(prof_run({"-o", dir / "bad", "--cpu", "sometimes", "--", PROF_CTL_PROGRAM,
-                                 "signals", dir.path}));
+  const Proc bad = run(prof_run(
+      {"-o", dir / "bad", "--cpu", "sometimes", "--", PROF_CTL_PROGRAM, "signals", dir.path}));
   CHECK(bad.exit_code == 2);
   CHECK(lines_with(bad.err, "") == 1);
   CHECK_FALSE(exists(dir / "ready"));
@@ -392,14 +397,16 @@ TEST_CASE("prof_stop, prof_start and prof_marker through weak symbols") {
 
 TEST_CASE("dlopen's RTLD_DEEPBIND is dropped with one warning, only while the agent records") {
   TempDir dir;
-  const Proc p = run(prof_run({"-q", "-o", dir.path, "--", PROF_DLOPEN_PROGRAM, PROF_DLOPEN_PLUGIN}));
+  const Proc p =
+      run(prof_run({"-q", "-o", dir.path, "--", PROF_DLOPEN_PROGRAM, PROF_DLOPEN_PLUGIN}));
   CHECK(p.exit_code == 0);
   CHECK(lines_with(p.err, "dropping RTLD_DEEPBIND") == 1);
   const auto files = memprof_files(dir.path);
   REQUIRE(files.size() == 1);
   // Bound deep, the plugin's malloc would bypass the hooks.
   CHECK(count(read_memprof(files[0]).allocs_by_size, 9009) == 3);
-  const RunResult off = run_under_agent({PROF_DLOPEN_PROGRAM, PROF_DLOPEN_PLUGIN}, {"PROF_DEPTH=lots"});
+  const RunResult off =
+      run_under_agent({PROF_DLOPEN_PROGRAM, PROF_DLOPEN_PLUGIN}, {"PROF_DEPTH=lots"});
   CHECK(off.exit_code == 0);
   CHECK(off.err.find("RTLD_DEEPBIND") == std::string::npos);
 }
@@ -436,7 +443,8 @@ TEST_CASE("every command restricted to the window between two markers") {
   CHECK(held == 7 * 48 + 80);
   CHECK(rep["unknown_frees"] == 0);
 
-  const Json folded = analyze_json({"folded", "--metric", "alloc-count", "--from", "a", "--to", "b", f});
+  const Json folded =
+      analyze_json({"folded", "--metric", "alloc-count", "--from", "a", "--to", "b", f});
   double calls = 0;
   for (const Json &r : folded) calls += r["value"].get<double>();
   CHECK(calls == 8);
@@ -526,7 +534,8 @@ TEST_CASE("LSan suppressions leave matched leaks out and count them") {
   const Json byfile = analyze_json({"summary", "--suppressions", dir / "file", f});
   CHECK(byfile["memory"]["suppressed"][0]["blocks"] == 4 + 3 + 3);
 
-  const Proc folded = analyze({"folded", "--metric", "leaked-bytes", "--suppressions", dir / "supp", f});
+  const Proc folded =
+      analyze({"folded", "--metric", "leaked-bytes", "--suppressions", dir / "supp", f});
   CHECK(folded.exit_code == 0);
   CHECK(lines_with(folded.out, "leak_one") == 0);
   CHECK(lines_with(folded.out, "leak_two") == 1);

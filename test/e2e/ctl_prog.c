@@ -20,14 +20,14 @@
                       DIR/INT and exits with 7.
      sleep            sleeps 30 s (dies of the signals it gets). */
 #define PROF_WEAK_API
-#include "libprof.h"
-
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include "libprof.h"
 
 static void *volatile sink;
 
