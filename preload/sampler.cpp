@@ -33,6 +33,7 @@ constexpr long kDrainEveryNs = 10000000;
 
 int g_fd = -1;
 pid_t g_stream_pid = 0;
+std::atomic<bool> g_stream_open{false};  // finish_cpu_stream() has work to do
 char g_path[600];
 pthread_t g_writer;
 std::atomic<bool> g_writer_running{false};
@@ -232,6 +233,7 @@ bool begin(CpuBackend wanted, pid_t ppid) {
     if (g_fd >= 0) close(g_fd), g_fd = -1;
     return false;
   }
+  g_stream_open.store(true);
   g_cpu.on.store(true, std::memory_order_release);
   return true;
 }
@@ -274,7 +276,8 @@ void register_sampled_thread() {
 }
 
 void restart_cpu_sampler_in_child() {
-  if (!g_cpu.on.exchange(false)) return;
+  g_cpu.on.store(false);
+  if (!g_stream_open.exchange(false)) return;
   if (g_fd >= 0) close(g_fd), g_fd = -1;
   // The parent's clocks: perf fds were inherited (close ours), POSIX timers
   // and the itimer were not.
@@ -293,9 +296,9 @@ void restart_cpu_sampler_in_child() {
 
 void finish_cpu_stream() {
   // A vfork child shares our memory and must leave the parent's stream be.
-  if (getpid() != g_stream_pid || !g_cpu.on.exchange(false)) return;
+  if (getpid() != g_stream_pid || !g_stream_open.exchange(false)) return;
   GuardScope guard;
-  disarm_all();
+  if (g_cpu.on.exchange(false)) disarm_all();
   if (g_writer_running.exchange(false)) pthread_join(g_writer, nullptr);
   drain_once();
   uint64_t dropped = 0;
@@ -320,6 +323,15 @@ void finish_cpu_stream() {
     say("cannot write ", g_path, ": ", strerror(g_out->saved_errno()), "; the CPU profile is truncated");
   close(g_fd);
   g_fd = -1;
+}
+
+void yield_sampling_signal() {
+  if (!g_cpu.on.exchange(false)) return;
+  disarm_all();
+  char num[8];
+  snprintf(num, sizeof num, "%d", g_cpu.sig);
+  say("the program sets its own handler for signal ", num, "; CPU profiling stopped "
+      "(PROF_CPU_SIGNAL picks another signal)");
 }
 
 void cpu_modules_changed() {

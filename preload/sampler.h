@@ -57,6 +57,10 @@ void register_sampled_thread();
 void restart_cpu_sampler_in_child();
 void finish_cpu_stream();
 void cpu_modules_changed();
+// The program changes the sampling signal's disposition: sampling stops
+// (one line on stderr) and the program gets the signal as it asked; the
+// stream is still finished at exit.
+void yield_sampling_signal();
 inline bool cpu_sampler_on() { return g_cpu.on.load(std::memory_order_relaxed); }
 
 }  // namespace prof

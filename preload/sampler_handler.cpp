@@ -64,6 +64,8 @@ void sample(SampleSlot &s, const siginfo_t *info, void *ucontext) {
 
   const CpuMode mode = g_cpu.mode;
   const bool in_agent = t_state.guard;
+  // What libunwind or the guest maps or allocates from here is the agent's.
+  GuardScope guard;
   int vmstate = -1, guest = 0;
   if (!in_agent && guest_registered()) {
     const int wanted = guest_frames_wanted(mode);

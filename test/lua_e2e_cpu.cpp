@@ -6,8 +6,6 @@
 #include <catch2/catch.hpp>
 
 #include <cstdlib>
-#include <cstring>
-#include <dirent.h>
 #include <string>
 
 #include "agent_run.h"
@@ -16,16 +14,6 @@
 namespace {
 
 const std::string kFib = PROF_LUA_DEMO_DIR "/sysprof_fib.lua";
-
-std::string sysprof_file(const std::string &dir) {
-  std::string found;
-  if (DIR *d = opendir(dir.c_str())) {
-    while (dirent *e = readdir(d))
-      if (strstr(e->d_name, ".sysprof")) found = dir + "/" + e->d_name;
-    closedir(d);
-  }
-  return found;
-}
 
 // "sysprof_fib.lua:6:L", L within lua_payload (lines 6-11).
 bool in_lua_payload(const std::string &frame) {
@@ -43,8 +31,8 @@ TEST_CASE("lua e2e: the sysprof RFC's fibonacci, Lua and C frames in one stack",
                                       {"PROF_CPU=callgraph", "PROF_MEMORY=0"});
   REQUIRE(r.signal == 0);
   REQUIRE(r.exit_code == 0);
-  const std::string path = sysprof_file(r.dir);
-  REQUIRE(!path.empty());
+  REQUIRE(r.sysprof_files.size() == 1);
+  const std::string &path = r.sysprof_files[0];
   GuestProfile p = read_guest_sysprof(path);
   CHECK_FALSE(p.truncated);
 

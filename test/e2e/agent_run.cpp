@@ -61,11 +61,14 @@ RunResult run(const std::vector<std::string> &argv, const std::vector<std::strin
   r.out = slurp(out);
   r.err = slurp(err);
   if (DIR *d = opendir(r.dir.c_str())) {
-    while (dirent *e = readdir(d))
+    while (dirent *e = readdir(d)) {
       if (strstr(e->d_name, ".memprof")) r.memprof_files.push_back(r.dir + "/" + e->d_name);
+      if (strstr(e->d_name, ".sysprof")) r.sysprof_files.push_back(r.dir + "/" + e->d_name);
+    }
     closedir(d);
   }
   std::sort(r.memprof_files.begin(), r.memprof_files.end());
+  std::sort(r.sysprof_files.begin(), r.sysprof_files.end());
   return r;
 }
 

@@ -17,7 +17,7 @@ struct RunResult {
   int signal = 0;
   std::string out, err;  // the program's stdout and stderr
   std::string dir;       // where PROF_OUTPUT pointed, removed with the last copy
-  std::vector<std::string> memprof_files;
+  std::vector<std::string> memprof_files, sysprof_files;  // sorted by name
   std::shared_ptr<void> remove_dir;
 };
 

@@ -15,6 +15,19 @@ std::string chunk_base(const std::string &chunk) {
   return slash == std::string::npos ? c : c.substr(slash + 1);
 }
 
+// The records both sections share.
+void add_ext(GuestProfile &p, const prof::ExtRecord &r) {
+  switch (r.kind) {
+    case prof::ExtKind::ModuleLoad: p.modules.push_back(r); break;
+    case prof::ExtKind::Process: p.pid = r.value, p.ppid = r.value2; break;
+    case prof::ExtKind::Sampler: p.sampler = r; break;
+    case prof::ExtKind::Stats:
+      for (const auto &st : r.stats) p.stats[st.first] += st.second;
+      break;
+    default: break;
+  }
+}
+
 void add_symbol(GuestProfile &p, const prof::Symbol &s) {
   if (s.type == prof::kSymLfunc) p.lfuncs[s.addr] = GuestProfile::Lfunc{s.name, s.line};
   if (s.type == prof::kSymCfunc) p.cfuncs[s.addr] = s.name;
@@ -87,7 +100,7 @@ GuestProfile read_guest_memprof(const std::string &path) {
       }
       if (ev.record == prof::MemprofRecord::Ext) {
         if (ev.ext.kind == prof::ExtKind::StackGuest) p.guest_nodes[ev.ext.id] = ev.ext;
-        if (ev.ext.kind == prof::ExtKind::ModuleLoad) p.modules.push_back(ev.ext);
+        add_ext(p, ev.ext);
         continue;
       }
       if (ev.record == prof::MemprofRecord::Free) continue;
@@ -117,16 +130,20 @@ GuestProfile read_guest_sysprof(const std::string &path) {
   read_stream(path, p, [&](prof::ByteReader &in) {
     prof::SysprofReader reader(in);
     prof::SysprofSample s;
+    uint64_t weight = 1, tid = 0;
     while (reader.next(s)) {
       if (s.record == prof::SysprofRecord::Symbol) {
         add_symbol(p, s.symbol);
         continue;
       }
       if (s.record == prof::SysprofRecord::Ext) {
-        if (s.ext.kind == prof::ExtKind::ModuleLoad) p.modules.push_back(s.ext);
+        if (s.ext.kind == prof::ExtKind::Weight) weight = s.ext.value;
+        if (s.ext.kind == prof::ExtKind::Thread) tid = s.ext.value;
+        add_ext(p, s.ext);
         continue;
       }
-      p.samples.push_back(GuestSample{s.vmstate, p.names(s.guest), s.host, s.guest});
+      p.samples.push_back(GuestSample{s.vmstate, weight, tid, p.names(s.guest), s.host, s.guest});
+      weight = 1;
     }
   });
   return p;

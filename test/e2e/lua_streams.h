@@ -1,6 +1,7 @@
-// Guest stacks as libprof streams record them, for the Lua end-to-end tests:
-// symbols (initial symtab and in-stream), the guest stack tree, and each
-// allocation event or CPU sample with its guest stack named.
+// Guest stacks as libprof streams record them, for the Lua and CPU sampler
+// end-to-end tests: symbols (initial symtab and in-stream), the guest stack
+// tree, and each allocation event or CPU sample (with its weight and thread)
+// with its guest stack named; the stream's process, sampler and stats.
 //
 // Names follow lua_host.h: "chunk:linedefined:line" with the chunk's
 // directory and '@' dropped, C functions by their published name, "?" when
@@ -27,6 +28,8 @@ struct GuestAlloc {
 
 struct GuestSample {
   uint8_t vmstate;
+  uint64_t weight;  // intervals the sample stands for (weight records)
+  uint64_t tid;     // the thread it was taken on (thread records)
   GuestNames stack;                 // innermost first
   std::vector<uint64_t> host;       // innermost first (callgraph mode)
   std::vector<prof::GuestFrame> frames;
@@ -36,6 +39,9 @@ struct GuestProfile {
   std::vector<GuestAlloc> allocs;
   std::vector<GuestSample> samples;
   std::vector<prof::ExtRecord> modules;
+  std::map<std::string, uint64_t> stats;
+  uint64_t pid = 0, ppid = 0;
+  prof::ExtRecord sampler;  // sysprof: backend, mode, interval
   bool truncated = false;
   // Stacks with a frame the stream never named, other than the outermost
   // (lua.c's own pmain, which no Lua table holds), or a Lua frame whose line

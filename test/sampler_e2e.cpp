@@ -1,0 +1,293 @@
+// The CPU sampler end to end: programs that burn known CPU time in known
+// functions, run under libprof.so with PROF_CPU, their sysprof streams read
+// back with the format readers (and, for function names, the analyzer).
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "agent_run.h"
+#include "lua_streams.h"
+
+namespace {
+
+std::string program(const char *name) { return std::string(PROF_E2E_BIN_DIR) + "/" + name; }
+
+// The numbers after `key` on each line of the program's output that starts
+// with it ("cpu 1.000" -> 1.0).
+std::vector<double> values(const std::string &out, const std::string &key) {
+  std::vector<double> v;
+  std::istringstream in(out);
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind(key + " ", 0) == 0) v.push_back(std::stod(line.substr(key.size() + 1)));
+  return v;
+}
+
+double total(const std::vector<double> &v) {
+  double t = 0;
+  for (double x : v) t += x;
+  return t;
+}
+
+uint64_t weighted(const GuestProfile &p) {
+  uint64_t n = 0;
+  for (const GuestSample &s : p.samples) n += s.weight;
+  return n;
+}
+
+std::map<uint64_t, uint64_t> weighted_by_thread(const GuestProfile &p) {
+  std::map<uint64_t, uint64_t> by;
+  for (const GuestSample &s : p.samples) by[s.tid] += s.weight;
+  return by;
+}
+
+// `prof-analyze folded FILE`: stack -> samples.
+std::map<std::string, double> folded(const std::string &file) {
+  std::map<std::string, double> stacks;
+  FILE *f = popen((std::string(PROF_ANALYZER_PATH) + " folded " + file + " 2>/dev/null").c_str(), "r");
+  REQUIRE(f);
+  char line[1 << 16];
+  while (fgets(line, sizeof line, f)) {
+    std::string s(line);
+    const size_t space = s.rfind(' ');
+    if (space != std::string::npos) stacks[s.substr(0, space)] += std::stod(s.substr(space + 1));
+  }
+  pclose(f);
+  return stacks;
+}
+
+// The share of samples with a frame named `function` ("function (file:line)").
+double share_containing(const std::map<std::string, double> &stacks, const std::string &function) {
+  double with = 0, all = 0;
+  for (const auto &kv : stacks) {
+    all += kv.second;
+    std::istringstream frames(kv.first);
+    for (std::string f; std::getline(frames, f, ';');)
+      if (f == function || f.rfind(function + " (", 0) == 0) {
+        with += kv.second;
+        break;
+      }
+  }
+  return all > 0 ? with / all : 0;
+}
+
+const char *const kBackends[] = {"perf", "timer", "itimer"};
+
+}  // namespace
+
+TEST_CASE("cpu: every backend samples 1000 times per CPU-second at 1 ms, within 5%", "[cpu]") {
+  for (int b = 0; b < 3; b++) {
+    SECTION(kBackends[b]) {
+      const RunResult r = run_under_agent(
+          {program("cpu_burn"), "1.0", "1"},
+          {"PROF_CPU=callgraph", "PROF_MEMORY=0", std::string("PROF_CPU_BACKEND=") + kBackends[b]});
+      REQUIRE(r.exit_code == 0);
+      CHECK(r.err.empty());
+      REQUIRE(r.sysprof_files.size() == 1);
+      const GuestProfile p = read_guest_sysprof(r.sysprof_files[0]);
+      CHECK_FALSE(p.truncated);
+      CHECK(p.sampler.value == uint64_t(b + 1));  // the backend the stream says it used
+      CHECK(p.sampler.value3 == 1000000);
+      const double cpu = total(values(r.out, "cpu"));
+      REQUIRE(cpu >= 1.0);
+      const double rate = double(weighted(p)) / cpu;
+      INFO("backend " << kBackends[b] << ": " << weighted(p) << " samples (" << p.samples.size()
+                      << " signals) in " << cpu << " CPU-s");
+      CHECK(rate >= 950);
+      CHECK(rate <= 1050);
+      CHECK(p.stats.at("cpu_samples_dropped") == 0);
+    }
+  }
+}
+
+TEST_CASE("cpu: two equally busy threads get equal shares within 10%, on every backend", "[cpu]") {
+  for (int b = 0; b < 3; b++) {
+    SECTION(kBackends[b]) {
+      const RunResult r = run_under_agent(
+          {program("cpu_burn"), "0.8", "2"},
+          {"PROF_CPU=leaf", "PROF_MEMORY=0", std::string("PROF_CPU_BACKEND=") + kBackends[b]});
+      REQUIRE(r.exit_code == 0);
+      REQUIRE(r.sysprof_files.size() == 1);
+      const GuestProfile p = read_guest_sysprof(r.sysprof_files[0]);
+      std::vector<uint64_t> shares;
+      for (const auto &kv : weighted_by_thread(p)) shares.push_back(kv.second);
+      std::sort(shares.rbegin(), shares.rend());
+      REQUIRE(shares.size() >= 2);
+      INFO("backend " << kBackends[b] << ": " << shares[0] << " and " << shares[1]);
+      CHECK(double(shares[1]) >= 0.9 * double(shares[0]));
+      // The two busiest threads are the two spinning ones: nearly everything.
+      CHECK(double(shares[0] + shares[1]) >= 0.95 * double(weighted(p)));
+    }
+  }
+}
+
+TEST_CASE("cpu: DEFAULT keeps VM-state counters only, LEAF the top frame, CALLGRAPH whole stacks", "[cpu]") {
+  SECTION("default") {
+    const RunResult r = run_under_agent({program("cpu_burn"), "0.3", "1"},
+                                        {"PROF_CPU=default", "PROF_MEMORY=0"});
+    REQUIRE(r.exit_code == 0);
+    const GuestProfile p = read_guest_sysprof(r.sysprof_files.at(0));
+    CHECK(p.sampler.value2 == 0);
+    REQUIRE(weighted(p) >= 250);
+    for (const GuestSample &s : p.samples) {
+      CHECK(s.host.empty());
+      CHECK(s.frames.empty());
+      CHECK(s.vmstate == prof::kVmstNative);  // no guest VM registered
+    }
+  }
+  SECTION("leaf") {
+    const RunResult r = run_under_agent({program("cpu_burn"), "0.3", "1"},
+                                        {"PROF_CPU=leaf", "PROF_MEMORY=0"});
+    REQUIRE(r.exit_code == 0);
+    const GuestProfile p = read_guest_sysprof(r.sysprof_files.at(0));
+    CHECK(p.sampler.value2 == 1);
+    REQUIRE(weighted(p) >= 250);
+    for (const GuestSample &s : p.samples) CHECK(s.host.size() == 1);
+    // The top frame is the spin loop (inlined into the burn functions) or
+    // the clock it reads.
+    const auto stacks = folded(r.sysprof_files[0]);
+    for (const auto &kv : stacks) CHECK(kv.first.find(';') == std::string::npos);
+  }
+  SECTION("callgraph") {
+    const RunResult r = run_under_agent({program("cpu_burn"), "0.3", "1"},
+                                        {"PROF_CPU=callgraph", "PROF_MEMORY=0"});
+    REQUIRE(r.exit_code == 0);
+    const GuestProfile p = read_guest_sysprof(r.sysprof_files.at(0));
+    CHECK(p.sampler.value2 == 2);
+    REQUIRE(weighted(p) >= 250);
+    CHECK(p.stats.at("cpu_stacks_cut") == 0);
+    const auto stacks = folded(r.sysprof_files[0]);
+    // Whole stacks from main down, named: nearly every sample is in burn_main.
+    CHECK(share_containing(stacks, "main") >= 0.95);
+    CHECK(share_containing(stacks, "burn_main") >= 0.95);
+  }
+}
+
+TEST_CASE("cpu: a toy VM's guest frames appear in samples and in allocation events", "[cpu]") {
+  const RunResult bare = run_bare({program("cpu_toyvm"), "0.1"});
+  CHECK(bare.exit_code == 0);
+  CHECK(bare.out == "no agent\n");
+
+  const RunResult r = run_under_agent({program("cpu_toyvm"), "0.5"}, {"PROF_CPU=callgraph"});
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.err.empty());
+  REQUIRE(r.sysprof_files.size() == 1);
+  REQUIRE(r.memprof_files.size() == 1);
+
+  const GuestProfile cpu = read_guest_sysprof(r.sysprof_files[0]);
+  const GuestNames spinning = {"work.toy:10:12", "main.toy:1:3"};
+  uint64_t in_work = 0, lfunc = 0;
+  for (const GuestSample &s : cpu.samples) {
+    if (s.vmstate != prof::kVmstLfunc) continue;
+    lfunc += s.weight;
+    if (s.stack == spinning) in_work += s.weight;
+    CHECK(!s.host.empty());  // the host stack comes with it
+  }
+  INFO(lfunc << " LFUNC samples, " << in_work << " in work.toy:12");
+  CHECK(in_work >= 400);  // 0.5 CPU-s at 1 kHz, less startup
+  CHECK(double(in_work) >= 0.95 * double(lfunc));
+  CHECK(cpu.odd_stacks == 0);
+
+  const GuestProfile mem = read_guest_memprof(r.memprof_files[0]);
+  const GuestNames allocating = {"toy.alloc", "work.toy:10:14", "main.toy:1:3"};
+  int blocks = 0;
+  for (const GuestAlloc &a : mem.allocs) {
+    if (a.nsize != 777) continue;
+    blocks++;
+    CHECK(*a.stack == allocating);
+    CHECK(a.loc.source == prof::kAsourceCfunc);
+  }
+  CHECK(blocks == 1000);
+}
+
+// XXX: on the development VM (software perf events only) a thread takes at
+// most ~6000 signals per CPU-second however short the interval: 20 CPU-s.
+TEST_CASE("cpu: 10^5 samples while threads allocate, every allocation still recorded", "[cpu]") {
+  const RunResult r = run_under_agent({program("cpu_alloc"), "5.0", "4"},
+                                      {"PROF_CPU=callgraph", "PROF_INTERVAL=50us"});
+  REQUIRE(r.signal == 0);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.err.empty());
+  REQUIRE(r.sysprof_files.size() == 1);
+  REQUIRE(r.memprof_files.size() == 1);
+  const GuestProfile cpu = read_guest_sysprof(r.sysprof_files[0]);
+  CHECK_FALSE(cpu.truncated);
+  INFO(cpu.samples.size() << " samples, " << cpu.stats.at("cpu_samples_in_agent") << " in the agent, "
+                          << cpu.stats.at("cpu_samples_dropped") << " dropped");
+  CHECK(cpu.samples.size() + cpu.stats.at("cpu_samples_dropped") >= 100000);
+  CHECK(cpu.samples.size() == cpu.stats.at("cpu_samples"));
+  CHECK(cpu.stats.at("cpu_samples_in_agent") > 0);  // samples did land inside hooks
+
+  const Recorded mem = read_memprof(r.memprof_files[0]);
+  CHECK_FALSE(mem.truncated);
+  const std::vector<double> made = values(r.out, "allocs");
+  REQUIRE(made.size() == 4);
+  std::istringstream in(r.out);
+  for (std::string line; std::getline(in, line);) {
+    int thread;
+    unsigned long n;
+    REQUIRE(sscanf(line.c_str(), "allocs %d %lu", &thread, &n) == 2);
+    CHECK(mem.allocs_by_size.at(40 + thread) == n);
+    CHECK(mem.frees_by_size.at(40 + thread) == n);
+    CHECK(mem.leaks_by_size.at(5000 + thread) == 3);
+  }
+  CHECK(mem.unknown_frees == 0);
+}
+
+TEST_CASE("cpu: a forked child samples into its own stream", "[cpu]") {
+  const RunResult r = run_under_agent({program("cpu_burn"), "0.3", "1", "fork"},
+                                      {"PROF_CPU=callgraph", "PROF_MEMORY=0"});
+  REQUIRE(r.exit_code == 0);
+  REQUIRE(r.sysprof_files.size() == 2);
+  const GuestProfile a = read_guest_sysprof(r.sysprof_files[0]);
+  const GuestProfile b = read_guest_sysprof(r.sysprof_files[1]);
+  const GuestProfile &parent = a.ppid == b.pid ? b : a, &child = a.ppid == b.pid ? a : b;
+  REQUIRE(child.ppid == parent.pid);
+  CHECK_FALSE(parent.truncated);
+  CHECK_FALSE(child.truncated);
+  const double child_cpu = total(values(r.out, "child cpu"));
+  REQUIRE(child_cpu >= 0.3);
+  CHECK(double(weighted(child)) >= 0.95 * 1000 * child_cpu);
+  CHECK(double(weighted(child)) <= 1.05 * 1000 * child_cpu + 20);
+  for (const auto &kv : weighted_by_thread(child)) CHECK(kv.first == child.pid);
+  const auto stacks = folded(r.sysprof_files[a.ppid == b.pid ? 0 : 1]);
+  CHECK(share_containing(stacks, "burn_child") >= 0.9);
+}
+
+TEST_CASE("cpu: a program that takes the signal for itself gets it, with one line", "[cpu]") {
+  const RunResult r = run_under_agent({program("cpu_own_signal")}, {"PROF_CPU=callgraph", "PROF_MEMORY=0"});
+  REQUIRE(r.exit_code == 0);
+  const std::vector<double> hits = values(r.out, "hits");
+  REQUIRE(hits.size() == 1);
+  CHECK(hits[0] >= 10);  // 0.3 CPU-s of its own 10 ms timer
+  CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  CHECK(r.err.rfind("libprof: the program sets its own handler for signal 27", 0) == 0);
+  REQUIRE(r.sysprof_files.size() == 1);
+  const GuestProfile p = read_guest_sysprof(r.sysprof_files[0]);
+  CHECK_FALSE(p.truncated);
+  CHECK(weighted(p) >= 150);  // the first 0.2 s were sampled
+}
+
+TEST_CASE("cpu: an unwritable output or a bad setting switch the sampler off, the program unharmed", "[cpu]") {
+  SECTION("full disk") {
+    const RunResult r = run_under_agent({program("cpu_burn"), "0.1", "2"},
+                                        {"PROF_CPU=callgraph", "PROF_MEMORY=0", "PROF_OUTPUT=/dev/full"});
+    CHECK(r.exit_code == 0);
+    CHECK(values(r.out, "cpu").size() == 2);
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+    CHECK(r.err.find("CPU profiling disabled") != std::string::npos);
+  }
+  SECTION("a bad interval") {
+    const RunResult r = run_under_agent({program("cpu_burn"), "0.1", "1"},
+                                        {"PROF_CPU=callgraph", "PROF_INTERVAL=1us"});
+    CHECK(r.exit_code == 0);
+    CHECK(values(r.out, "cpu").size() == 1);
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+    CHECK(r.err.find("PROF_INTERVAL") != std::string::npos);
+    CHECK(r.sysprof_files.empty());
+  }
+}
