@@ -83,6 +83,14 @@ int read_profile(const CommandOptions &opt, const std::vector<std::string> &file
 
 }  // namespace
 
+int read_groups(const CommandOptions &opt, std::vector<std::unique_ptr<Profile>> &profiles) {
+  for (const auto &group : groups(opt)) {
+    profiles.push_back(std::make_unique<Profile>(opt.profile));
+    if (const int rc = read_profile(opt, group, *profiles.back())) return rc;
+  }
+  return 0;
+}
+
 int run_report(const CommandOptions &opt, std::ostream &out) {
   std::vector<std::unique_ptr<MemprofReport>> reports;
   std::vector<std::unique_ptr<StreamContext>> streams;
@@ -108,11 +116,7 @@ int run_report(const CommandOptions &opt, std::ostream &out) {
 
 int run_summary(const CommandOptions &opt, std::ostream &out) {
   std::vector<std::unique_ptr<Profile>> profiles;
-  for (const auto &group : groups(opt)) {
-    auto profile = std::make_unique<Profile>(opt.profile);
-    if (const int rc = read_profile(opt, group, *profile)) return rc;
-    profiles.push_back(std::move(profile));
-  }
+  if (const int rc = read_groups(opt, profiles)) return rc;
   print(
       opt, groups(opt), [&](size_t i) { return summary_json(*profiles[i], opt.summary); },
       [&](size_t i, std::ostream &o) { render_summary(summary_json(*profiles[i], opt.summary), opt.summary, o); },
@@ -129,13 +133,8 @@ int run_folded(const CommandOptions &opt, std::ostream &out) {
       std::cerr << "prof-analyze: memory and CPU streams cannot share one flame graph\n";
       return 2;
     }
-    // XXX: per process, the process is the root frame, so one graph shows all.
-    std::string root;
-    if (opt.per_process) {
-      const StreamContext &ctx = *profile.streams()[0];
-      root = "[" + (ctx.pid ? "pid " + std::to_string(ctx.pid) : basename_of(group[0])) + "];";
-    }
-    for (const auto &kv : folded_stacks(profile, opt.folded)) stacks[root + kv.first] += kv.second;
+    for (const auto &kv : folded_stacks({&profile}, opt.folded, opt.per_process))
+      stacks[kv.first] += kv.second;
   }
   if (opt.json) {
     Json j = Json::array();

@@ -8,6 +8,7 @@
 // report.
 #pragma once
 
+#include <memory>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -30,6 +31,8 @@ struct CommandOptions {
   FoldedOptions folded;
   DiffOptions diff;
   std::string suppressions;  // an LSan suppressions file for leak reports ("": none)
+  std::string output;        // -o: the file written once the command succeeds ("": stdout)
+  bool icicle = false;       // flame graphs: the root at the top
 };
 
 int run_report(const CommandOptions &opt, std::ostream &out);
@@ -38,5 +41,19 @@ int run_folded(const CommandOptions &opt, std::ostream &out);
 // opt.files: BEFORE and AFTER.
 int run_diff(const CommandOptions &opt, std::ostream &out);
 
+// Pictures and exports (export_commands.cpp), of streams that are all memory
+// or all CPU: an SVG flame graph (opt.folded), the heap over time as SVG,
+// the HTML report, a gzipped pprof profile, a speedscope file.
+int run_flamegraph(const CommandOptions &opt, std::ostream &out);
+int run_chart(const CommandOptions &opt, std::ostream &out);
+int run_html(const CommandOptions &opt, std::ostream &out);
+int run_pprof(const CommandOptions &opt, std::ostream &out);
+int run_speedscope(const CommandOptions &opt, std::ostream &out);
+// Runs a command into opt.output, written only if it succeeds, or stdout.
+int run_to_output(const CommandOptions &opt, int (*run)(const CommandOptions &, std::ostream &));
+
+// Reads the files into profiles, one per group (all files, or each alone
+// with --per-process); the exit code, 0 when every group was read.
+int read_groups(const CommandOptions &opt, std::vector<std::unique_ptr<Profile>> &profiles);
 
 }  // namespace prof

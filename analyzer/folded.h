@@ -10,6 +10,7 @@
 #include <map>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "profile.h"
 
@@ -22,8 +23,21 @@ struct FoldedOptions {
   bool by_vmstate = false;
 };
 
+// A memory metric: its option name, what its counts are, and a heading.
+struct MemoryMetric {
+  const char *name;   // alloc-bytes, alloc-count, leaked-bytes, peak-bytes
+  const char *unit;   // bytes, allocations
+  const char *title;
+  double StackStats::*field;
+};
+const std::vector<MemoryMetric> &memory_metrics();
+
 // Stack (root first, ';'-joined) -> count.
 std::map<std::string, double> folded_stacks(Profile &profile, const FoldedOptions &opt);
+// The stacks of profiles added up; with `per_process` each profile's under a
+// root frame "[pid N]" (or "[FILE]" for streams without a pid).
+std::map<std::string, double> folded_stacks(const std::vector<Profile *> &profiles,
+                                            const FoldedOptions &opt, bool per_process);
 void render_folded(const std::map<std::string, double> &stacks, std::ostream &out);
 
 }  // namespace prof

@@ -25,6 +25,7 @@ struct Frame {
   std::string file;
   uint32_t line = 0;
   std::string module;  // native frames: the ELF object's path
+  uint64_t addr = 0;   // host frames: the code address looked up (return address - 1)
   Kind kind = Kind::Unknown;
 
   // "function (file:line)" with the file's basename, or "function".

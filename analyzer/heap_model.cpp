@@ -20,7 +20,7 @@ void HeapModel::begin_stream(uint32_t file, uint32_t first_stack) {
   file_ = file;
   first_stack_ = first_stack;
   mean_ = 0;
-  stream_events_ = 0;
+  stream_events_ = peak_events_ = 0;
   live_ = peak_ = 0;
   mapped_ = mapped_peak_ = 0;
   last_alloc_valid_ = false;
@@ -34,6 +34,7 @@ void HeapModel::end_stream() {
       stacks_[i].peak_bytes = stacks_[i].live_bytes;
       stacks_[i].peak_epoch = peak_epoch_;
     }
+  stream_heaps_.push_back(StreamHeap{file_, peak_events_, stream_events_, peak_, live_});
   leaked_ += live_;
   leaked_blocks_ += heap_.size();
   peaks_ += peak_;
@@ -70,6 +71,7 @@ void HeapModel::change_live(StackStats &s, double delta) {
   live_ += delta;
   if (live_ > peak_) {
     peak_ = live_;
+    peak_events_ = stream_events_;
     peak_epoch_++;
   }
 }

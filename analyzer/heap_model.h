@@ -52,6 +52,13 @@ struct HeapPoint {
   double heap_bytes = 0;
 };
 
+// A stream's heap at its peak (the first time it reached it) and at its end.
+struct StreamHeap {
+  uint32_t file = 0;
+  uint64_t peak_events = 0, end_events = 0;  // the stream's events read by then
+  double peak_bytes = 0, end_bytes = 0;
+};
+
 // The RFC's heap snapshot: the heap at a point, and its largest holders.
 struct HeapSnapshot {
   HeapPoint at;
@@ -106,6 +113,8 @@ class alignas(64) HeapModel {
   // The series by time marks if any stream had them, else by event counts.
   const std::vector<HeapPoint> &over_time() const;
   const std::vector<HeapSnapshot> &snapshots() const { return snapshots_; }
+  // One per stream read, in order.
+  const std::vector<StreamHeap> &stream_heaps() const { return stream_heaps_; }
   uint64_t snapshots_dropped() const { return snapshots_dropped_; }
   double mapped_bytes() const { return mapped_done_ + mapped_; }
   double mapped_peak() const { return mapped_peaks_ + mapped_peak_; }
@@ -136,7 +145,7 @@ class alignas(64) HeapModel {
 
   uint32_t file_ = 0, first_stack_ = 0;
   uint64_t mean_ = 0;
-  uint64_t stream_events_ = 0;
+  uint64_t stream_events_ = 0, peak_events_ = 0;
   uint64_t alloc_calls_ = 0, realloc_calls_ = 0, free_calls_ = 0, unknown_frees_ = 0;
   double allocated_ = 0, allocated_count_ = 0;
   double live_ = 0, peak_ = 0;  // this stream
@@ -151,6 +160,7 @@ class alignas(64) HeapModel {
   std::vector<StackStats> stacks_;
   Series timed_, counted_;
   std::vector<HeapSnapshot> snapshots_;
+  std::vector<StreamHeap> stream_heaps_;
   uint64_t snapshots_dropped_ = 0;
   // The mmap domain: start -> (length, its stack in mmap_stacks_).
   std::map<uint64_t, std::pair<uint64_t, uint32_t>> mappings_;

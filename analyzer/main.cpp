@@ -86,11 +86,53 @@ int main(int argc, char **argv) {
   window(diff);
   suppressions(diff);
 
+  // Pictures and exports: the inputs and filters of `folded`, and -o.
+  auto exporter = [&](const char *name, const char *what) {
+    CLI::App *cmd = app.add_subcommand(name, what);
+    cmd->add_option("files", opt.files, "profile streams, as for folded")
+        ->required()
+        ->check(CLI::ExistingFile);
+    cmd->add_flag("--per-process", opt.per_process,
+                  "each file apart (flame graphs: under a [pid N] root; pprof: a pid label; "
+                  "speedscope: profiles per process)");
+    window(cmd);
+    suppressions(cmd);
+    cmd->add_option("-o,--output", opt.output, "write FILE (once complete) instead of stdout");
+    return cmd;
+  };
+  auto flame_options = [&](CLI::App *cmd) {
+    cmd->add_option("--metric", opt.folded.metric,
+                    "memory: alloc-bytes (default), alloc-count, leaked-bytes or peak-bytes")
+        ->check(CLI::IsMember({"alloc-bytes", "alloc-count", "leaked-bytes", "peak-bytes"}));
+    cmd->add_flag("--by-vmstate", opt.folded.by_vmstate, "CPU: the VM state as the root frame");
+    cmd->add_flag("--icicle", opt.icicle, "the root at the top, stacks growing down");
+  };
+  CLI::App *flamegraph = exporter(
+      "flamegraph", "an interactive SVG flame graph (zoom, search, tooltips) of the stacks");
+  flame_options(flamegraph);
+  CLI::App *chart = exporter(
+      "chart", "memory: the heap (and RSS) over time as an SVG chart, its peak marked");
+  CLI::App *html = exporter("html",
+                            "one self-contained HTML page: the summary, the heap over time and "
+                            "the flame graphs (every memory metric, or CPU)");
+  flame_options(html);
+  html->remove_option(html->get_option("--metric"));
+  CLI::App *pprof = exporter(
+      "pprof", "a gzipped pprof profile (go tool pprof): memory alloc_objects, alloc_space, "
+               "inuse_objects, inuse_space, peak_space, or CPU samples");
+  CLI::App *speedscope = exporter(
+      "speedscope", "a speedscope file (speedscope.app): a profile per memory metric, or CPU");
+
   CLI11_PARSE(app, argc, argv);
   opt.profile.snap_top = opt.summary.top;
   try {
     if (report->parsed()) return prof::run_report(opt, std::cout);
     if (summary->parsed()) return prof::run_summary(opt, std::cout);
+    if (flamegraph->parsed()) return prof::run_to_output(opt, prof::run_flamegraph);
+    if (chart->parsed()) return prof::run_to_output(opt, prof::run_chart);
+    if (html->parsed()) return prof::run_to_output(opt, prof::run_html);
+    if (pprof->parsed()) return prof::run_to_output(opt, prof::run_pprof);
+    if (speedscope->parsed()) return prof::run_to_output(opt, prof::run_speedscope);
     if (diff->parsed()) {
       opt.files = {before, after};
       return prof::run_diff(opt, std::cout);

@@ -167,6 +167,7 @@ std::vector<Frame> Symbolizer::resolve(Module &m, uint64_t ip, uint64_t pc) {
   Frame outer;
   outer.kind = Frame::Kind::Native;
   outer.module = m.path;
+  outer.addr = pc;
   // XXX: unnamed code shows the return address as recorded, not ip-1.
   const std::string offset_name = basename_of(m.path) + "+" + hex(ip - m.base);
   if (!m.mod) {
@@ -206,6 +207,7 @@ std::vector<Frame> Symbolizer::resolve(Module &m, uint64_t ip, uint64_t pc) {
       Frame f;
       f.kind = Frame::Kind::Inlined;
       f.module = m.path;
+      f.addr = pc;
       f.function = die_function_name(&chain[i]);
       if (f.function.empty()) f.function = "?";
       f.file = outer.file;
@@ -224,6 +226,7 @@ std::vector<Frame> Symbolizer::resolve(Module &m, uint64_t ip, uint64_t pc) {
 
 std::vector<Frame> Symbolizer::resolve_unmapped(uint64_t ip, uint64_t pc) const {
   Frame f;
+  f.addr = pc;
   auto p = perf_map_.upper_bound(pc);
   if (p != perf_map_.begin() && pc < (--p)->second.first) {
     f.function = p->second.second;
@@ -232,6 +235,12 @@ std::vector<Frame> Symbolizer::resolve_unmapped(uint64_t ip, uint64_t pc) const 
     f.function = hex(ip);
   }
   return {f};
+}
+
+std::vector<Symbolizer::ModuleInfo> Symbolizer::modules() const {
+  std::vector<ModuleInfo> out;
+  for (const auto &m : modules_) out.push_back({m->base, m->size, m->path, m->build_id});
+  return out;
 }
 
 const std::vector<Frame> &Symbolizer::frames(uint64_t ip, uint32_t epoch) {

@@ -44,6 +44,14 @@ class Symbolizer {
   // it, innermost last.
   const std::vector<Frame> &frames(uint64_t ip, uint32_t epoch);
 
+  // Every module the stream loaded, unloaded ones included (exporters name
+  // their mappings with them).
+  struct ModuleInfo {
+    uint64_t base, size;
+    std::string path, build_id;  // build_id: raw bytes
+  };
+  std::vector<ModuleInfo> modules() const;
+
  private:
   struct Module;
   struct Key {

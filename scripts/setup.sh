@@ -11,16 +11,34 @@ packages=(
   catch2                             # unit tests (v2.13, CMake package Catch2)
   lua5.4 liblua5.4-dev               # the Lua 5.4 guest adapter and its end-to-end tests
   zlib1g-dev                         # gzip for the pprof export
+  libprotobuf-dev protobuf-compiler  # the pprof export's profile.proto
+  chromium golang-go                 # export tests: open the SVG/HTML headless, read pprof files
 )
 
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
+command -v npm >/dev/null || missing+=(npm)  # fetches the speedscope app below
 
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+if [ ${#missing[@]} -gt 0 ]; then
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# The speedscope app, which the export tests open headless on our speedscope
+# files: Debian has no package; its npm package is the built app. Fetched
+# here once, never at build or test time.
+speedscope=/var/cache/libprof/speedscope
+speedscope_version=1.25.0
+if ! grep -qs "\"version\": \"$speedscope_version\"" "$speedscope/package/package.json"; then
+  tmp=$(mktemp -d)
+  (cd "$tmp" && npm pack --silent "speedscope@$speedscope_version" >/dev/null)
+  $SUDO rm -rf "$speedscope"
+  $SUDO mkdir -p "$speedscope"
+  $SUDO tar -xzf "$tmp/speedscope-$speedscope_version.tgz" -C "$speedscope"
+  rm -rf "$tmp"
+fi

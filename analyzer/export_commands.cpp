@@ -1,0 +1,120 @@
+// The pictures and exports of commands.h: read the groups, check that they
+// are all memory or all CPU, hand them to the writer.
+#include <unistd.h>
+
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "commands.h"
+#include "flamegraph_svg.h"
+#include "heap_chart_svg.h"
+#include "html_report.h"
+#include "pprof_export.h"
+#include "speedscope_export.h"
+
+namespace prof {
+namespace {
+
+// Reads the groups and hands them to write(profiles); a mix of memory and
+// CPU streams is an error (exit code 2): they share no unit.
+template <class Write>
+int with_profiles(const CommandOptions &opt, Write &&write) {
+  std::vector<std::unique_ptr<Profile>> owned;
+  if (const int rc = read_groups(opt, owned)) return rc;
+  std::vector<Profile *> profiles;
+  for (const auto &p : owned) {
+    if (p->has_memory() != owned[0]->has_memory() || (p->has_memory() && p->has_cpu())) {
+      std::cerr << "prof-analyze: memory and CPU streams cannot share one picture or export\n";
+      return 2;
+    }
+    profiles.push_back(p.get());
+  }
+  return write(profiles);
+}
+
+std::string title_of(const CommandOptions &opt) {
+  std::string t = "prof-analyze:";
+  for (const std::string &f : opt.files) t += " " + basename_of(f);
+  return t;
+}
+
+}  // namespace
+
+int run_flamegraph(const CommandOptions &opt, std::ostream &out) {
+  return with_profiles(opt, [&](const std::vector<Profile *> &profiles) {
+    FlameGraphOptions f;
+    f.icicle = opt.icicle;
+    f.memory = profiles[0]->has_memory();
+    f.title = "CPU samples";
+    for (const MemoryMetric &m : memory_metrics())
+      if (f.memory && opt.folded.metric == m.name) {
+        f.title = m.title;
+        f.unit = m.unit;
+      }
+    f.title += " - " + title_of(opt);
+    render_flamegraph_svg(folded_stacks(profiles, opt.folded, opt.per_process), f, out);
+    return 0;
+  });
+}
+
+int run_chart(const CommandOptions &opt, std::ostream &out) {
+  return with_profiles(opt, [&](const std::vector<Profile *> &profiles) {
+    HeapChartOptions c;
+    c.title = "Heap over time - " + title_of(opt);
+    if (render_heap_chart_svg(profiles, c, out)) return 0;
+    std::cerr << "prof-analyze: no heap over time: no memory stream has an event\n";
+    return 2;
+  });
+}
+
+int run_html(const CommandOptions &opt, std::ostream &out) {
+  return with_profiles(opt, [&](const std::vector<Profile *> &profiles) {
+    HtmlReportOptions h;
+    h.title = title_of(opt);
+    h.per_process = opt.per_process;
+    h.icicle = opt.icicle;
+    h.folded = opt.folded;
+    h.summary = opt.summary;
+    std::vector<std::string> names;
+    for (const Profile *p : profiles) names.push_back(p->streams()[0]->file.path());
+    write_html_report(profiles, names, h, out);
+    return 0;
+  });
+}
+
+int run_pprof(const CommandOptions &opt, std::ostream &out) {
+  return with_profiles(opt, [&](const std::vector<Profile *> &profiles) {
+    out << pprof_profile(profiles, opt.per_process);
+    return 0;
+  });
+}
+
+int run_speedscope(const CommandOptions &opt, std::ostream &out) {
+  return with_profiles(opt, [&](const std::vector<Profile *> &profiles) {
+    write_speedscope(profiles, opt.per_process, title_of(opt), out);
+    return 0;
+  });
+}
+
+int run_to_output(const CommandOptions &opt, int (*run)(const CommandOptions &, std::ostream &)) {
+  if (opt.output.empty()) {
+    if (run == run_pprof && isatty(STDOUT_FILENO)) {
+      std::cerr << "prof-analyze: pprof writes a binary file: give -o FILE\n";
+      return 2;
+    }
+    return run(opt, std::cout);
+  }
+  std::ostringstream buffer;
+  if (const int rc = run(opt, buffer)) return rc;
+  std::ofstream file(opt.output, std::ios::binary | std::ios::trunc);
+  file << buffer.str();
+  file.close();
+  if (!file) {
+    std::cerr << "prof-analyze: cannot write " << opt.output << "\n";
+    return 2;
+  }
+  return 0;
+}
+
+}  // namespace prof

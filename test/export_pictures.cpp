@@ -1,0 +1,251 @@
+// prof-analyze's pictures: SVG flame graphs, the heap chart and the HTML
+// report, checked for their structure and counts known by construction,
+// then opened in headless Chromium: their scripts run without errors, zoom
+// and search work, and a screenshot shows frames.
+#include <catch2/catch.hpp>
+
+#include "analyzer_streams.h"
+#include "export_tools.h"
+
+using namespace export_test;
+
+namespace {
+
+// analyzer_sites under the agent: leak_site() keeps 7 x 1000 B,
+// temporary_site() allocates and frees 100 x 24 B, inlined_alloc()
+// (inlined into inline_site()) 3 x 555 B that main frees.
+RunResult sites_run() {
+  RunResult r = run_under_agent({PROF_SITES_PROGRAM});
+  REQUIRE(r.exit_code == 0);
+  REQUIRE(r.memprof_files.size() == 1);
+  return r;
+}
+
+std::string pid_of(const std::string &memprof) {
+  const size_t dot = memprof.rfind(".memprof"), start = memprof.rfind("prof.") + 5;
+  return memprof.substr(start, dot - start);
+}
+
+// The flame graph's colours (flamegraph_svg.cpp): memory greens, CPU reds.
+bool memory_colour(int r, int g, int b) {
+  return r >= 40 && r <= 110 && g >= 160 && g <= 225 && b >= 60 && b <= 140;
+}
+bool cpu_colour(int r, int g, int b) {
+  return r >= 220 && g >= 70 && g <= 210 && b >= 20 && b <= 65;
+}
+
+RunResult flamegraph(const std::string &profile, std::vector<std::string> args,
+                     const std::string &svg) {
+  args.insert(args.begin(), {"flamegraph", profile, "-o", svg});
+  return analyze(args);
+}
+
+}  // namespace
+
+TEST_CASE("flamegraph: a frame per function, counts of its stacks, every memory metric") {
+  const RunResult run = sites_run();
+  TempDir dir;
+  const std::string svg = dir.path + "/flame.svg";
+  struct Expected {
+    const char *metric, *unit;
+    long long leak, temporary, inlined;  // -1: no frame
+  };
+  for (const Expected &e : {Expected{"alloc-bytes", "bytes", 7000, 2400, 1665},
+                            Expected{"alloc-count", "allocations", 7, 100, 3},
+                            Expected{"leaked-bytes", "bytes", 7000, -1, -1},
+                            Expected{"peak-bytes", "bytes", 7000, -1, -1}}) {
+    INFO(e.metric);
+    const RunResult r = flamegraph(run.memprof_files[0], {"--metric", e.metric}, svg);
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    const std::vector<SvgFrame> frames = svg_frames(slurp(svg));
+    REQUIRE(!frames.empty());
+    const SvgFrame &root = frames[0];
+    CHECK(root.name == "all");
+    CHECK(root.depth == 0);
+    for (const SvgFrame &f : frames) {
+      CHECK(f.title_value == f.value);
+      CHECK(f.unit == e.unit);
+      CHECK(f.pct == Approx(100.0 * double(f.value) / double(root.value)).margin(0.006));
+    }
+    auto one = [&](const char *name, long long value) {
+      const auto found = named(frames, name);
+      if (value < 0) {
+        CHECK(found.empty());
+        return;
+      }
+      REQUIRE(found.size() == 1);
+      CHECK(found[0].value == value);
+    };
+    one("leak_site", e.leak);
+    one("temporary_site", e.temporary);
+    one("inlined_alloc", e.inlined);
+    one("inline_site", e.inlined);
+    if (e.inlined > 0) {
+      // The inlined function is a frame above the one it is inlined into.
+      const SvgFrame site = named(frames, "inline_site")[0],
+                     leaf = named(frames, "inlined_alloc")[0];
+      CHECK(leaf.depth == site.depth + 1);
+      CHECK(leaf.start == site.start);
+    }
+  }
+}
+
+TEST_CASE("flamegraph: icicle puts the root on top; per process a [pid N] frame above it") {
+  const RunResult run = sites_run();
+  TempDir dir;
+  const std::string svg = dir.path + "/flame.svg";
+  REQUIRE(flamegraph(run.memprof_files[0], {}, svg).exit_code == 0);
+  auto frames = svg_frames(slurp(svg));
+  CHECK(frames[0].y > named(frames, "leak_site")[0].y);
+  REQUIRE(flamegraph(run.memprof_files[0], {"--icicle", "--per-process"}, svg).exit_code == 0);
+  frames = svg_frames(slurp(svg));
+  CHECK(frames[0].y < named(frames, "leak_site")[0].y);
+  const auto pid = named(frames, "[pid " + pid_of(run.memprof_files[0]) + "]");
+  REQUIRE(pid.size() == 1);
+  CHECK(pid[0].depth == 1);
+  CHECK(pid[0].value == frames[0].value);
+}
+
+TEST_CASE("flamegraph: CPU samples, by VM state") {
+  TempDir dir;
+  const std::string stream = dir.path + "/cpu.sysprof", svg = dir.path + "/flame.svg";
+  write_file(stream, analyzer_test::native_cpu_stream());
+  REQUIRE(flamegraph(stream, {"--by-vmstate"}, svg).exit_code == 0);
+  const auto frames = svg_frames(slurp(svg));
+  REQUIRE(!frames.empty());
+  CHECK(frames[0].value == 5);
+  CHECK(frames[0].unit == "samples");
+  REQUIRE(named(frames, "NATIVE").size() == 1);
+  CHECK(named(frames, "NATIVE")[0].value == 4);
+  CHECK(named(frames, "LFUNC")[0].value == 1);
+}
+
+TEST_CASE("flamegraph: Chromium runs its script on every frame; a screenshot shows frames") {
+  const RunResult run = sites_run();
+  TempDir dir;
+  const std::string svg = dir.path + "/flame.svg";
+  REQUIRE(flamegraph(run.memprof_files[0], {}, svg).exit_code == 0);
+  const size_t frames = occurrences(slurp(svg), "<g class=\"f\"");
+  REQUIRE(frames > 10);
+
+  const RunResult dom = dump_dom("file://" + svg);
+  INFO(dom.err);
+  CHECK(dom.out.find("data-ready=\"" + std::to_string(frames) + "\"") != std::string::npos);
+  CHECK(dom.err.find("Uncaught") == std::string::npos);
+
+  // main and the frames below it span the width: 5 rows of 1180 x 15 px.
+  const Pixels shot = screenshot("file://" + svg, 1220, 400);
+  CHECK(count_pixels(shot, memory_colour) > 5 * 1180 * 15 * 9 / 10);
+}
+
+TEST_CASE("flamegraph: zoom and search in the browser") {
+  const RunResult run = sites_run();
+  TempDir dir;
+  const std::string svg = dir.path + "/flame.svg", page = dir.path + "/page.html";
+  REQUIRE(flamegraph(run.memprof_files[0], {}, svg).exit_code == 0);
+  std::string inline_svg = slurp(svg);
+  inline_svg.erase(0, inline_svg.find("<svg"));
+  // A page that drives the graph's API and writes what it sees into <body>.
+  write_file(page, "<!DOCTYPE html><html><body>" + inline_svg + R"(<script>
+var svg = document.getElementById('flame'), body = document.body;
+function frame(name) {
+  return [].filter.call(svg.querySelectorAll('g.f'), function (g) {
+    return g.querySelector('title').textContent.indexOf(name + ' (') === 0;
+  })[0];
+}
+body.setAttribute('data-zoomed', svg.profFlame.zoom('leak_site'));
+body.setAttribute('data-leak-width', frame('leak_site').querySelector('rect').getAttribute('width'));
+body.setAttribute('data-main-width', frame('main').querySelector('rect').getAttribute('width'));
+body.setAttribute('data-temporary', frame('temporary_site').style.display);
+svg.profFlame.reset();
+body.setAttribute('data-temporary-after', frame('temporary_site').style.display);
+body.setAttribute('data-matched', svg.profFlame.search('^(leak|temporary|inline)_site$|^inlined_alloc$'));
+body.setAttribute('data-fill', frame('leak_site').querySelector('rect').getAttribute('fill'));
+</script></body></html>)");
+  const RunResult dom = dump_dom("file://" + page);
+  INFO(dom.out.substr(0, 600));
+  INFO(dom.err);
+  CHECK(dom.err.find("Uncaught") == std::string::npos);
+  CHECK(dom.out.find("data-zoomed=\"true\"") != std::string::npos);
+  // Zoomed: leak_site and its callers span the graph, its siblings hide.
+  CHECK(dom.out.find("data-leak-width=\"1180.00\"") != std::string::npos);
+  CHECK(dom.out.find("data-main-width=\"1180.00\"") != std::string::npos);
+  CHECK(dom.out.find("data-temporary=\"none\"") != std::string::npos);
+  CHECK(dom.out.find("data-temporary-after=\"\"") != std::string::npos);
+  // Nested matches count once: 7000 + 2400 + 1665 bytes.
+  CHECK(dom.out.find("data-matched=\"11065\"") != std::string::npos);
+  CHECK(dom.out.find("data-fill=\"rgb(230,0,230)\"") != std::string::npos);
+}
+
+TEST_CASE("chart: the heap over time, its exact peak, RSS and markers") {
+  TempDir dir;
+  const std::string stream = dir.path + "/mem.memprof", svg = dir.path + "/chart.svg";
+  // Peak 6000 B at event 15; time marks at 1 s and 2 s; marker "phase 2".
+  write_file(stream, analyzer_test::native_memory_stream());
+  const RunResult r = analyze({"chart", stream, "-o", svg});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const std::string text = slurp(svg);
+  CHECK(
+      text.find("<circle class=\"peak\" data-pid=\"42\" data-bytes=\"6000\" data-events=\"15\"") !=
+      std::string::npos);
+  CHECK(occurrences(text, "<polyline class=\"heap\" data-pid=\"42\"") == 1);
+  CHECK(occurrences(text, "<polyline class=\"rss\" data-pid=\"42\"") == 1);
+  CHECK(text.find(">phase 2</text>") != std::string::npos);
+  CHECK(text.find("seconds since the process started") != std::string::npos);
+
+  const RunResult dom = dump_dom("file://" + svg);
+  CHECK(dom.exit_code == 0);
+  CHECK(dom.err.find("Uncaught") == std::string::npos);
+  // The first process's colour, #c0392b: its lines and the peak's dot.
+  const Pixels shot = screenshot("file://" + svg, 1220, 460);
+  CHECK(count_pixels(shot, [](int r, int g, int b) {
+          return std::abs(r - 0xc0) < 12 && std::abs(g - 0x39) < 12 && std::abs(b - 0x2b) < 12;
+        }) > 500);
+
+  SECTION("CPU streams have no heap over time") {
+    const std::string cpu = dir.path + "/cpu.sysprof";
+    write_file(cpu, analyzer_test::native_cpu_stream());
+    const RunResult c = analyze({"chart", cpu, "-o", svg + ".cpu"});
+    CHECK(c.exit_code == 2);
+    CHECK(access((svg + ".cpu").c_str(), F_OK) != 0);
+  }
+}
+
+TEST_CASE("html: the summary, the chart and every memory flame graph on one offline page") {
+  const RunResult run = sites_run();
+  TempDir dir;
+  const std::string page = dir.path + "/report.html";
+  const RunResult r = analyze({"html", run.memprof_files[0], "-o", page});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const std::string text = slurp(page);
+  for (const char *id : {"summary", "heap", "flame-alloc-bytes", "flame-alloc-count",
+                         "flame-leaked-bytes", "flame-peak-bytes"})
+    CHECK(text.find("<section id=\"" + std::string(id) + "\">") != std::string::npos);
+  CHECK(text.find("PEAK HEAP") != std::string::npos);
+  // Nothing to fetch: no external scripts, styles, images or links.
+  CHECK(text.find(" src=") == std::string::npos);
+  CHECK(text.find("<link") == std::string::npos);
+  CHECK(text.find("url(") == std::string::npos);
+
+  const RunResult dom = dump_dom("file://" + page);
+  INFO(dom.err);
+  CHECK(dom.out.find("<body data-ready=\"4\">") != std::string::npos);
+  CHECK(!std::regex_search(dom.out, std::regex("<html[^>]*data-errors")));
+  CHECK(dom.err.find("Uncaught") == std::string::npos);
+  const Pixels shot = screenshot("file://" + page, 1300, 1400);
+  CHECK(count_pixels(shot, memory_colour) > 5 * 1000 * 10);
+
+  SECTION("CPU: one flame graph") {
+    const std::string cpu = dir.path + "/cpu.sysprof";
+    write_file(cpu, analyzer_test::native_cpu_stream());
+    REQUIRE(analyze({"html", cpu, "-o", page}).exit_code == 0);
+    const RunResult d = dump_dom("file://" + page);
+    CHECK(d.out.find("<section id=\"flame-cpu\">") != std::string::npos);
+    CHECK(d.out.find("<section id=\"heap\">") == std::string::npos);
+    CHECK(d.out.find("<body data-ready=\"1\">") != std::string::npos);
+    CHECK(count_pixels(screenshot("file://" + page, 1300, 1000), cpu_colour) > 1000 * 10);
+  }
+}

@@ -1,0 +1,234 @@
+// The tools the export tests run: prof-analyze, headless Chromium (Debian's
+// chromium), go tool pprof (golang-go) and the speedscope app, all from
+// scripts/setup.sh; and what they read back: the frames of our SVG flame
+// graphs, the samples of `go tool pprof -raw`.
+#pragma once
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "agent_run.h"
+#include "png_pixels.h"
+
+namespace export_test {
+
+// A directory removed with its contents at the end of the scope.
+struct TempDir {
+  std::string path;
+  TempDir() {
+    char tmpl[] = "/tmp/libprof-export-XXXXXX";
+    path = mkdtemp(tmpl);
+  }
+  ~TempDir() { remove_tree(path); }
+  TempDir(const TempDir &) = delete;
+  TempDir &operator=(const TempDir &) = delete;
+};
+
+inline std::string slurp(const std::string &path) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+inline void write_file(const std::string &path, const std::string &bytes) {
+  std::ofstream(path, std::ios::binary) << bytes;
+}
+
+inline void write_file(const std::string &path, const std::vector<uint8_t> &bytes) {
+  write_file(path, std::string(bytes.begin(), bytes.end()));
+}
+
+// A tool setup.sh installs; a missing one fails the test (never skips it).
+inline std::string tool(const std::string &path, const char *what) {
+  if (access(path.c_str(), X_OK) != 0)
+    FAIL(what << " not found at '" << path << "': run scripts/setup.sh");
+  return path;
+}
+
+inline RunResult analyze(std::vector<std::string> args) {
+  args.insert(args.begin(), PROF_ANALYZER_PATH);
+  return run_bare(args);
+}
+
+// Headless Chromium with a fresh profile and no network use, its console in
+// the log on stderr (an uncaught script error shows as "Uncaught").
+inline RunResult chromium(const std::vector<std::string> &args) {
+  TempDir profile;
+  std::vector<std::string> argv = {"timeout",
+                                   "120",
+                                   tool(PROF_CHROMIUM, "chromium"),
+                                   "--headless",
+                                   "--no-sandbox",
+                                   "--disable-gpu",
+                                   "--disable-quic",
+                                   "--no-first-run",
+                                   "--disable-background-networking",
+                                   "--disable-component-update",
+                                   "--disable-sync",
+                                   "--user-data-dir=" + profile.path,
+                                   "--enable-logging=stderr",
+                                   "--v=0"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return run_bare(argv);
+}
+
+// The page's DOM after its scripts ran.
+inline RunResult dump_dom(const std::string &url) { return chromium({"--dump-dom", url}); }
+
+// A screenshot of the page's top `width` x `height` px.
+inline Pixels screenshot(const std::string &url, int width, int height) {
+  TempDir dir;
+  const std::string png = dir.path + "/shot.png";
+  const RunResult r =
+      chromium({"--screenshot=" + png,
+                "--window-size=" + std::to_string(width) + "," + std::to_string(height), url});
+  INFO(r.err);
+  Pixels p;
+  REQUIRE(decode_png(slurp(png), p));
+  return p;
+}
+
+// Pixels whose colour `in(r, g, b)` accepts.
+template <class In>
+size_t count_pixels(const Pixels &p, In in) {
+  size_t n = 0;
+  for (size_t i = 0; i + 2 < p.rgb.size(); i += 3) n += in(p.rgb[i], p.rgb[i + 1], p.rgb[i + 2]);
+  return n;
+}
+
+// `go tool pprof ARGS` with no network and no state outside a temp dir.
+inline RunResult go_pprof(std::vector<std::string> args) {
+  TempDir home;
+  std::vector<std::string> argv = {"env",
+                                   "HOME=" + home.path,
+                                   "GOCACHE=" + home.path + "/cache",
+                                   "GOTOOLCHAIN=local",
+                                   "GOPROXY=off",
+                                   "GOFLAGS=",
+                                   tool(PROF_GO, "go"),
+                                   "tool",
+                                   "pprof"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return run_bare(argv);
+}
+
+// A frame of our flame graph SVG (flamegraph_svg.h's grammar).
+struct SvgFrame {
+  std::string name, unit;
+  long long start = 0, value = 0, depth = 0, title_value = 0;
+  double pct = 0, y = 0;
+};
+
+inline std::vector<SvgFrame> svg_frames(const std::string &svg) {
+  static const std::regex kFrame(
+      "<g class=\"f\" data-s=\"(\\d+)\" data-v=\"(\\d+)\" data-d=\"(\\d+)\"><title>(.*?) "
+      "\\(([\\d,]+) (\\w+), ([\\d.]+)%\\)</title><rect x=\"[\\d.]+\" y=\"([\\d.]+)\"");
+  std::vector<SvgFrame> out;
+  for (auto it = std::sregex_iterator(svg.begin(), svg.end(), kFrame); it != std::sregex_iterator();
+       ++it) {
+    const std::smatch &m = *it;
+    SvgFrame f;
+    f.start = std::stoll(m[1]);
+    f.value = std::stoll(m[2]);
+    f.depth = std::stoll(m[3]);
+    f.name = m[4];
+    std::string digits = m[5];
+    digits.erase(std::remove(digits.begin(), digits.end(), ','), digits.end());
+    f.title_value = std::stoll(digits);
+    f.unit = m[6];
+    f.pct = std::stod(m[7]);
+    f.y = std::stod(m[8]);
+    out.push_back(f);
+  }
+  return out;
+}
+
+// The frames of that name.
+inline std::vector<SvgFrame> named(const std::vector<SvgFrame> &frames, const std::string &name) {
+  std::vector<SvgFrame> out;
+  for (const SvgFrame &f : frames)
+    if (f.name == name) out.push_back(f);
+  return out;
+}
+
+inline size_t occurrences(const std::string &text, const std::string &what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) n++;
+  return n;
+}
+
+// `go tool pprof -raw`: samples (values, location ids leaf first, labels)
+// and locations (the functions of their lines, inlined first) and mappings.
+struct RawProfile {
+  std::vector<std::string> types;
+  struct Sample {
+    std::vector<long long> values;
+    std::vector<int> locations;
+    std::string labels;
+  };
+  std::vector<Sample> samples;
+  std::map<int, std::vector<std::string>> functions;
+  std::vector<std::string> mappings;  // the lines after "Mappings"
+};
+
+inline RawProfile parse_raw(const std::string &text) {
+  RawProfile p;
+  std::istringstream in(text);
+  std::string line, section;
+  int location = 0;
+  static const std::regex kSample("^\\s+([-\\d ]+):([\\d ]*)$");
+  static const std::regex kLocation("^\\s+(\\d+): 0x[0-9a-f]+ M=\\d+ (\\S+)");
+  static const std::regex kLine("^\\s{10,}(\\S+)");
+  while (std::getline(in, line)) {
+    if (line == "Samples:" || line == "Locations" || line == "Mappings") {
+      section = line;
+      continue;
+    }
+    std::smatch m;
+    if (section == "Samples:") {
+      if (p.types.empty()) {
+        std::istringstream t(line);
+        for (std::string type; t >> type;) p.types.push_back(type.substr(0, type.find('/')));
+      } else if (std::regex_match(line, m, kSample)) {
+        RawProfile::Sample s;
+        std::istringstream v(m[1].str()), l(m[2].str());
+        for (long long x; v >> x;) s.values.push_back(x);
+        for (int x; l >> x;) s.locations.push_back(x);
+        p.samples.push_back(s);
+      } else if (!p.samples.empty()) {
+        p.samples.back().labels += line;
+      }
+    } else if (section == "Locations") {
+      if (std::regex_search(line, m, kLocation)) {
+        location = std::stoi(m[1]);
+        p.functions[location].push_back(m[2]);
+      } else if (std::regex_search(line, m, kLine)) {
+        p.functions[location].push_back(m[1]);
+      }
+    } else if (section == "Mappings") {
+      p.mappings.push_back(line);
+    }
+  }
+  return p;
+}
+
+// The sample whose leaf location starts with that function.
+inline const RawProfile::Sample *leaf_sample(const RawProfile &p, const std::string &function) {
+  for (const auto &s : p.samples)
+    if (!s.locations.empty() && p.functions.count(s.locations[0]) &&
+        p.functions.at(s.locations[0]).front() == function)
+      return &s;
+  return nullptr;
+}
+
+}  // namespace export_test
