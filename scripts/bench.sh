@@ -2,11 +2,16 @@
 # Benchmarks (not tests): wall time of the bare program, under libprof.so
 # (full capture, and Poisson-sampled at 512 KiB) and under heaptrack, from one
 # run, as ratios; bytes per recorded event; the analyzer against
-# heaptrack_print on the same workload. Best of 3 runs each.
+# heaptrack_print on the same workload. Best of 3 runs each. Then the CPU
+# sampler at 1 kHz against the bare program and gperftools' CPU profiler
+# (CPUPROFILE_FREQUENCY=1000): wall and CPU time, and the samples each
+# actually obtained per CPU-second. `bash scripts/bench.sh cpu` runs only that.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 command -v heaptrack >/dev/null || apt-get install -y -qq heaptrack >/dev/null
+command -v google-pprof >/dev/null || apt-get install -y -qq google-perftools >/dev/null
+gperf=$(ls /usr/lib/x86_64-linux-gnu/libprofiler.so.0)
 build=${BUILD_DIR:-build}
 BUILD_DIR=$build scripts/build.sh >/dev/null
 g++ -O2 -g -pthread scripts/bench/churn.cpp -o "$build/churn"
@@ -61,5 +66,52 @@ bench() {
     "$ours" "$theirs" "$(ratio "$theirs" "$ours")"
 }
 
-bench "lua5.4 binary-trees 15" lua5.4 scripts/bench/binarytrees.lua 15
-bench "2-thread C++ malloc/free/realloc churn" "$build/churn"
+# cpu_of CMD...: user + system seconds of one run.
+cpu_of() {
+  local TIMEFORMAT='%3U %3S'
+  { time "$@" >/dev/null 2>&1; } 2>&1 | awk 'NF == 2 {print $1 + $2}'
+}
+# best_cpu_of CMD...: the lowest CPU time of 3 runs.
+best_cpu_of() {
+  local best=1e9 t
+  for _ in 1 2 3; do
+    t=$(cpu_of "$@")
+    best=$(echo "$t $best" | awk '{print ($1 < $2 ? $1 : $2)}')
+  done
+  echo "$best"
+}
+
+bench_cpu() {
+  local name=$1
+  shift
+  rm -rf "$tmp"/*
+  local bare ours theirs bare_cpu ours_cpu theirs_cpu
+  bare=$(best_of "$@")
+  ours=$(best_of env LD_PRELOAD="$agent" PROF_MEMORY=0 PROF_CPU=callgraph PROF_OUTPUT="$tmp/cpu" "$@")
+  theirs=$(best_of env LD_PRELOAD="$gperf" CPUPROFILE="$tmp/gperf" CPUPROFILE_FREQUENCY=1000 "$@")
+  bare_cpu=$(best_cpu_of "$@")
+  ours_cpu=$(best_cpu_of env LD_PRELOAD="$agent" PROF_MEMORY=0 PROF_CPU=callgraph PROF_OUTPUT="$tmp/cpu" "$@")
+  theirs_cpu=$(best_cpu_of env LD_PRELOAD="$gperf" CPUPROFILE="$tmp/gperf" CPUPROFILE_FREQUENCY=1000 "$@")
+  # One more run of each, kept: samples obtained per CPU-second of that run.
+  rm -rf "$tmp"/*
+  local run_cpu samples gsamples gcpu
+  run_cpu=$(cpu_of env LD_PRELOAD="$agent" PROF_MEMORY=0 PROF_CPU=callgraph PROF_OUTPUT="$tmp/cpu" "$@")
+  samples=$("$analyze" summary --json "$tmp"/cpu.sysprof | awk -F'[:,]' '/"samples"/ && !n {n = $2} END {print n}')
+  gcpu=$(cpu_of env LD_PRELOAD="$gperf" CPUPROFILE="$tmp/gperf" CPUPROFILE_FREQUENCY=1000 "$@")
+  gsamples=$(google-pprof --text "$1" "$tmp/gperf" 2>/dev/null | awk '/^Total:/ {print $2}' || true)
+  printf '%s, CPU sampling at 1 kHz (callgraph)\n' "$name"
+  printf '  wall: bare %.3fs | libprof %.3fs (%s) | gperftools %.3fs (%s)\n' \
+    "$bare" "$ours" "$(ratio "$ours" "$bare")" "$theirs" "$(ratio "$theirs" "$bare")"
+  printf '  CPU:  bare %.3fs | libprof %.3fs (%s) | gperftools %.3fs (%s)\n' \
+    "$bare_cpu" "$ours_cpu" "$(ratio "$ours_cpu" "$bare_cpu")" "$theirs_cpu" \
+    "$(ratio "$theirs_cpu" "$bare_cpu")"
+  printf '  samples per CPU-second: libprof %.0f (%s in %.2fs) | gperftools %.0f (%s in %.2fs)\n' \
+    "$(echo "$samples $run_cpu" | awk '{print $1 / $2}')" "$samples" "$run_cpu" \
+    "$(echo "${gsamples:-0} $gcpu" | awk '{print $1 / $2}')" "${gsamples:-0}" "$gcpu"
+}
+
+if [ "${1:-}" != cpu ]; then
+  bench "lua5.4 binary-trees 15" lua5.4 scripts/bench/binarytrees.lua 15
+  bench "2-thread C++ malloc/free/realloc churn" "$build/churn"
+fi
+bench_cpu "lua5.4 binary-trees 15" "$(command -v lua5.4)" scripts/bench/binarytrees.lua 15
