@@ -86,8 +86,9 @@ std::string window_line(const nlohmann::json &w, uint64_t pid) {
     line << ": the first marker never came, nothing reported";
   else if (!to.empty() && !w["closed"].get<bool>())
     line << " (never came: to the end)";
-  line << "; " << w["earlier_frees"].get<uint64_t>() << " frees of blocks made before it ("
-       << format_bytes(int64_t(w["earlier_freed_bytes"].get<uint64_t>()), true) << ") left out";
+  if (w["earlier_frees"].get<uint64_t>())
+    line << "; " << w["earlier_frees"].get<uint64_t>() << " frees of blocks made before it ("
+         << format_bytes(int64_t(w["earlier_freed_bytes"].get<uint64_t>()), true) << ") left out";
   return line.str();
 }
 

@@ -191,6 +191,7 @@ __attribute__((constructor(101))) void agent_start() {
     return;
   }
   if (!g_agent.cfg.follow_children) unsetenv("LD_PRELOAD");
+  g_agent.start_ns = monotonic_ns();  // markers' clock, also without a memory stream
   pthread_atfork(nullptr, nullptr, after_fork_child);
   if (g_agent.cfg.toggle_signal) {
     // XXX: with a toggle signal the user picks the window: start paused.

@@ -473,6 +473,34 @@ TEST_CASE("a marker a stream lacks is one warning, and an empty or open window")
   CHECK(Json::parse(open.out)["memory"]["alloc_calls"] == 50);
   const Proc text = analyze({"report", "--from", "a", "--to", "b", f});
   CHECK(text.out.rfind("WINDOW (pid ", 0) == 0);
+  CHECK(lines_with(text.out, "from marker 'a' to marker 'b'; 11 frees of blocks made before it") ==
+        1);
+}
+
+TEST_CASE("markers reach the CPU stream too, and a window keeps the samples between them") {
+  TempDir dir;
+  const Proc p = run(prof_run(
+      {"-q", "-o", dir.path, "--cpu", "callgraph", "--", PROF_CTL_PROGRAM, "cpu-phases", "200"}));
+  INFO(p.err);
+  REQUIRE(p.exit_code == 0);
+  const auto mem = memprof_files(dir.path);
+  REQUIRE(mem.size() == 1);
+  const std::string cpu = mem[0].substr(0, mem[0].size() - strlen("memprof")) + "sysprof";
+  REQUIRE(exists(cpu));
+  for (const std::string &f : {mem[0], cpu}) {
+    const Json s = analyze_json({"summary", f});
+    const Json &markers = s["streams"][0]["markers"];
+    REQUIRE(markers.size() == 2);
+    CHECK(markers[0]["label"] == "a");
+    CHECK(markers[1]["label"] == "b");
+  }
+  // Three equal phases of CPU time: the window holds about a third of the samples.
+  const double all = analyze_json({"summary", cpu})["cpu"]["samples"];
+  const double window =
+      analyze_json({"summary", "--from", "a", "--to", "b", cpu})["cpu"]["samples"];
+  REQUIRE(all > 100);
+  CHECK(window > 0.2 * all);
+  CHECK(window < 0.47 * all);
 }
 
 // ------------------------------------------------------ diff and suppressions

@@ -13,6 +13,8 @@
      leaks N          leak_one(): 4 x 64 B, leak_two(): 3 x 128 B, and
                       N x 100 B from leak_n(), all leaked; 10 x 200 B freed.
      many N           N x (malloc 16 B, free).
+     cpu-phases MS    burns MS ms of CPU time, marker "a", MS ms, marker "b",
+                      MS ms.
      fork             a child allocates 3 x 40 B and exits; the parent 2 x 40 B.
      exit N           exits with N.
      signals DIR      writes DIR/ready, then waits; on SIGTERM or SIGINT
@@ -25,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "libprof.h"
@@ -115,6 +118,26 @@ static int fork_child(void) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 }
 
+static volatile unsigned long g_spin;
+
+static void __attribute__((noinline)) burn(int ms) {
+  struct timespec t0, t;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
+  do {
+    for (int i = 0; i < 10000; i++) g_spin = g_spin * 31 + 7;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  } while ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 < ms);
+}
+
+static int cpu_phases(int ms) {
+  burn(ms);
+  marker("a");
+  burn(ms);
+  marker("b");
+  burn(ms);
+  return 0;
+}
+
 static const char *g_dir;
 static volatile sig_atomic_t g_got, g_count;
 static void on_signal(int sig) {
@@ -161,6 +184,7 @@ int main(int argc, char **argv) {
     return 0;
   }
   if (!strcmp(mode, "fork")) return fork_child();
+  if (!strcmp(mode, "cpu-phases")) return cpu_phases(arg);
   if (!strcmp(mode, "exit")) return arg;
   if (!strcmp(mode, "signals") && argc > 2) return signals(argv[2]);
   if (!strcmp(mode, "sleep")) return sleep(30);
