@@ -272,6 +272,20 @@ TEST_CASE("cpu: a program that takes the signal for itself gets it, with one lin
   CHECK(weighted(p) >= 150);  // the first 0.2 s were sampled
 }
 
+TEST_CASE("cpu: with PROF_CPU_SIGNAL the sampler and the program's own SIGPROF profiler both work", "[cpu]") {
+  const RunResult r = run_under_agent({program("cpu_own_signal")},
+                                      {"PROF_CPU=callgraph", "PROF_MEMORY=0", "PROF_CPU_SIGNAL=12"});
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.err.empty());
+  const std::vector<double> hits = values(r.out, "hits");
+  REQUIRE(hits.size() == 1);
+  CHECK(hits[0] >= 10);
+  REQUIRE(r.sysprof_files.size() == 1);
+  const GuestProfile p = read_guest_sysprof(r.sysprof_files[0]);
+  CHECK_FALSE(p.truncated);
+  CHECK(weighted(p) >= 400);  // all of its 0.5 CPU-s
+}
+
 TEST_CASE("cpu: an unwritable output or a bad setting switch the sampler off, the program unharmed", "[cpu]") {
   SECTION("full disk") {
     const RunResult r = run_under_agent({program("cpu_burn"), "0.1", "2"},
