@@ -70,7 +70,7 @@ std::vector<XY> curve(const Series &s, bool timed, XY *peak) {
   };
   *peak = {timed ? time_at(s.heap.peak_events) : double(s.heap.peak_events), s.heap.peak_bytes};
   bool placed = false;
-  if (!timed) xy.push_back({0, 0});
+  xy.push_back({0, 0});  // nothing is recorded before the process starts
   for (const HeapPoint &p : s.points) {
     if (!placed && p.events >= s.heap.peak_events) {
       xy.push_back(*peak);

@@ -51,8 +51,8 @@ void write_html_report(const std::vector<Profile *> &profiles,
     chart_opt.id = "heap-svg";
     if (render_heap_chart_svg(profiles, chart_opt, chart))
       sections.push_back({"heap", "Heap over time",
-                          "Each process's heap (and RSS, from time marks); the dot is the highest "
-                          "point of the series, the dotted line the exact peak.",
+                          "Each process's heap (and RSS, from time marks); the dot marks its peak, "
+                          "at the first event that reached it.",
                           chart.str()});
   }
 

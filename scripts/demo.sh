@@ -3,8 +3,7 @@
 # interpreter under libprof.so with the Lua adapter (`-l prof_lua`):
 #   memory: the memprof RFC's example (scripts/demo/memprof_rfc.lua);
 #   CPU:    the sysprof RFC's Lua + C fibonacci (scripts/demo/sysprof_fib.lua).
-# Reports, folded stacks (flamegraph.pl input) and, when the analyzer draws
-# them, flame graphs go to ./prof-demo/.
+# Reports, folded stacks, flame graphs (SVG) and HTML reports go to ./prof-demo/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
@@ -17,11 +16,11 @@ agent=$build/preload/libprof.so
 analyze=$build/analyzer/prof-analyze
 export LUA_CPATH="$build/preload/lua54/?.so;$build/demo/?.so;;"
 
-# Draws a flame graph if this build of the analyzer can.
-flame_graph() {  # folded-or-stream svg
-  if "$analyze" --help | grep -qE '^ +flamegraph\b'; then
-    "$analyze" flamegraph "$1" > "$2" || { rm -f "$2"; echo "(no flame graph: see above)"; }
-  fi
+# The pictures of a profile: its flame graph (SVG) and the HTML report (heap
+# over time, a flame graph per metric, the summary), both self-contained.
+pictures() {  # stream name
+  "$analyze" flamegraph "$1" -o "$out/$2.svg"
+  "$analyze" html "$1" -o "$out/$2.html"
 }
 
 echo "== memory: lua5.4 -l prof_lua scripts/demo/memprof_rfc.lua 10000, under libprof.so"
@@ -31,7 +30,7 @@ mem=$(ls "$out"/prof.*.memprof | head -n 1)
 "$analyze" report "$mem" | tee "$out/memory-report.txt"
 "$analyze" folded --metric alloc-bytes "$mem" > "$out/memory-alloc-bytes.folded"
 "$analyze" folded --metric leaked-bytes "$mem" > "$out/memory-leaked-bytes.folded"
-flame_graph "$mem" "$out/memory.svg"
+pictures "$mem" memory
 
 echo
 echo "== CPU: PROF_CPU=callgraph lua5.4 -l prof_lua scripts/demo/sysprof_fib.lua 5, under libprof.so"
@@ -41,7 +40,7 @@ cpu=$(ls "$out"/cpu.*.sysprof 2>/dev/null | head -n 1 || true)
 if [ -n "$cpu" ]; then
   "$analyze" summary "$cpu" | tee "$out/cpu-summary.txt"
   "$analyze" folded "$cpu" > "$out/cpu.folded"
-  flame_graph "$cpu" "$out/cpu.svg"
+  pictures "$cpu" cpu
 else
   echo "(this build's agent wrote no CPU profile)"
 fi
@@ -50,8 +49,5 @@ echo
 echo "== profiles:      $mem ${cpu:+$cpu}"
 echo "== memory report: $out/memory-report.txt"
 echo "== folded stacks: $(ls "$out"/*.folded | tr '\n' ' ')"
-if ls "$out"/*.svg >/dev/null 2>&1; then
-  echo "== flame graphs:  $(ls "$out"/*.svg | tr '\n' ' ')"
-else
-  echo "== flame graphs:  flamegraph.pl $out/cpu.folded > cpu.svg (any folded file above)"
-fi
+echo "== flame graphs:  $(ls "$out"/*.svg | tr '\n' ' ')"
+echo "== open in a browser (no network needed): $PWD/$out/memory.html${cpu:+ $PWD/$out/cpu.html}"
