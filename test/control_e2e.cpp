@@ -63,15 +63,20 @@ bool wait_for(const std::string &path, double seconds = 20) {
   return false;
 }
 
-std::vector<std::string> memprof_files(const std::string &dir) {
+// The profiles in dir whose names hold `kind` (".memprof", ".sysprof").
+std::vector<std::string> stream_files(const std::string &dir, const char *kind) {
   std::vector<std::string> files;
   if (DIR *d = opendir(dir.c_str())) {
     while (dirent *e = readdir(d))
-      if (strstr(e->d_name, ".memprof")) files.push_back(dir + "/" + e->d_name);
+      if (strstr(e->d_name, kind)) files.push_back(dir + "/" + e->d_name);
     closedir(d);
   }
   std::sort(files.begin(), files.end());
   return files;
+}
+
+std::vector<std::string> memprof_files(const std::string &dir) {
+  return stream_files(dir, ".memprof");
 }
 
 // The child's environment: ours without the agent's variables, plus `env`.
@@ -362,6 +367,23 @@ TEST_CASE("the toggle signal starts recording paused and toggles it") {
   }
 }
 
+TEST_CASE("the toggle signal pauses the CPU sampler too, without a memory stream") {
+  TempDir dir;
+  const Proc p = run(prof_run({"-q", "-o", dir.path, "--no-memory", "--cpu", "callgraph",
+                               "--interval", "1ms", "--toggle-signal", "USR2", "--",
+                               PROF_CTL_PROGRAM, "cpu-toggle", std::to_string(SIGUSR2)}));
+  INFO(p.err);
+  REQUIRE(p.exit_code == 0);  // the agent's handler took the signal
+  CHECK(memprof_files(dir.path).empty());
+  const auto cpu = stream_files(dir.path, ".sysprof");
+  REQUIRE(cpu.size() == 1);
+  // 200 of the 600 ms of CPU time burnt were between the two signals: about
+  // 200 samples at 1 kHz.
+  const double samples = analyze_json({"summary", cpu[0]})["cpu"]["samples"];
+  CHECK(samples > 100);
+  CHECK(samples < 300);
+}
+
 TEST_CASE("without a toggle signal, a program's own use of the signal is unaffected") {
   const RunResult own = run_under_agent({PROF_CTL_PROGRAM, "own-handler", std::to_string(SIGUSR2)});
   CHECK(own.exit_code == 0);
@@ -483,10 +505,10 @@ TEST_CASE("markers reach the CPU stream too, and a window keeps the samples betw
       {"-q", "-o", dir.path, "--cpu", "callgraph", "--", PROF_CTL_PROGRAM, "cpu-phases", "200"}));
   INFO(p.err);
   REQUIRE(p.exit_code == 0);
-  const auto mem = memprof_files(dir.path);
+  const auto mem = memprof_files(dir.path), cpus = stream_files(dir.path, ".sysprof");
   REQUIRE(mem.size() == 1);
-  const std::string cpu = mem[0].substr(0, mem[0].size() - strlen("memprof")) + "sysprof";
-  REQUIRE(exists(cpu));
+  REQUIRE(cpus.size() == 1);
+  const std::string &cpu = cpus[0];
   for (const std::string &f : {mem[0], cpu}) {
     const Json s = analyze_json({"summary", f});
     const Json &markers = s["streams"][0]["markers"];

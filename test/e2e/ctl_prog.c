@@ -15,6 +15,8 @@
      many N           N x (malloc 16 B, free).
      cpu-phases MS    burns MS ms of CPU time, marker "a", MS ms, marker "b",
                       MS ms.
+     cpu-toggle SIG   burns 200 ms of CPU time, raise(SIG), 200 ms,
+                      raise(SIG), 200 ms.
      fork             a child allocates 3 x 40 B and exits; the parent 2 x 40 B.
      exit N           exits with N.
      signals DIR      writes DIR/ready, then waits; on SIGTERM or SIGINT
@@ -138,6 +140,15 @@ static int cpu_phases(int ms) {
   return 0;
 }
 
+static int cpu_toggle(int sig) {
+  burn(200);
+  raise(sig);
+  burn(200);
+  raise(sig);
+  burn(200);
+  return 0;
+}
+
 static const char *g_dir;
 static volatile sig_atomic_t g_got, g_count;
 static void on_signal(int sig) {
@@ -185,6 +196,7 @@ int main(int argc, char **argv) {
   }
   if (!strcmp(mode, "fork")) return fork_child();
   if (!strcmp(mode, "cpu-phases")) return cpu_phases(arg);
+  if (!strcmp(mode, "cpu-toggle")) return cpu_toggle(arg);
   if (!strcmp(mode, "exit")) return arg;
   if (!strcmp(mode, "signals") && argc > 2) return signals(argv[2]);
   if (!strcmp(mode, "sleep")) return sleep(30);
