@@ -227,3 +227,25 @@ TEST_CASE("exports: bad input exits with code 2 and writes no file") {
     CHECK(access(out.c_str(), F_OK) != 0);
   }
 }
+
+TEST_CASE("exports: damaged streams give a result or exit code 2, never a crash") {
+  TempDir dir;
+  const std::string path = dir.path + "/damaged";
+  const std::vector<std::vector<uint8_t>> streams = {analyzer_test::native_memory_stream(),
+                                                     analyzer_test::native_cpu_stream()};
+  uint64_t seed = 12345;
+  auto next = [&] { return seed = seed * 6364136223846793005ull + 1442695040888963407ull; };
+  for (int round = 0; round < 30; round++) {
+    std::vector<uint8_t> bytes = streams[round % 2];
+    for (int flips = 1 + next() % 3; flips > 0; flips--)
+      bytes[next() % bytes.size()] = uint8_t(next() >> 56);
+    if (round % 3 == 0) bytes.resize(next() % bytes.size());
+    write_file(path, bytes);
+    for (const char *command : {"flamegraph", "chart", "html", "pprof", "speedscope"}) {
+      const RunResult r = analyze({command, path, "-o", path + ".out"});
+      INFO(command << " round " << round << ": " << r.err);
+      CHECK(r.signal == 0);
+      CHECK((r.exit_code == 0 || r.exit_code == 2));
+    }
+  }
+}

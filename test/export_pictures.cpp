@@ -204,6 +204,18 @@ TEST_CASE("chart: the heap over time, its exact peak, RSS and markers") {
           return std::abs(r - 0xc0) < 12 && std::abs(g - 0x39) < 12 && std::abs(b - 0x2b) < 12;
         }) > 500);
 
+  SECTION("two processes: a line and an exact peak each") {
+    const std::string child = dir.path + "/child.memprof";
+    write_file(child, analyzer_test::native_memory_stream(43, 100));
+    REQUIRE(analyze({"chart", stream, child, "-o", svg}).exit_code == 0);
+    const std::string two = slurp(svg);
+    for (const char *pid : {"42", "43"}) {
+      CHECK(occurrences(two, "<polyline class=\"heap\" data-pid=\"" + std::string(pid)) == 1);
+      CHECK(two.find("<circle class=\"peak\" data-pid=\"" + std::string(pid) +
+                     "\" data-bytes=\"6000\" data-events=\"15\"") != std::string::npos);
+    }
+  }
+
   SECTION("CPU streams have no heap over time") {
     const std::string cpu = dir.path + "/cpu.sysprof";
     write_file(cpu, analyzer_test::native_cpu_stream());
