@@ -198,8 +198,7 @@ void render_flamegraph_svg(const std::map<std::string, double> &stacks,
   out << "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" class=\"pf-flame\" id=\"" << id
       << "\" width=\"" << kWidth << "\" height=\"" << h << "\" viewBox=\"0 0 " << kWidth << " " << h
       << "\" data-width=\"" << kWidth << "\" data-pad=\"" << kPad << "\" data-total=\""
-      << nodes[0].value << "\" data-char-width=\"" << kCharWidth << "\" data-unit=\""
-      << escape_markup(opt.unit) << "\">\n"
+      << nodes[0].value << "\" data-char-width=\"" << kCharWidth << "\">\n"
       << "<style>\n"
          ".pf-flame text { font-family: Verdana, 'DejaVu Sans', sans-serif; font-size: "
       << kFontSize

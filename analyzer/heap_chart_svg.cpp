@@ -52,7 +52,8 @@ std::string bytes_label(double v) { return format_bytes(std::llround(v), true); 
 
 // The heap's curve of a series, its exact peak and (without time marks) its
 // end added: x in seconds (time marks) or events. A peak between two time
-// marks gets a time interpolated by events.
+// marks gets a time interpolated by events; one after the last mark, that
+// mark's time.
 std::vector<XY> curve(const Series &s, bool timed, XY *peak) {
   std::vector<XY> xy;
   auto time_at = [&](uint64_t events) {
