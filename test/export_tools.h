@@ -75,6 +75,7 @@ inline RunResult chromium(const std::vector<std::string> &args) {
                                    "--disable-background-networking",
                                    "--disable-component-update",
                                    "--disable-sync",
+                                   "--disable-dev-shm-usage",
                                    "--user-data-dir=" + profile.path,
                                    "--enable-logging=stderr",
                                    "--v=0"};
