@@ -31,8 +31,14 @@ Where capture(const CallSite &at, ThreadScratch *s) {
   int vmstate = 0;
   const int g = guest_backtrace(s->guest, int(sizeof s->guest / sizeof s->guest[0]), &vmstate);
   w.loc.source = kAsourceInternal;
-  if (g > 0 && s->guest[0].type == PROF_FRAME_LFUNC)
-    w.loc = GuestLoc{kAsourceLfunc, s->guest[0].addr, s->guest[0].line, 0};
+  // The memprof location: the innermost Lua frame when a built-in or C
+  // function it called allocates (as LuaJIT charges its fast functions to
+  // the calling frame, and the memprof RFC's report charges string.rep to
+  // the Lua line); else the C function. The guest stack keeps both.
+  const int lua = g > 1 && s->guest[0].type != PROF_FRAME_LFUNC &&
+                          s->guest[1].type == PROF_FRAME_LFUNC ? 1 : 0;
+  if (g > 0 && s->guest[lua].type == PROF_FRAME_LFUNC)
+    w.loc = GuestLoc{kAsourceLfunc, s->guest[lua].addr, s->guest[lua].line, 0};
   else if (g > 0 && s->guest[0].type == PROF_FRAME_CFUNC)
     w.loc = GuestLoc{kAsourceCfunc, s->guest[0].addr, 0, 0};
   for (int i = 0; i < g; i++)

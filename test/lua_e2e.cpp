@@ -71,9 +71,9 @@ TEST_CASE("lua e2e: the memprof RFC's example, each string charged to its Lua li
   std::map<uint64_t, int> sizes;
   for (const GuestAlloc *a : stacks.at(rep)) {
     sizes[a->nsize]++;
-    // The agent's location is the innermost guest frame: here a C function.
-    CHECK(a->loc.source == prof::kAsourceCfunc);
-    CHECK(p.name_of(prof::kFrameCfunc, a->loc.addr, 0) == "string.rep");
+    // The memprof location is the Lua line that called string.rep.
+    CHECK(a->loc.source == prof::kAsourceLfunc);
+    CHECK(p.name_of(prof::kFrameLfunc, a->loc.addr, a->loc.line) == "memprof_rfc.lua:3:4");
   }
   for (int k = 2; k <= n; k++) {
     INFO("string.rep('q', " << k << ")");
@@ -84,7 +84,10 @@ TEST_CASE("lua e2e: the memprof RFC's example, each string charged to its Lua li
   const GuestNames insert{"table.insert", "memprof_rfc.lua:0:9", "?"};
   REQUIRE(stacks.count(insert));
   std::vector<uint64_t> grown;
-  for (const GuestAlloc *a : stacks.at(insert)) grown.push_back(a->nsize);
+  for (const GuestAlloc *a : stacks.at(insert)) {
+    grown.push_back(a->nsize);
+    CHECK(p.name_of(prof::kFrameLfunc, a->loc.addr, a->loc.line) == "memprof_rfc.lua:0:9");
+  }
   std::sort(grown.begin(), grown.end());
   CHECK(grown == std::vector<uint64_t>{16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192});
 

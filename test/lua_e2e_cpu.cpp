@@ -5,6 +5,7 @@
 // host frames (inside cfib.so) with the Lua frames that called it.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 #include <string>
 
@@ -43,13 +44,15 @@ TEST_CASE("lua e2e: the sysprof RFC's fibonacci, Lua and C frames in one stack",
   REQUIRE(cfib_end > cfib_base);
 
   int lua_fib = 0, c_fib = 0, c_fib_merged = 0;
+  uint64_t loading_unnamed = 0;
   for (size_t i = 0; i < p.samples.size(); i++) {
     const GuestSample &s = p.samples[i];
     if (!prof::vmstate_has_guest(s.vmstate)) continue;
     const GuestNames &g = s.stack;
     INFO("sample " << i << ": " << Catch::Detail::stringify(g));
-    REQUIRE(g.size() >= 2);
+    REQUIRE(!g.empty());
     CHECK(g.back() == "?");  // lua.c's pmain
+    if (g.size() == 1) continue;  // pmain alone: loading modules, compiling the script
     const std::string &main = g[g.size() - 2];
     if (g.size() >= 3 && in_lua_payload(g[0])) {
       lua_fib++;
@@ -63,9 +66,15 @@ TEST_CASE("lua e2e: the sysprof RFC's fibonacci, Lua and C frames in one stack",
           c_fib_merged++;
           break;
         }
+    } else if (g.size() >= 4 && g[g.size() - 3] == "prof_lua.require") {
+      // `require("cfib")` (line 4): the module's opener is named only once
+      // require returns, so it may show unnamed.
+      CHECK(main == "sysprof_fib.lua:0:4");
+      CHECK(g[g.size() - 4] == "require");
+      if (std::find(g.begin(), g.end() - 1, "?") != g.end() - 1) loading_unnamed++;
     } else if (g.size() == 3) {
-      CHECK(g[0] == "os.clock");
-      CHECK(main == "sysprof_fib.lua:0:16");
+      CHECK(g[0] == "os.clock");  // the start time (line 14) or the loop's test (16)
+      CHECK((main == "sysprof_fib.lua:0:14" || main == "sysprof_fib.lua:0:16"));
     } else {
       // Between the calls: the main chunk alone, on one of its lines.
       CHECK(g.size() == 2);
@@ -76,5 +85,5 @@ TEST_CASE("lua e2e: the sysprof RFC's fibonacci, Lua and C frames in one stack",
   CHECK(c_fib > 0);
   // A sample in cfib.fib has its C recursion in the host stack.
   CHECK(c_fib_merged == c_fib);
-  CHECK(p.odd_stacks == 0);
+  CHECK(p.odd_stacks == loading_unnamed);
 }

@@ -199,7 +199,9 @@ TEST_CASE("cpu: a toy VM's guest frames appear in samples and in allocation even
     if (a.nsize != 777) continue;
     blocks++;
     CHECK(*a.stack == allocating);
-    CHECK(a.loc.source == prof::kAsourceCfunc);
+    // The memprof location: the Lua line that called the C function.
+    CHECK(a.loc.source == prof::kAsourceLfunc);
+    CHECK(mem.name_of(prof::kFrameLfunc, a.loc.addr, a.loc.line) == "work.toy:10:14");
   }
   CHECK(blocks == 1000);
 }
