@@ -59,13 +59,9 @@ static size_t home_of(uint64_t addr, size_t capacity) {
   return ((addr >> 4) * 0x9E3779B97F4A7C15ull >> 20) & (capacity - 1);
 }
 
-static size_t filter_of(uint64_t addr, size_t size) {
-  return ((addr >> 4) * 0xC2B2AE3D27D4EB4Full >> 40) & (size - 1);
-}
-
 void SampledSet::insert(uint64_t addr) {
   // A saturated counter stays saturated: never a false "not sampled".
-  std::atomic<uint8_t> &f = filter_[filter_of(addr, kFilter)];
+  std::atomic<uint8_t> &f = filter_[filter_of(addr)];
   uint8_t c = f.load(std::memory_order_relaxed);
   while (c != 255 && !f.compare_exchange_weak(c, uint8_t(c + 1), std::memory_order_relaxed)) {
   }
@@ -81,7 +77,7 @@ void SampledSet::insert(uint64_t addr) {
 }
 
 bool SampledSet::remove(uint64_t addr) {
-  std::atomic<uint8_t> &f = filter_[filter_of(addr, kFilter)];
+  std::atomic<uint8_t> &f = filter_[filter_of(addr)];
   const uint8_t seen = f.load(std::memory_order_relaxed);
   if (seen == 0) return false;
   const size_t home = home_of(addr, kCapacity);

@@ -12,6 +12,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "thread_state.h"
+
 namespace prof {
 
 // True when this allocation of `size` bytes is sampled (mean > 0).
@@ -24,12 +26,19 @@ class SampledSet {
   // True (and forgotten) when addr was sampled.
   bool remove(uint64_t addr);
   void reset();
+  // False when addr is certainly not in the set (the filter alone).
+  bool may_contain(uint64_t addr) const {
+    return filter_[filter_of(addr)].load(std::memory_order_relaxed) != 0;
+  }
   uint64_t overflow() const { return overflow_.load(std::memory_order_relaxed); }
 
  private:
   static constexpr size_t kCapacity = size_t(1) << 22;
   static constexpr size_t kFilter = size_t(1) << 16;
   static constexpr uint64_t kTombstone = 1;
+  static size_t filter_of(uint64_t addr) {
+    return ((addr >> 4) * 0xC2B2AE3D27D4EB4Full >> 40) & (kFilter - 1);
+  }
   std::atomic<uint64_t> *slots_ = nullptr;
   // XXX: nearly every free is of an unsampled block; a small counting filter
   // (cache-resident, unlike the table) answers those without a table probe.
@@ -38,5 +47,20 @@ class SampledSet {
 };
 
 extern SampledSet g_sampled;
+
+// The hooks' shortcuts past the recorder for the calls sampling leaves out
+// (nearly all of them): inline, and touching only this thread's countdown
+// and the filter, so they need no guard.
+// True when sampling (mean > 0) leaves this allocation out; its bytes are
+// then counted down. False: record_alloc() decides.
+inline bool allocation_left_out(uint64_t mean, size_t size) {
+  if (!mean || !t_state.sampling_ready || int64_t(size) >= t_state.countdown) return false;
+  t_state.countdown -= int64_t(size);
+  return true;
+}
+// True when sampling leaves this free out: p is certainly not sampled.
+inline bool free_left_out(uint64_t mean, const void *p) {
+  return mean && !g_sampled.may_contain(uint64_t(p));
+}
 
 }  // namespace prof

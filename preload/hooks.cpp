@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "agent.h"
+#include "alloc_sampling.h"
 #include "recorder.h"
 #include "thread_state.h"
 
@@ -72,6 +73,7 @@ inline bool ready() {
 }
 
 inline bool recording() { return !t_state.guard && agent_recording(); }
+inline uint64_t sample_mean() { return g_agent.cfg.sample_bytes; }
 // Frees are recorded even while paused, so blocks made before the pause do
 // not look leaked.
 inline bool recording_frees() { return !t_state.guard && g_agent.on.load(std::memory_order_relaxed); }
@@ -109,14 +111,14 @@ void prof::resolve_real_functions() {
 EXPORT void *malloc(size_t size) {
   if (!ready()) return arena_alloc(size);
   void *p = real.malloc(size);
-  if (p && recording()) record_alloc(HERE, p, size);
+  if (p && recording() && !allocation_left_out(sample_mean(), size)) record_alloc(HERE, p, size);
   return p;
 }
 
 EXPORT void free(void *p) {
   if (!p || in_arena(p)) return;
   if (!ready()) return;  // XXX: only arena blocks exist before resolution
-  if (recording_frees()) record_free(HERE, p);
+  if (recording_frees() && !free_left_out(sample_mean(), p)) record_free(HERE, p);
   real.free(p);
 }
 
@@ -128,7 +130,7 @@ EXPORT void *calloc(size_t n, size_t size) {
   }
   if (!ready()) return arena_alloc(total);  // the arena is zeroed static memory
   void *p = real.calloc(n, size);
-  if (p && recording()) record_alloc(HERE, p, total);
+  if (p && recording() && !allocation_left_out(sample_mean(), total)) record_alloc(HERE, p, total);
   return p;
 }
 
@@ -141,15 +143,18 @@ EXPORT void *realloc(void *old, size_t size) {
   if (!ready()) return arena_alloc(size);
   if (!old) return malloc(size);
   if (size == 0) {  // glibc frees the block and returns NULL
-    if (recording_frees()) record_free(HERE, old);
+    if (recording_frees() && !free_left_out(sample_mean(), old)) record_free(HERE, old);
     return real.realloc(old, 0);
   }
   void *p = real.realloc(old, size);
   if (p && !t_state.guard) {
-    if (agent_recording())
-      record_realloc(HERE, old, p, size);
-    else if (recording_frees())
+    const uint64_t mean = sample_mean();
+    if (agent_recording()) {
+      if (!free_left_out(mean, old) || !allocation_left_out(mean, size))
+        record_realloc(HERE, old, p, size);
+    } else if (recording_frees() && !free_left_out(mean, old)) {
       record_free(HERE, old);  // XXX: after the fact, but a paused agent has no new block to pair
+    }
   }
   return p;
 }
@@ -166,35 +171,36 @@ EXPORT void *reallocarray(void *old, size_t n, size_t size) {
 EXPORT int posix_memalign(void **out, size_t align, size_t size) {
   if (!ready()) return ENOMEM;
   const int rc = real.posix_memalign(out, align, size);
-  if (rc == 0 && recording()) record_alloc(HERE, *out, size);
+  if (rc == 0 && recording() && !allocation_left_out(sample_mean(), size))
+    record_alloc(HERE, *out, size);
   return rc;
 }
 
 EXPORT void *aligned_alloc(size_t align, size_t size) {
   if (!ready()) return nullptr;
   void *p = real.aligned_alloc(align, size);
-  if (p && recording()) record_alloc(HERE, p, size);
+  if (p && recording() && !allocation_left_out(sample_mean(), size)) record_alloc(HERE, p, size);
   return p;
 }
 
 EXPORT void *memalign(size_t align, size_t size) {
   if (!ready()) return nullptr;
   void *p = real.memalign(align, size);
-  if (p && recording()) record_alloc(HERE, p, size);
+  if (p && recording() && !allocation_left_out(sample_mean(), size)) record_alloc(HERE, p, size);
   return p;
 }
 
 EXPORT void *valloc(size_t size) {
   if (!ready()) return nullptr;
   void *p = real.valloc(size);
-  if (p && recording()) record_alloc(HERE, p, size);
+  if (p && recording() && !allocation_left_out(sample_mean(), size)) record_alloc(HERE, p, size);
   return p;
 }
 
 EXPORT void *pvalloc(size_t size) {
   if (!ready()) return nullptr;
   void *p = real.pvalloc(size);
-  if (p && recording()) record_alloc(HERE, p, size);
+  if (p && recording() && !allocation_left_out(sample_mean(), size)) record_alloc(HERE, p, size);
   return p;
 }
 

@@ -57,7 +57,7 @@ void put_sample(SpanWriter &out, const SampleSlot &s, uint8_t vmstate, int guest
 }
 
 void sample(SampleSlot &s, const siginfo_t *info, void *ucontext) {
-  const uint64_t weight = sample_weight(g_cpu.backend, info, g_cpu.interval_ns);
+  const uint64_t weight = sample_weight(g_cpu.backend, info, &s, g_cpu.interval_ns);
   if (g_agent.paused.load(std::memory_order_relaxed)) return;
   SpanWriter out(s.record);
   if (weight != 1) put_ext_values(out, ExtKind::Weight, weight);

@@ -39,6 +39,7 @@ struct SampleSlot {
   int perf_fd;
   bool has_timer;
   timer_t timer;
+  uint64_t weighed_cpu_ns;  // Itimer: the thread CPU time its weights cover
   std::atomic<uint64_t> head, tail;  // bytes published, bytes drained
   std::atomic<uint64_t> dropped;     // records that found the ring full
   // The handler's scratch.

@@ -12,10 +12,8 @@
 namespace prof {
 namespace {
 
-// Itimer: armed once for the process; the process CPU time accounted for
-// by the weights of the samples so far.
+// Itimer: one clock for the process, armed by its first thread.
 std::atomic<bool> g_itimer_armed{false};
-std::atomic<uint64_t> g_weighed_cpu_ns{0};
 
 uint64_t clock_ns(clockid_t id) {
   timespec ts;
@@ -99,7 +97,6 @@ bool arm_itimer(uint64_t interval_ns) {
   v.it_interval.tv_sec = time_t(interval_ns / 1000000000u);
   v.it_interval.tv_usec = suseconds_t(interval_ns % 1000000000u / 1000);
   v.it_value = v.it_interval;
-  g_weighed_cpu_ns.store(clock_ns(CLOCK_PROCESS_CPUTIME_ID));
   return setitimer(ITIMER_PROF, &v, nullptr) == 0;
 }
 
@@ -115,11 +112,11 @@ const char *backend_name(SamplerBackend b) {
 }
 
 bool arm_thread(SamplerBackend b, int sig, uint64_t interval_ns, SampleSlot *slot) {
+  slot->weighed_cpu_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID);
   switch (b) {
     case SamplerBackend::Perf: return arm_perf(sig, interval_ns, slot);
     case SamplerBackend::Timer: return arm_timer(sig, interval_ns, slot);
     case SamplerBackend::Itimer: {
-      // One clock for the whole process, armed by the first thread.
       return g_itimer_armed.exchange(true) || arm_itimer(interval_ns);
     }
   }
@@ -166,21 +163,20 @@ bool is_sampler_signal(SamplerBackend b, const siginfo_t *info, const SampleSlot
   return false;
 }
 
-uint64_t sample_weight(SamplerBackend b, const siginfo_t *info, uint64_t interval_ns) {
+uint64_t sample_weight(SamplerBackend b, const siginfo_t *info, SampleSlot *slot,
+                       uint64_t interval_ns) {
   switch (b) {
     case SamplerBackend::Perf: return 1;
     case SamplerBackend::Timer: return 1 + uint64_t(info->si_overrun > 0 ? info->si_overrun : 0);
     case SamplerBackend::Itimer: {
-      // XXX: the kernel gives no overrun count here; the process CPU time
-      // not yet weighed, whatever thread takes the sample, is the weight (at
-      // least 1, borrowed from the next), the remainder carried.
-      const uint64_t now = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
-      uint64_t weighed = g_weighed_cpu_ns.load(std::memory_order_relaxed), w;
-      do {
-        w = now > weighed ? (now - weighed) / interval_ns : 0;
-        if (w == 0) w = 1;
-      } while (!g_weighed_cpu_ns.compare_exchange_weak(weighed, weighed + w * interval_ns,
-                                                       std::memory_order_relaxed));
+      // XXX: the kernel gives no overrun count here, and the process's
+      // signal goes to whichever thread runs: the interrupted thread's CPU
+      // time not yet weighed is the weight (at least 1, borrowed from its
+      // next sample), so each thread's total follows its own CPU time.
+      const uint64_t now = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+      uint64_t w = now > slot->weighed_cpu_ns ? (now - slot->weighed_cpu_ns) / interval_ns : 0;
+      if (w == 0) w = 1;
+      slot->weighed_cpu_ns += w * interval_ns;
       return w;
     }
   }

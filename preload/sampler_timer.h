@@ -10,8 +10,8 @@
 //   that thread (SIGEV_THREAD_ID). Fires on ticks; the expirations missed in
 //   between come as the signal's si_overrun and become the sample's weight.
 // - Itimer: one process-wide setitimer(ITIMER_PROF). Fires on ticks in
-//   whichever thread runs; the weight is the process CPU time since the
-//   previous sample, in intervals.
+//   whichever thread runs; the weight is the interrupted thread's CPU time
+//   since its previous sample, in intervals.
 //
 // Invariants: arm/disarm run outside signal context. A thread's timer
 // signals only that thread (Perf, Timer), and the handler tells a sampler
@@ -47,7 +47,9 @@ bool pick_backend(CpuBackend wanted, int sig, uint64_t interval_ns, SampleSlot *
 // the slot's event), not from kill() or another timer.
 bool is_sampler_signal(SamplerBackend b, const siginfo_t *info, const SampleSlot *slot);
 
-// In the handler: how many intervals this sample stands for (at least 1).
-uint64_t sample_weight(SamplerBackend b, const siginfo_t *info, uint64_t interval_ns);
+// In the handler: how many intervals this sample of slot's thread stands
+// for (at least 1).
+uint64_t sample_weight(SamplerBackend b, const siginfo_t *info, SampleSlot *slot,
+                       uint64_t interval_ns);
 
 }  // namespace prof
