@@ -1,9 +1,9 @@
 // The CPU sampler: every `interval` of a thread's CPU time its clock
 // (sampler_timer.h) signals it; the handler (sampler_handler.cpp) captures
 // the host stack from the signal's context and the guest stack from the
-// registered backtracer, encodes a sysprof sample into the thread's slot
-// (sampler_slots.h), and a writer thread streams the slots, the guest
-// symbols and the module changes to the process's ".sysprof" file.
+// registered backtracer and encodes a sysprof sample into the thread's slot
+// (sampler_slots.h), from which it reaches the process's ".sysprof" file
+// (sampler_stream.h) with the guest symbols and the module changes.
 //
 // Invariants:
 // - The handler allocates nothing, takes no lock and uses no stdio; it works
@@ -12,8 +12,8 @@
 //   an allocation hook, perhaps inside libunwind or the guest backtracer,
 //   which are not re-entrant) carries only the interrupted address.
 // - Threads started with pthread_create are registered before their start
-//   routine runs, and unregistered when they exit; the agent's own threads
-//   block the signal.
+//   routine runs, and unregistered when they exit. The sampler starts no
+//   thread of its own (sampler_stream.h says why).
 // - On any failure the sampler prints one line and switches itself off,
 //   leaving the program's signal disposition as it found it.
 #pragma once

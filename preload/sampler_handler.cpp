@@ -7,6 +7,7 @@
 #include "ext.h"
 #include "guest_registry.h"
 #include "sampler.h"
+#include "sampler_stream.h"
 #include "signal_unwind.h"
 #include "stream_writer.h"
 #include "sysprof.h"
@@ -88,6 +89,7 @@ void sample(SampleSlot &s, const siginfo_t *info, void *ucontext) {
   put_sample(out, s, stream_vmstate(vmstate), guest, host);
   s.push(out.data(), out.size());
   g_cpu.samples.fetch_add(1, std::memory_order_relaxed);
+  sysprof_stream::flush_from_handler(s, SampleSlot::kFlushBytes);
 }
 
 }  // namespace

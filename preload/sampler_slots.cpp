@@ -72,7 +72,7 @@ SampleSlot *claim(uint64_t tid) {
   return s;
 }
 
-void retire(SampleSlot *slot) { slot->state.store(SampleSlot::Exited, std::memory_order_release); }
+void release(SampleSlot *slot) { slot->state.store(SampleSlot::Free, std::memory_order_release); }
 
 void reset_in_child() {
   g_publishing.store(false);

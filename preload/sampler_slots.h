@@ -1,19 +1,19 @@
 // SampleSlot: one sampled thread's share of the CPU sampler: its timer, the
 // scratch the signal handler captures into, and a single-producer,
-// single-consumer byte ring of encoded sysprof records that the sampler's
-// writer thread drains.
+// single-consumer byte ring of encoded sysprof records that the stream's
+// writer (sampler_stream.h) drains.
 //
 // Invariants:
 // - The producer is the thread's own signal handler (it never nests: the
-//   signal is blocked while its handler runs), the consumer the writer
-//   thread. push() is lock-free and never waits: a record that does not fit
+//   signal is blocked while its handler runs), the consumer whoever holds
+//   the stream's writer flag. push() is lock-free and never waits: a record that does not fit
 //   is dropped and counted.
 // - A record is published (head) only once all its bytes are in the ring, so
 //   the writer never sees half a record.
 // - Slots are mmap'd once and never freed, only reused: Free -> Live
-//   (claimed by a starting thread) -> Exited (thread gone, bytes may remain)
-//   -> Free (the writer drained it). A handler reaches its slot only through
-//   the thread's own TLS pointer, cleared before the slot leaves Live.
+//   (claimed by a starting thread) -> Free (the exiting thread wrote out its
+//   samples). A handler reaches its slot only through the thread's own TLS
+//   pointer, cleared before the slot leaves Live.
 #pragma once
 
 #include <atomic>
@@ -31,7 +31,9 @@ struct SampleSlot {
   // The largest record: header, weight, every frame at its widest.
   static constexpr size_t kMaxRecord = 16 + kMaxHostFrames * 10 + kMaxGuestFrames * 21 + 16;
   static constexpr size_t kRingBytes = size_t(1) << 18;
-  enum State : int { Free, Live, Exited };
+  // The handler writes its samples out past this (sampler_stream.h).
+  static constexpr size_t kFlushBytes = kRingBytes / 4;
+  enum State : int { Free, Live };
 
   std::atomic<int> state;
   uint64_t tid;
@@ -70,8 +72,8 @@ namespace sample_slots {
 // Claims a slot for the calling thread (not in signal context); nullptr when
 // the table is full or mmap fails.
 SampleSlot *claim(uint64_t tid);
-// The thread is gone: the writer frees the slot once drained.
-void retire(SampleSlot *slot);
+// The thread is gone and its samples written: the slot is free again.
+void release(SampleSlot *slot);
 // Every slot ever mapped, in order: fn(slot). Used by the writer and at
 // shutdown; slots may change state while it runs.
 template <class Fn>
