@@ -22,6 +22,7 @@
 #include "prologue.h"
 #include "recorder.h"
 #include "sampler.h"
+#include "stream_opening.h"
 #include "stream_writer.h"
 #include "symtab.h"
 #include "thread_state.h"
@@ -111,16 +112,7 @@ bool open_stream(pid_t ppid) {
   g_stream_pid = getpid();
   static uint8_t buf[1 << 16];
   StreamWriter out(buf, sizeof buf, fd_sink, reinterpret_cast<void *>(intptr_t(g_fd)));
-  put_prologue(out, SectionKind::Symtab, false);
-  put_symtab_final(out);
-  put_prologue(out, SectionKind::Memprof, true);
-  char exe[4096];
-  const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-  timespec now;
-  clock_gettime(CLOCK_REALTIME, &now);
-  put_process(out, uint64_t(getpid()), uint64_t(ppid),
-              uint64_t(now.tv_sec) * 1000000000u + uint64_t(now.tv_nsec), exe,
-              n > 0 ? size_t(n) : 0);
+  put_stream_opening(out, SectionKind::Memprof, ppid);
   put_ext_values(out, ExtKind::Sampling, g_agent.cfg.sample_bytes);
   pthread_mutex_lock(&g_modules_mutex);
   g_modules.reset();

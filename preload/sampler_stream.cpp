@@ -3,7 +3,6 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
-#include <ctime>
 #include <fcntl.h>
 #include <sched.h>
 #include <unistd.h>
@@ -13,10 +12,9 @@
 #include "guest_registry.h"
 #include "module_map.h"
 #include "output_file.h"
-#include "prologue.h"
+#include "stream_opening.h"
 #include "sampler.h"
 #include "stream_writer.h"
-#include "symtab.h"
 #include "sysprof.h"
 
 namespace prof {
@@ -104,15 +102,7 @@ bool open(pid_t ppid) {
   g_symbols = GuestSymbolCursor();
   g_last_tid = 0;
   g_unload_count = 0;
-  put_prologue(*g_out, SectionKind::Symtab, false);
-  put_symtab_final(*g_out);
-  put_prologue(*g_out, SectionKind::Sysprof, true);
-  char exe[4096];
-  const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-  timespec now;
-  clock_gettime(CLOCK_REALTIME, &now);
-  put_process(*g_out, uint64_t(getpid()), uint64_t(ppid),
-              uint64_t(now.tv_sec) * 1000000000u + uint64_t(now.tv_nsec), exe, n > 0 ? size_t(n) : 0);
+  put_stream_opening(*g_out, SectionKind::Sysprof, ppid);
   static const uint8_t kModes[] = {0, 0, 1, 2};  // CpuMode -> the record's mode
   put_ext_values(*g_out, ExtKind::Sampler, uint64_t(g_cpu.backend), kModes[uint8_t(g_cpu.mode)],
                  g_cpu.interval_ns);

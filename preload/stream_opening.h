@@ -1,0 +1,29 @@
+// What opens every stream file the agent writes (memprof and sysprof): an
+// empty symtab, the section's extended prologue, and the Process record
+// (pid, ppid, start time, executable).
+#pragma once
+
+#include <cstdint>
+#include <ctime>
+#include <unistd.h>
+
+#include "ext.h"
+#include "prologue.h"
+#include "symtab.h"
+
+namespace prof {
+
+template <class Out>
+void put_stream_opening(Out &out, SectionKind section, pid_t ppid) {
+  put_prologue(out, SectionKind::Symtab, false);
+  put_symtab_final(out);
+  put_prologue(out, section, true);
+  char exe[4096];
+  const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  timespec now;
+  clock_gettime(CLOCK_REALTIME, &now);
+  put_process(out, uint64_t(getpid()), uint64_t(ppid),
+              uint64_t(now.tv_sec) * 1000000000u + uint64_t(now.tv_nsec), exe, n > 0 ? size_t(n) : 0);
+}
+
+}  // namespace prof
