@@ -34,7 +34,7 @@ void nap(long ns) {
 
 }  // namespace
 
-bool EventRing::start(int fd, void (*on_tick)()) {
+bool EventRing::start(int fd, void (*on_tick)(), bool writer_thread) {
   ring_ = static_cast<uint8_t *>(
       mmap(nullptr, kRingSize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
   if (ring_ == MAP_FAILED) {
@@ -43,6 +43,7 @@ bool EventRing::start(int fd, void (*on_tick)()) {
   }
   fd_ = fd;
   on_tick_ = on_tick;
+  writer_thread_ = writer_thread;
   shared_.busy_from.store(kIdle);
   return launch();
 }
@@ -50,6 +51,7 @@ bool EventRing::start(int fd, void (*on_tick)()) {
 bool EventRing::launch() {
   discard_.store(false);
   closed_.store(false);
+  if (!writer_thread_) return true;
   running_.store(true);
   if (pthread_create(&writer_, nullptr, writer_main, this) != 0) {
     running_.store(false);
@@ -78,7 +80,20 @@ EventRing::Slot *EventRing::claim_slot() {
 
 void EventRing::append(const uint8_t *data, size_t len) {
   if (closed_.load(std::memory_order_relaxed)) return;
-  reserve_and_copy(data, len);
+  const uint64_t end = reserve_and_copy(data, len);
+  if (!writer_thread_) writer_work_after_append(end);
+}
+
+void EventRing::writer_work_after_append(uint64_t end) {
+  if (end >= flushed_.load(std::memory_order_relaxed) + kSegSize) flush(kSegSize);
+  timespec now;
+  clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
+  const uint64_t ns = uint64_t(now.tv_sec) * 1000000000u + uint64_t(now.tv_nsec);
+  uint64_t due = next_tick_ns_.load(std::memory_order_relaxed);
+  // One appender wins each tick; the tick's own appends find it taken.
+  if (ns < due || !next_tick_ns_.compare_exchange_strong(due, ns + 100000000u)) return;
+  if (due != 0 && on_tick_) on_tick_();
+  flush(1);
 }
 
 uint64_t EventRing::reserve_and_copy(const uint8_t *data, size_t len) {

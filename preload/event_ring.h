@@ -15,6 +15,11 @@
 // - Bytes are written in position order by whoever holds the flush flag:
 //   the writer thread (when a segment's worth is complete, and on each tick),
 //   or a producer waiting for room. finish() writes up to the last record.
+// - Without a writer thread (start(..., false)), producers do its work: a
+//   producer flushes once a segment's worth is complete, and the first
+//   append after each 100 ms runs the tick and flushes. For sampled
+//   recording: a second thread alone makes glibc's malloc take its arena
+//   lock on every call, which costs more than the rare sampled events.
 // - When the ring is full, append() waits (flushing itself when it can),
 //   it never drops. After a write error the bytes are discarded instead (the
 //   agent is then switched off), so a producer never waits on a dead file.
@@ -29,9 +34,10 @@ namespace prof {
 
 class EventRing {
  public:
-  // Maps the ring and starts the writer thread on `fd`. `on_tick` runs on
-  // the writer thread about every 100 ms (time marks, write-error checks).
-  bool start(int fd, void (*on_tick)());
+  // Maps the ring and, with `writer_thread`, starts the writer thread on
+  // `fd`. `on_tick` runs about every 100 ms (time marks, write-error
+  // checks), on the writer thread or on an appending one.
+  bool start(int fd, void (*on_tick)(), bool writer_thread);
   void append(const uint8_t *data, size_t len);
   // Appends the stream's last record, writes everything reserved before it
   // and stops the writer. Later appends are dropped.
@@ -59,6 +65,8 @@ class EventRing {
 
   static void *writer_main(void *self);
   bool launch();
+  // Without a writer thread: its work, done by an appending thread.
+  void writer_work_after_append(uint64_t end);
   Slot *claim_slot();
   // Appends through the thread's slot (or the shared one); returns the end.
   uint64_t reserve_and_copy(const uint8_t *data, size_t len);
@@ -74,6 +82,8 @@ class EventRing {
   uint8_t *ring_ = nullptr;
   int fd_ = -1;
   void (*on_tick_)() = nullptr;
+  bool writer_thread_ = true;
+  std::atomic<uint64_t> next_tick_ns_{0};  // without a writer thread
   pthread_t writer_{};
   int write_errno_ = 0;
   std::atomic<bool> running_{false};

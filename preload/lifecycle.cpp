@@ -157,7 +157,9 @@ bool start_memory_stream() {
   }
   if (!open_stream(getppid())) return false;
   g_agent.start_ns = monotonic_ns();
-  if (!g_agent.ring.start(g_fd, tick)) {
+  // XXX: sampled recording has too few events to pay for a writer thread
+  // (event_ring.h).
+  if (!g_agent.ring.start(g_fd, tick, g_agent.cfg.sample_bytes == 0)) {
     say("cannot start the writer thread; profiling disabled");
     close(g_fd);
     return false;
