@@ -18,10 +18,6 @@
 #include "recorder.h"
 #include "thread_state.h"
 
-namespace prof {
-void on_modules_changed();  // lifecycle.cpp
-}
-
 using namespace prof;
 
 namespace {
@@ -40,8 +36,6 @@ struct RealFunctions {
   void *(*mmap)(void *, size_t, int, int, int, off_t);
   int (*munmap)(void *, size_t);
   void *(*mremap)(void *, size_t, size_t, int, ...);
-  void *(*dlopen)(const char *, int);
-  int (*dlclose)(void *);
 };
 RealFunctions real;
 std::atomic<int> g_resolved{0};  // 0 not yet, 1 resolving, 2 done
@@ -98,8 +92,6 @@ void prof::resolve_real_functions() {
   RESOLVE(mmap);
   RESOLVE(munmap);
   RESOLVE(mremap);
-  RESOLVE(dlopen);
-  RESOLVE(dlclose);
 #undef RESOLVE
   g_resolved.store(2, std::memory_order_release);
 }
@@ -251,29 +243,4 @@ EXPORT void *mremap(void *old, size_t old_len, size_t new_len, int flags, ...) {
   void *p = real.mremap(old, old_len, new_len, flags, target);
   if (track) record_map(HERE, p != MAP_FAILED ? p : old, p != MAP_FAILED ? new_len : old_len);
   return p;
-}
-
-EXPORT void *dlopen(const char *file, int mode) {
-  if (!ready()) return nullptr;
-  if ((mode & RTLD_DEEPBIND) && g_agent.on.load(std::memory_order_relaxed)) {
-    // XXX: a library bound deep would call its own allocator, past our hooks;
-    // an agent that records nothing leaves the program's flags alone.
-    static std::atomic<bool> said{false};
-    if (!said.exchange(true)) {
-      static const char kMsg[] = "libprof: dropping RTLD_DEEPBIND from dlopen() so that its "
-                                 "allocations stay visible\n";
-      (void)!write(2, kMsg, sizeof kMsg - 1);
-    }
-    mode &= ~RTLD_DEEPBIND;
-  }
-  void *h = real.dlopen(file, mode);
-  if (h) on_modules_changed();
-  return h;
-}
-
-EXPORT int dlclose(void *handle) {
-  if (!ready()) return -1;
-  const int rc = real.dlclose(handle);
-  if (rc == 0) on_modules_changed();
-  return rc;
 }

@@ -1,5 +1,5 @@
-// The interposed allocator, mmap and dlopen entry points, and the real ones
-// behind them.
+// The interposed allocator and mmap entry points, and the real ones behind
+// them.
 #pragma once
 
 #include <cstddef>

@@ -177,13 +177,21 @@ void after_fork_child() {
 }
 
 __attribute__((constructor(101))) void agent_start() {
+#ifdef PROF_CPU_ONLY
+  // libprof-cpu.so: no allocation hooks to resolve, CPU sampling by default.
+  g_agent.cfg.cpu = CpuMode::Callgraph;
+#else
   resolve_real_functions();
+#endif
   GuardScope guard;
   if (getauxval(AT_SECURE)) return;  // setuid/setgid: stay inert
   if (!parse_config(environ, &g_agent.cfg)) {
     say(g_agent.cfg.error, "; profiling disabled");
     return;
   }
+#ifdef PROF_CPU_ONLY
+  g_agent.cfg.memory = false;
+#endif
   if (!g_agent.cfg.follow_children) unsetenv("LD_PRELOAD");
   g_agent.start_ns = monotonic_ns();  // markers' clock, also without a memory stream
   pthread_atfork(nullptr, nullptr, after_fork_child);

@@ -3,9 +3,9 @@
 // trampoline that registers the thread with the CPU sampler.
 #include <atomic>
 #include <cstdlib>
-#include <dlfcn.h>
 #include <pthread.h>
 
+#include "next_symbol.h"
 #include "sampler.h"
 #include "thread_state.h"
 
@@ -28,22 +28,13 @@ void *sampled_start(void *p) {
   return start.routine(start.arg);
 }
 
-CreateFn real_create() {
-  static std::atomic<CreateFn> real{nullptr};
-  CreateFn fn = real.load(std::memory_order_acquire);
-  if (!fn) {
-    prof::GuardScope guard;  // dlsym may allocate
-    fn = reinterpret_cast<CreateFn>(dlsym(RTLD_NEXT, "pthread_create"));
-    real.store(fn, std::memory_order_release);
-  }
-  return fn;
-}
+std::atomic<CreateFn> g_create{nullptr};
 
 }  // namespace
 
 extern "C" __attribute__((visibility("default"))) int pthread_create(
     pthread_t *thread, const pthread_attr_t *attr, void *(*routine)(void *), void *arg) {
-  const CreateFn create = real_create();
+  const CreateFn create = prof::next_symbol("pthread_create", g_create);
   if (!prof::cpu_sampler_on() || prof::t_state.guard) return create(thread, attr, routine, arg);
   Start *start;
   {

@@ -323,6 +323,9 @@ TEST_CASE("CPU flags reach the agent's environment; bad ones stop before running
   CHECK(lines_with(p.out, "PROF_INTERVAL=500us") == 1);
   CHECK(lines_with(p.out, "PROF_MEMORY=0") == 1);
   CHECK(lines_with(p.out, "PROF_OUTPUT=" + dir.path + "/prof.%p") == 1);
+  // CPU alone runs the agent's build without allocator hooks.
+  CHECK(lines_with(p.out, "LD_PRELOAD=") == 1);
+  CHECK(lines_with(p.out, "/libprof-cpu.so") == 1);
   const Proc bad = run(prof_run(
       {"-o", dir / "bad", "--cpu", "sometimes", "--", PROF_CTL_PROGRAM, "signals", dir.path}));
   CHECK(bad.exit_code == 2);

@@ -14,9 +14,10 @@ target_include_directories(sampler_e2e PRIVATE ${E2E_DIR})
 target_link_libraries(sampler_e2e PRIVATE test_main prof_format)
 target_compile_definitions(sampler_e2e PRIVATE
   PROF_AGENT_PATH="$<TARGET_FILE:prof>"
+  PROF_CPU_AGENT_PATH="$<TARGET_FILE:prof_cpu>"
   PROF_ANALYZER_PATH="$<TARGET_FILE:prof-analyze>"
   PROF_E2E_BIN_DIR="${CMAKE_CURRENT_BINARY_DIR}")
-add_dependencies(sampler_e2e prof prof-analyze cpu_burn cpu_alloc cpu_toyvm cpu_own_signal)
+add_dependencies(sampler_e2e prof prof_cpu prof-analyze cpu_burn cpu_alloc cpu_toyvm cpu_own_signal)
 # Rates are measured in CPU time, so a loaded machine slows them down but
 # does not skew them; still, they run alone.
 catch_discover_tests(sampler_e2e PROPERTIES RUN_SERIAL ON TIMEOUT 300)

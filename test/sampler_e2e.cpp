@@ -274,6 +274,34 @@ TEST_CASE("cpu: a program that takes the signal for itself gets it, with one lin
   CHECK(weighted(p) >= 150);  // the first 0.2 s were sampled
 }
 
+TEST_CASE("cpu: libprof-cpu.so samples without interposing the allocator", "[cpu]") {
+  // Its dynamic symbols: the thread, signal, exec and dlopen hooks, no malloc.
+  FILE *nm = popen("nm -D --defined-only " PROF_CPU_AGENT_PATH, "r");
+  REQUIRE(nm);
+  std::string symbols;
+  char line[512];
+  while (fgets(line, sizeof line, nm)) symbols += line;
+  pclose(nm);
+  CHECK(symbols.find(" T pthread_create\n") != std::string::npos);
+  CHECK(symbols.find(" T dlopen\n") != std::string::npos);
+  for (const char *fn : {"malloc", "free", "calloc", "realloc", "mmap"})
+    CHECK(symbols.find(std::string(" T ") + fn + "\n") == std::string::npos);
+
+  // CPU sampling is its default; PROF_MEMORY cannot turn memory on.
+  const RunResult r = run_under(PROF_CPU_AGENT_PATH, {program("cpu_burn"), "0.5", "2"}, {"PROF_MEMORY=1"});
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.err.empty());
+  CHECK(r.memprof_files.empty());
+  REQUIRE(r.sysprof_files.size() == 1);
+  const GuestProfile p = read_guest_sysprof(r.sysprof_files[0]);
+  CHECK_FALSE(p.truncated);
+  CHECK(p.sampler.value2 == 2);  // CALLGRAPH
+  const double cpu = total(values(r.out, "cpu"));
+  CHECK(double(weighted(p)) >= 0.95 * 1000 * cpu);
+  CHECK(double(weighted(p)) <= 1.05 * 1000 * cpu);
+  CHECK(weighted_by_thread(p).size() >= 2);
+}
+
 TEST_CASE("cpu: with PROF_CPU_SIGNAL the sampler and the program's own SIGPROF profiler both work", "[cpu]") {
   const RunResult r = run_under_agent({program("cpu_own_signal")},
                                       {"PROF_CPU=callgraph", "PROF_MEMORY=0", "PROF_CPU_SIGNAL=12"});

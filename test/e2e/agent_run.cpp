@@ -25,7 +25,7 @@ std::string slurp(const std::string &path) {
 }
 
 RunResult run(const std::vector<std::string> &argv, const std::vector<std::string> &env,
-              bool agent) {
+              const char *agent) {
   RunResult r;
   char tmpl[] = "/tmp/libprof-e2e-XXXXXX";
   r.dir = mkdtemp(tmpl);
@@ -37,7 +37,7 @@ RunResult run(const std::vector<std::string> &argv, const std::vector<std::strin
     for (char **e = environ; *e; e++)
       if (strncmp(*e, "LD_PRELOAD=", 11) && strncmp(*e, "PROF_", 5)) envs.push_back(*e);
     if (agent) {
-      envs.push_back(std::string("LD_PRELOAD=") + PROF_AGENT_PATH);
+      envs.push_back(std::string("LD_PRELOAD=") + agent);
       const bool own_output = std::any_of(env.begin(), env.end(), [](const std::string &e) {
         return e.rfind("PROF_OUTPUT=", 0) == 0;
       });
@@ -81,10 +81,15 @@ void remove_tree(const std::string &dir) {
 
 RunResult run_under_agent(const std::vector<std::string> &argv,
                           const std::vector<std::string> &env) {
-  return run(argv, env, true);
+  return run(argv, env, PROF_AGENT_PATH);
 }
 
-RunResult run_bare(const std::vector<std::string> &argv) { return run(argv, {}, false); }
+RunResult run_under(const std::string &agent, const std::vector<std::string> &argv,
+                    const std::vector<std::string> &env) {
+  return run(argv, env, agent.c_str());
+}
+
+RunResult run_bare(const std::vector<std::string> &argv) { return run(argv, {}, nullptr); }
 
 std::vector<uint64_t> Recorded::frames(uint64_t id) const {
   std::vector<uint64_t> out;

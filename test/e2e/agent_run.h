@@ -28,6 +28,9 @@ void remove_tree(const std::string &dir);
 // `env` ("NAME=value") added; waits for it.
 RunResult run_under_agent(const std::vector<std::string> &argv,
                           const std::vector<std::string> &env = {});
+// The same with another build of the agent (libprof-cpu.so).
+RunResult run_under(const std::string &agent, const std::vector<std::string> &argv,
+                    const std::vector<std::string> &env = {});
 // The same without the agent.
 RunResult run_bare(const std::vector<std::string> &argv);
 
