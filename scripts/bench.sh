@@ -4,8 +4,9 @@
 # run, as ratios; bytes per recorded event; the analyzer against
 # heaptrack_print on the same workload. Best of 3 runs each. Then the CPU
 # sampler at 1 kHz against the bare program and gperftools' CPU profiler
-# (CPUPROFILE_FREQUENCY=1000): wall and CPU time, and the samples each
-# actually obtained per CPU-second. `bash scripts/bench.sh cpu` runs only that.
+# (CPUPROFILE_FREQUENCY=1000), with libprof-cpu.so and its perf and timer
+# backends: wall and CPU time, and the samples each actually obtained per
+# CPU-second. `bash scripts/bench.sh cpu` runs only that.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
@@ -16,6 +17,7 @@ build=${BUILD_DIR:-build}
 BUILD_DIR=$build scripts/build.sh >/dev/null
 g++ -O2 -g -pthread scripts/bench/churn.cpp -o "$build/churn"
 agent=$PWD/$build/preload/libprof.so
+cpu_agent=$PWD/$build/preload/libprof-cpu.so  # CPU alone: no allocator hooks
 analyze=$PWD/$build/analyzer/prof-analyze
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -82,24 +84,24 @@ best_cpu_of() {
 }
 
 bench_cpu() {
-  local name=$1
-  shift
+  local name=$1 backend=$2
+  shift 2
   rm -rf "$tmp"/*
   local bare ours theirs bare_cpu ours_cpu theirs_cpu
   bare=$(best_of "$@")
-  ours=$(best_of env LD_PRELOAD="$agent" PROF_MEMORY=0 PROF_CPU=callgraph PROF_OUTPUT="$tmp/cpu" "$@")
+  ours=$(best_of env LD_PRELOAD="$cpu_agent" PROF_CPU=callgraph PROF_CPU_BACKEND=$backend PROF_OUTPUT="$tmp/cpu" "$@")
   theirs=$(best_of env LD_PRELOAD="$gperf" CPUPROFILE="$tmp/gperf" CPUPROFILE_FREQUENCY=1000 "$@")
   bare_cpu=$(best_cpu_of "$@")
-  ours_cpu=$(best_cpu_of env LD_PRELOAD="$agent" PROF_MEMORY=0 PROF_CPU=callgraph PROF_OUTPUT="$tmp/cpu" "$@")
+  ours_cpu=$(best_cpu_of env LD_PRELOAD="$cpu_agent" PROF_CPU=callgraph PROF_CPU_BACKEND=$backend PROF_OUTPUT="$tmp/cpu" "$@")
   theirs_cpu=$(best_cpu_of env LD_PRELOAD="$gperf" CPUPROFILE="$tmp/gperf" CPUPROFILE_FREQUENCY=1000 "$@")
   # One more run of each, kept: samples obtained per CPU-second of that run.
   rm -rf "$tmp"/*
   local run_cpu samples gsamples gcpu
-  run_cpu=$(cpu_of env LD_PRELOAD="$agent" PROF_MEMORY=0 PROF_CPU=callgraph PROF_OUTPUT="$tmp/cpu" "$@")
+  run_cpu=$(cpu_of env LD_PRELOAD="$cpu_agent" PROF_CPU=callgraph PROF_CPU_BACKEND=$backend PROF_OUTPUT="$tmp/cpu" "$@")
   samples=$("$analyze" summary --json "$tmp"/cpu.sysprof | awk -F'[:,]' '/"samples"/ && !n {n = $2} END {print n}')
   gcpu=$(cpu_of env LD_PRELOAD="$gperf" CPUPROFILE="$tmp/gperf" CPUPROFILE_FREQUENCY=1000 "$@")
   gsamples=$(google-pprof --text "$1" "$tmp/gperf" 2>/dev/null | awk '/^Total:/ {print $2}' || true)
-  printf '%s, CPU sampling at 1 kHz (callgraph)\n' "$name"
+  printf '%s, CPU sampling at 1 kHz (callgraph, %s backend)\n' "$name" "$backend"
   printf '  wall: bare %.3fs | libprof %.3fs (%s) | gperftools %.3fs (%s)\n' \
     "$bare" "$ours" "$(ratio "$ours" "$bare")" "$theirs" "$(ratio "$theirs" "$bare")"
   printf '  CPU:  bare %.3fs | libprof %.3fs (%s) | gperftools %.3fs (%s)\n' \
@@ -114,4 +116,6 @@ if [ "${1:-}" != cpu ]; then
   bench "lua5.4 binary-trees 15" lua5.4 scripts/bench/binarytrees.lua 15
   bench "2-thread C++ malloc/free/realloc churn" "$build/churn"
 fi
-bench_cpu "lua5.4 binary-trees 15" "$(command -v lua5.4)" scripts/bench/binarytrees.lua 15
+for backend in perf timer; do
+  bench_cpu "lua5.4 binary-trees 15" $backend "$(command -v lua5.4)" scripts/bench/binarytrees.lua 15
+done
