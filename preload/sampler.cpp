@@ -59,6 +59,7 @@ void unregister_thread(void *p) {
   pthread_mutex_lock(&g_clocks_mutex);
   disarm_thread(g_cpu.backend, slot);
   pthread_mutex_unlock(&g_clocks_mutex);
+  if (cpu_sampler_on()) weigh_thread_tail(*slot);
   sysprof_stream::flush_slot(*slot);
   sample_slots::release(slot);
 }
@@ -157,7 +158,10 @@ void finish_cpu_stream() {
   // A vfork child shares our memory and must leave the parent's stream be.
   if (getpid() != sysprof_stream::owner_pid() || !g_stream_open.exchange(false)) return;
   GuardScope guard;
-  if (g_cpu.on.exchange(false)) disarm_all();
+  if (g_cpu.on.exchange(false)) {
+    disarm_all();
+    if (SampleSlot *own = t_sample_slot) weigh_thread_tail(*own);
+  }
   uint64_t dropped = 0;
   sample_slots::for_each([&](SampleSlot &s) { dropped += s.dropped.load(); });
   const sysprof_stream::Stat stats[] = {

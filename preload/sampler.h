@@ -50,6 +50,10 @@ extern CpuSampler g_cpu;
 extern __thread SampleSlot *t_sample_slot __attribute__((tls_model("initial-exec")));
 
 void on_sample_signal(int sig, siginfo_t *info, void *ucontext);
+// On slot's thread as it ends (its signal blocked): the CPU time since its
+// last sample, which the tick-driven clocks may not have signalled yet, is
+// charged to that sample's stack again.
+void weigh_thread_tail(SampleSlot &slot);
 
 // Lifecycle (lifecycle.cpp, the thread and exec hooks).
 bool start_cpu_sampler();

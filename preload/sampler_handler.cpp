@@ -1,6 +1,7 @@
 // The sampling signal's handler: one sysprof sample of the interrupted
 // thread into its slot. Async-signal-safe (sampler.h).
 #include <cerrno>
+#include <cstring>
 #include <ucontext.h>
 
 #include "agent.h"
@@ -86,13 +87,29 @@ void sample(SampleSlot &s, const siginfo_t *info, void *ucontext) {
     host = SignalUnwind::capture(ucontext, s.ips, mode == CpuMode::Leaf ? 1 : g_cpu.max_depth, &cut);
     if (cut) g_cpu.stacks_cut.fetch_add(1, std::memory_order_relaxed);
   }
+  s.last_sample_at = out.size();  // kept for weigh_thread_tail()
   put_sample(out, s, stream_vmstate(vmstate), guest, host);
+  s.last_sample_end = out.size();
   s.push(out.data(), out.size());
   g_cpu.samples.fetch_add(1, std::memory_order_relaxed);
   sysprof_stream::flush_from_handler(s, SampleSlot::kFlushBytes);
 }
 
 }  // namespace
+
+void weigh_thread_tail(SampleSlot &s) {
+  const uint64_t w = unweighed_intervals(g_cpu.backend, &s, g_cpu.interval_ns);
+  if (w == 0 || s.last_sample_end == 0) return;
+  uint8_t weight[16];
+  SpanWriter out(weight);
+  put_ext_values(out, ExtKind::Weight, w);
+  // One record: the weight, then the last sample again.
+  uint8_t record[sizeof weight + SampleSlot::kMaxRecord];
+  memcpy(record, out.data(), out.size());
+  const size_t len = s.last_sample_end - s.last_sample_at;
+  memcpy(record + out.size(), s.record + s.last_sample_at, len);
+  s.push(record, out.size() + len);
+}
 
 void on_sample_signal(int, siginfo_t *info, void *ucontext) {
   const int saved_errno = errno;

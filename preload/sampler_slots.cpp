@@ -32,6 +32,7 @@ void take(SampleSlot &s, uint64_t tid) {
   s.tid = tid;
   s.perf_fd = -1;
   s.has_timer = false;
+  s.last_sample_at = s.last_sample_end = 0;
 }
 
 }  // namespace

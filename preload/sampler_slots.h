@@ -41,13 +41,14 @@ struct SampleSlot {
   int perf_fd;
   bool has_timer;
   timer_t timer;
-  uint64_t weighed_cpu_ns;  // Itimer: the thread CPU time its weights cover
+  uint64_t weighed_cpu_ns;  // Timer, Itimer: the thread CPU time its weights cover
   std::atomic<uint64_t> head, tail;  // bytes published, bytes drained
   std::atomic<uint64_t> dropped;     // records that found the ring full
   // The handler's scratch.
   uint64_t ips[kMaxHostFrames];
   prof_guest_frame guest[kMaxGuestFrames];
   uint8_t record[kMaxRecord];
+  size_t last_sample_at, last_sample_end;  // the last sample in `record` (0, 0: none)
   uint8_t ring[kRingBytes];
 
   // In the handler: appends a record or counts it dropped.

@@ -26,6 +26,9 @@ pid_t g_owner = 0;
 char g_path[600];
 std::atomic<bool> g_writing{false};  // the one writer flag
 std::atomic<bool> g_failed{false};
+// XXX: cleared under the flag before the file is closed: a thread exiting
+// after the end must not write to whatever file reuses the descriptor.
+bool g_open = false;
 // The writer's state: touched only by the holder of g_writing.
 // XXX: a pointer, set by open(): the agent starts before this library's
 // static constructors run.
@@ -37,9 +40,18 @@ uint64_t g_last_tid = 0;  // the thread of the samples written last
 uint64_t g_unloads[256];  // seen by a sync, written after the samples
 size_t g_unload_count = 0;
 
-bool try_take() { return !g_writing.exchange(true, std::memory_order_acquire); }
-void take() {
-  while (!try_take()) sched_yield();
+// Takes the flag; false (and not taken) when the stream has ended.
+bool try_take() {
+  if (g_writing.exchange(true, std::memory_order_acquire)) return false;
+  if (g_open) return true;
+  g_writing.store(false, std::memory_order_release);
+  return false;
+}
+bool take() {
+  while (g_writing.exchange(true, std::memory_order_acquire)) sched_yield();
+  if (g_open) return true;
+  g_writing.store(false, std::memory_order_release);
+  return false;
 }
 // Writes out what the holder encoded and lets go.
 void release() {
@@ -95,6 +107,7 @@ bool open(pid_t ppid) {
   g_owner = getpid();
   g_failed.store(false);
   g_writing.store(false);
+  g_open = true;
   static StreamWriter out(g_buf, sizeof g_buf, fd_sink, nullptr);
   out = StreamWriter(g_buf, sizeof g_buf, fd_sink, reinterpret_cast<void *>(intptr_t(g_fd)));
   g_out = &out;
@@ -109,6 +122,7 @@ bool open(pid_t ppid) {
   write_all(true);
   if (!g_out->flush()) {
     say("cannot write ", g_path, ": ", strerror(g_out->saved_errno()), "; CPU profiling disabled");
+    g_open = false;
     close(g_fd);
     g_fd = -1;
     return false;
@@ -126,25 +140,27 @@ void flush_from_handler(SampleSlot &own, size_t min_bytes) {
 }
 
 void flush_all(bool modules) {
-  take();
+  if (!take()) return;
   write_all(modules);
   release();
 }
 
 void flush_slot(SampleSlot &own) {
-  take();
+  if (!take()) return;
   write_symbols();
   write_slot(own);
   release();
 }
 
 void finish(const Stat *stats, size_t count) {
-  take();
+  if (!take()) return;
   write_all(false);
   put_stats_header(*g_out, count);
   for (size_t i = 0; i < count; i++) put_stat(*g_out, stats[i].name, strlen(stats[i].name), stats[i].value);
   put_sysprof_epilogue(*g_out);
-  release();
+  if (!g_out->flush()) g_failed.store(true);
+  g_open = false;
+  g_writing.store(false, std::memory_order_release);
   if (g_failed.load())
     say("cannot write ", g_path, ": ", strerror(g_out->saved_errno()), "; the CPU profile is truncated");
   close(g_fd);
@@ -155,6 +171,7 @@ bool failed() { return g_failed.load(std::memory_order_relaxed); }
 pid_t owner_pid() { return g_owner; }
 
 void forget_in_child() {
+  g_open = false;
   if (g_fd >= 0) close(g_fd);
   g_fd = -1;
   g_writing.store(false);

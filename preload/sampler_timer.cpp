@@ -163,24 +163,27 @@ bool is_sampler_signal(SamplerBackend b, const siginfo_t *info, const SampleSlot
   return false;
 }
 
-uint64_t sample_weight(SamplerBackend b, const siginfo_t *info, SampleSlot *slot,
+uint64_t sample_weight(SamplerBackend b, const siginfo_t *, SampleSlot *slot,
                        uint64_t interval_ns) {
-  switch (b) {
-    case SamplerBackend::Perf: return 1;
-    case SamplerBackend::Timer: return 1 + uint64_t(info->si_overrun > 0 ? info->si_overrun : 0);
-    case SamplerBackend::Itimer: {
-      // XXX: the kernel gives no overrun count here, and the process's
-      // signal goes to whichever thread runs: the interrupted thread's CPU
-      // time not yet weighed is the weight (at least 1, borrowed from its
-      // next sample), so each thread's total follows its own CPU time.
-      const uint64_t now = clock_ns(CLOCK_THREAD_CPUTIME_ID);
-      uint64_t w = now > slot->weighed_cpu_ns ? (now - slot->weighed_cpu_ns) / interval_ns : 0;
-      if (w == 0) w = 1;
-      slot->weighed_cpu_ns += w * interval_ns;
-      return w;
-    }
-  }
-  return 1;
+  if (b == SamplerBackend::Perf) return 1;
+  // XXX: neither tick-driven clock says well how much CPU time a signal
+  // stands for: ITIMER_PROF gives no overrun count and goes to whichever
+  // thread runs, and weights from timer_create's si_overrun left one of two
+  // busy threads with 228 of its 800 samples under load. The interrupted
+  // thread's CPU time not yet weighed is the weight (at least 1, borrowed
+  // from its next sample), so each thread's total follows its own CPU time
+  // (with weigh_thread_tail() at its end).
+  const uint64_t w = unweighed_intervals(b, slot, interval_ns);
+  slot->weighed_cpu_ns += (w ? 0 : interval_ns);
+  return w ? w : 1;
+}
+
+uint64_t unweighed_intervals(SamplerBackend b, SampleSlot *slot, uint64_t interval_ns) {
+  if (b == SamplerBackend::Perf) return 0;
+  const uint64_t now = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+  const uint64_t w = now > slot->weighed_cpu_ns ? (now - slot->weighed_cpu_ns) / interval_ns : 0;
+  slot->weighed_cpu_ns += w * interval_ns;
+  return w;
 }
 
 }  // namespace prof

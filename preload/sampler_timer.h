@@ -7,11 +7,11 @@
 //   overflow signalled to that thread (O_ASYNC, F_SETSIG, F_SETOWN_EX).
 //   Reaches the requested rate; each signal is one sample.
 // - Timer: timer_create(CLOCK_THREAD_CPUTIME_ID) per thread, delivered to
-//   that thread (SIGEV_THREAD_ID). Fires on ticks; the expirations missed in
-//   between come as the signal's si_overrun and become the sample's weight.
+//   that thread (SIGEV_THREAD_ID). Fires on ticks, so one signal stands for
+//   several intervals: the weight is the thread's CPU time since its
+//   previous sample, in intervals (the kernel's si_overrun falls short).
 // - Itimer: one process-wide setitimer(ITIMER_PROF). Fires on ticks in
-//   whichever thread runs; the weight is the interrupted thread's CPU time
-//   since its previous sample, in intervals.
+//   whichever thread runs; weighted the same way.
 //
 // Invariants: arm/disarm run outside signal context. A thread's timer
 // signals only that thread (Perf, Timer), and the handler tells a sampler
@@ -51,5 +51,8 @@ bool is_sampler_signal(SamplerBackend b, const siginfo_t *info, const SampleSlot
 // for (at least 1).
 uint64_t sample_weight(SamplerBackend b, const siginfo_t *info, SampleSlot *slot,
                        uint64_t interval_ns);
+// On slot's thread: whole intervals of its CPU time that no sample stands
+// for yet (0 with Perf, whose every signal is one interval), now counted.
+uint64_t unweighed_intervals(SamplerBackend b, SampleSlot *slot, uint64_t interval_ns);
 
 }  // namespace prof
