@@ -1,11 +1,11 @@
 // The run-time control API of libprof.h: pause, resume, and markers.
-#include <csignal>
 #include <cstring>
 
 #include "agent.h"
 #include "ext.h"
 #include "libprof.h"
 #include "sampler.h"
+#include "sampler_stream.h"
 #include "stream_writer.h"
 #include "thread_state.h"
 
@@ -16,8 +16,7 @@ EXPORT void prof_start(void) { prof::g_agent.paused.store(false); }
 EXPORT void prof_stop(void) { prof::g_agent.paused.store(true); }
 
 // A marker goes into each stream the process writes: the memory stream's
-// ring, and the CPU stream through the calling thread's sample slot, between
-// that thread's own samples.
+// ring, and the CPU stream right after every sample taken before it.
 EXPORT void prof_marker(const char *label) {
   using namespace prof;
   if (!label) return;
@@ -26,14 +25,5 @@ EXPORT void prof_marker(const char *label) {
   SpanWriter out(buf);
   put_marker(out, monotonic_ns() - g_agent.start_ns, label, strnlen(label, 256));
   if (g_agent.on.load()) g_agent.ring.append(out.data(), out.size());
-  if (cpu_sampler_on() && t_sample_slot) {
-    // XXX: the slot's one producer is this thread's sampling handler: keep
-    // it out while the marker goes in.
-    sigset_t block, old;
-    sigemptyset(&block);
-    sigaddset(&block, g_cpu.sig);
-    pthread_sigmask(SIG_BLOCK, &block, &old);
-    t_sample_slot->push(out.data(), out.size());
-    pthread_sigmask(SIG_SETMASK, &old, nullptr);
-  }
+  if (cpu_sampler_on()) sysprof_stream::write_marker(out.data(), out.size());
 }

@@ -152,6 +152,13 @@ void flush_slot(SampleSlot &own) {
   release();
 }
 
+void write_marker(const uint8_t *record, size_t len) {
+  if (!take()) return;
+  write_all(false);
+  g_out->put_bytes(record, len);
+  release();
+}
+
 void finish(const Stat *stats, size_t count) {
   if (!take()) return;
   write_all(false);

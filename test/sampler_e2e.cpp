@@ -146,11 +146,9 @@ TEST_CASE("cpu: DEFAULT keeps VM-state counters only, LEAF the top frame, CALLGR
     const GuestProfile p = read_guest_sysprof(r.sysprof_files.at(0));
     CHECK(p.sampler.value2 == 1);
     REQUIRE(weighted(p) >= 250);
+    // One address each (the analyzer may still name it as a function and
+    // the ones inlined into it).
     for (const GuestSample &s : p.samples) CHECK(s.host.size() == 1);
-    // The top frame is the spin loop (inlined into the burn functions) or
-    // the clock it reads.
-    const auto stacks = folded(r.sysprof_files[0]);
-    for (const auto &kv : stacks) CHECK(kv.first.find(';') == std::string::npos);
   }
   SECTION("callgraph") {
     const RunResult r = run_under_agent({program("cpu_burn"), "0.3", "1"},
