@@ -103,12 +103,14 @@ void weigh_thread_tail(SampleSlot &s) {
   uint8_t weight[16];
   SpanWriter out(weight);
   put_ext_values(out, ExtKind::Weight, w);
-  // One record: the weight, then the last sample again.
-  uint8_t record[sizeof weight + SampleSlot::kMaxRecord];
-  memcpy(record, out.data(), out.size());
+  // One record, built in the slot's scratch (no handler runs now): the
+  // weight, then the last sample again.
   const size_t len = s.last_sample_end - s.last_sample_at;
-  memcpy(record + out.size(), s.record + s.last_sample_at, len);
-  s.push(record, out.size() + len);
+  memmove(s.record + out.size(), s.record + s.last_sample_at, len);
+  memcpy(s.record, out.data(), out.size());
+  s.last_sample_at = out.size();
+  s.last_sample_end = out.size() + len;
+  s.push(s.record, s.last_sample_end);
 }
 
 void on_sample_signal(int, siginfo_t *info, void *ucontext) {
