@@ -59,8 +59,9 @@
 // - sampler (sysprof only): backend 1 perf task-clock, 2 timer_create
 //   thread CPU clock, 3 ITIMER_PROF; mode 0 DEFAULT, 1 LEAF, 2 CALLGRAPH.
 // - thread (sysprof only): the samples that follow were taken on `tid`.
-// - weight (sysprof only): the next sample stands for sample-weight samples
-//   (expirations the kernel folded into one signal, as timer overruns).
+// - weight (sysprof only): the next sample stands for sample-weight
+//   intervals (a tick-driven clock signals once for several intervals of the
+//   thread's CPU time).
 #pragma once
 
 #include <cstdint>
