@@ -3,12 +3,13 @@
 // with an epilogue. After exec the new image loads the agent again
 // (LD_PRELOAD is inherited) and writes its own file; the pid is the same, so
 // it gets the ".1" name.
+#include <atomic>
 #include <cerrno>
 #include <cstdarg>
-#include <dlfcn.h>
 #include <unistd.h>
 
 #include "agent.h"
+#include "next_symbol.h"
 
 namespace prof {
 void finish_stream();  // lifecycle.cpp
@@ -17,11 +18,6 @@ void finish_stream();  // lifecycle.cpp
 #define EXPORT extern "C" __attribute__((visibility("default")))
 
 namespace {
-
-template <class Fn>
-Fn next(const char *name) {
-  return reinterpret_cast<Fn>(dlsym(RTLD_NEXT, name));
-}
 
 // Collects execl-style arguments (NULL-terminated) into argv; false if too many.
 bool collect(const char *arg0, va_list ap, char **argv, size_t cap, char ***envp) {
@@ -39,26 +35,26 @@ constexpr size_t kMaxArgs = 4096;
 
 EXPORT int execve(const char *path, char *const argv[], char *const envp[]) {
   prof::finish_stream();
-  static auto real = next<int (*)(const char *, char *const[], char *const[])>("execve");
-  return real(path, argv, envp);
+  static std::atomic<int (*)(const char *, char *const[], char *const[])> real;
+  return prof::next_symbol("execve", real)(path, argv, envp);
 }
 
 EXPORT int execv(const char *path, char *const argv[]) {
   prof::finish_stream();
-  static auto real = next<int (*)(const char *, char *const[])>("execv");
-  return real(path, argv);
+  static std::atomic<int (*)(const char *, char *const[])> real;
+  return prof::next_symbol("execv", real)(path, argv);
 }
 
 EXPORT int execvp(const char *file, char *const argv[]) {
   prof::finish_stream();
-  static auto real = next<int (*)(const char *, char *const[])>("execvp");
-  return real(file, argv);
+  static std::atomic<int (*)(const char *, char *const[])> real;
+  return prof::next_symbol("execvp", real)(file, argv);
 }
 
 EXPORT int execvpe(const char *file, char *const argv[], char *const envp[]) {
   prof::finish_stream();
-  static auto real = next<int (*)(const char *, char *const[], char *const[])>("execvpe");
-  return real(file, argv, envp);
+  static std::atomic<int (*)(const char *, char *const[], char *const[])> real;
+  return prof::next_symbol("execvpe", real)(file, argv, envp);
 }
 
 EXPORT int execl(const char *path, const char *arg, ...) {
@@ -94,8 +90,8 @@ EXPORT int execle(const char *path, const char *arg, ...) {
 
 EXPORT void _exit(int status) {
   prof::finish_stream();
-  static auto real = next<void (*)(int)>("_exit");
-  real(status);
+  static std::atomic<void (*)(int)> real;
+  prof::next_symbol("_exit", real)(status);
   __builtin_unreachable();
 }
 

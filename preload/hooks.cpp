@@ -71,6 +71,11 @@ inline uint64_t sample_mean() { return g_agent.cfg.sample_bytes; }
 // Frees are recorded even while paused, so blocks made before the pause do
 // not look leaked.
 inline bool recording_frees() { return !t_state.guard && g_agent.on.load(std::memory_order_relaxed); }
+// Whether this block goes to the recorder: sampling decides most calls here.
+inline bool records_alloc(size_t size) {
+  return recording() && !allocation_left_out(sample_mean(), size);
+}
+inline bool records_free(const void *p) { return recording_frees() && !free_left_out(sample_mean(), p); }
 
 }  // namespace
 
@@ -103,14 +108,14 @@ void prof::resolve_real_functions() {
 EXPORT void *malloc(size_t size) {
   if (!ready()) return arena_alloc(size);
   void *p = real.malloc(size);
-  if (p && recording() && !allocation_left_out(sample_mean(), size)) record_alloc(HERE, p, size);
+  if (p && records_alloc(size)) record_alloc(HERE, p, size);
   return p;
 }
 
 EXPORT void free(void *p) {
   if (!p || in_arena(p)) return;
   if (!ready()) return;  // XXX: only arena blocks exist before resolution
-  if (recording_frees() && !free_left_out(sample_mean(), p)) record_free(HERE, p);
+  if (records_free(p)) record_free(HERE, p);
   real.free(p);
 }
 
@@ -122,7 +127,7 @@ EXPORT void *calloc(size_t n, size_t size) {
   }
   if (!ready()) return arena_alloc(total);  // the arena is zeroed static memory
   void *p = real.calloc(n, size);
-  if (p && recording() && !allocation_left_out(sample_mean(), total)) record_alloc(HERE, p, total);
+  if (p && records_alloc(total)) record_alloc(HERE, p, total);
   return p;
 }
 
@@ -135,11 +140,11 @@ EXPORT void *realloc(void *old, size_t size) {
   if (!ready()) return arena_alloc(size);
   if (!old) {  // malloc's body, one call fewer (Lua allocates this way)
     void *p = real.malloc(size);
-    if (p && recording() && !allocation_left_out(sample_mean(), size)) record_alloc(HERE, p, size);
+    if (p && records_alloc(size)) record_alloc(HERE, p, size);
     return p;
   }
   if (size == 0) {  // glibc frees the block and returns NULL
-    if (recording_frees() && !free_left_out(sample_mean(), old)) record_free(HERE, old);
+    if (records_free(old)) record_free(HERE, old);
     return real.realloc(old, 0);
   }
   void *p = real.realloc(old, size);
@@ -148,7 +153,7 @@ EXPORT void *realloc(void *old, size_t size) {
     if (agent_recording()) {
       if (!free_left_out(mean, old) || !allocation_left_out(mean, size))
         record_realloc(HERE, old, p, size);
-    } else if (recording_frees() && !free_left_out(mean, old)) {
+    } else if (records_free(old)) {
       record_free(HERE, old);  // XXX: after the fact, but a paused agent has no new block to pair
     }
   }
@@ -167,36 +172,35 @@ EXPORT void *reallocarray(void *old, size_t n, size_t size) {
 EXPORT int posix_memalign(void **out, size_t align, size_t size) {
   if (!ready()) return ENOMEM;
   const int rc = real.posix_memalign(out, align, size);
-  if (rc == 0 && recording() && !allocation_left_out(sample_mean(), size))
-    record_alloc(HERE, *out, size);
+  if (rc == 0 && records_alloc(size)) record_alloc(HERE, *out, size);
   return rc;
 }
 
 EXPORT void *aligned_alloc(size_t align, size_t size) {
   if (!ready()) return nullptr;
   void *p = real.aligned_alloc(align, size);
-  if (p && recording() && !allocation_left_out(sample_mean(), size)) record_alloc(HERE, p, size);
+  if (p && records_alloc(size)) record_alloc(HERE, p, size);
   return p;
 }
 
 EXPORT void *memalign(size_t align, size_t size) {
   if (!ready()) return nullptr;
   void *p = real.memalign(align, size);
-  if (p && recording() && !allocation_left_out(sample_mean(), size)) record_alloc(HERE, p, size);
+  if (p && records_alloc(size)) record_alloc(HERE, p, size);
   return p;
 }
 
 EXPORT void *valloc(size_t size) {
   if (!ready()) return nullptr;
   void *p = real.valloc(size);
-  if (p && recording() && !allocation_left_out(sample_mean(), size)) record_alloc(HERE, p, size);
+  if (p && records_alloc(size)) record_alloc(HERE, p, size);
   return p;
 }
 
 EXPORT void *pvalloc(size_t size) {
   if (!ready()) return nullptr;
   void *p = real.pvalloc(size);
-  if (p && recording() && !allocation_left_out(sample_mean(), size)) record_alloc(HERE, p, size);
+  if (p && records_alloc(size)) record_alloc(HERE, p, size);
   return p;
 }
 

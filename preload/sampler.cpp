@@ -21,7 +21,6 @@ CpuSampler g_cpu;
 
 namespace {
 
-std::atomic<bool> g_stream_open{false};  // finish_cpu_stream() has work to do
 // Arming and disarming clocks of other threads (never in the handler).
 pthread_mutex_t g_clocks_mutex = PTHREAD_MUTEX_INITIALIZER;
 pthread_key_t g_thread_key;
@@ -93,7 +92,6 @@ bool begin(CpuBackend wanted, pid_t ppid) {
     disarm_all();
     return false;
   }
-  g_stream_open.store(true);
   g_cpu.on.store(true, std::memory_order_release);
   return true;
 }
@@ -137,7 +135,7 @@ void register_sampled_thread() {
 
 void restart_cpu_sampler_in_child() {
   g_cpu.on.store(false);
-  if (!g_stream_open.exchange(false)) return;
+  if (!sysprof_stream::is_open()) return;
   sysprof_stream::forget_in_child();
   // The parent's clocks: perf fds were inherited (close ours), POSIX timers
   // and the itimer were not.
@@ -156,7 +154,7 @@ void restart_cpu_sampler_in_child() {
 
 void finish_cpu_stream() {
   // A vfork child shares our memory and must leave the parent's stream be.
-  if (getpid() != sysprof_stream::owner_pid() || !g_stream_open.exchange(false)) return;
+  if (getpid() != sysprof_stream::owner_pid() || !sysprof_stream::is_open()) return;
   GuardScope guard;
   if (g_cpu.on.exchange(false)) {
     disarm_all();

@@ -28,7 +28,7 @@ std::atomic<bool> g_writing{false};  // the one writer flag
 std::atomic<bool> g_failed{false};
 // XXX: cleared under the flag before the file is closed: a thread exiting
 // after the end must not write to whatever file reuses the descriptor.
-bool g_open = false;
+std::atomic<bool> g_open{false};
 // The writer's state: touched only by the holder of g_writing.
 // XXX: a pointer, set by open(): the agent starts before this library's
 // static constructors run.
@@ -174,7 +174,7 @@ void finish(const Stat *stats, size_t count) {
   g_fd = -1;
 }
 
-bool failed() { return g_failed.load(std::memory_order_relaxed); }
+bool is_open() { return g_open; }
 pid_t owner_pid() { return g_owner; }
 
 void forget_in_child() {

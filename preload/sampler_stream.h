@@ -48,8 +48,8 @@ struct Stat {
   uint64_t value;
 };
 void finish(const Stat *stats, size_t count);
-// True when a write failed (sampling then stops).
-bool failed();
+// True from open() until finish() (or a forked child forgets it).
+bool is_open();
 pid_t owner_pid();
 // A forked child: the parent's file is not ours to write.
 void forget_in_child();

@@ -5,16 +5,11 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
+
+#include "thread_cpu.h"
 
 static double seconds;
 static void *volatile sink;
-
-static double thread_cpu(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
 
 struct job {
   int index;

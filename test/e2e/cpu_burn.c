@@ -8,17 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
+
+#include "thread_cpu.h"
 
 static double seconds;
 static volatile unsigned long sink;
-
-static double thread_cpu(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
 
 /* Spins, returns the CPU seconds it took. */
 static double spin(void) {

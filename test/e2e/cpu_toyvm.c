@@ -11,7 +11,8 @@
 
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
+
+#include "thread_cpu.h"
 
 struct toy_frame {
   int type;
@@ -43,12 +44,6 @@ static void push(int type, uint64_t addr, uint64_t line, int vmstate) {
 static void pop(int vmstate) {
   depth = depth - 1;
   state = vmstate;
-}
-
-static double thread_cpu(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
 int main(int argc, char **argv) {
