@@ -252,7 +252,7 @@ void on_modules_changed() {
   GuardScope guard;
   cpu_modules_changed();
   if (!g_agent.on.load(std::memory_order_relaxed)) return;
-  HostStack::invalidate();
+  forget_unwind_rules();
   pthread_mutex_lock(&g_modules_mutex);
   g_modules.sync(ring_load, ring_unload, nullptr);
   pthread_mutex_unlock(&g_modules_mutex);

@@ -68,6 +68,7 @@ void unregister_thread(void *p) {
 bool register_thread(const CpuBackend *pick) {
   SampleSlot *slot = sample_slots::claim(gettid_now());
   if (!slot) return false;
+  SignalUnwind::set_stack(&slot->walk);
   t_sample_slot = slot;
   pthread_mutex_lock(&g_clocks_mutex);
   const bool armed = pick ? pick_backend(*pick, g_cpu.sig, g_cpu.interval_ns, slot, &g_cpu.backend)
@@ -148,6 +149,7 @@ void restart_cpu_sampler_in_child() {
   if (!g_agent.cfg.follow_children) return;
   disarm_process(g_cpu.backend);
   g_cpu.samples = 0, g_cpu.unregistered = 0, g_cpu.in_agent = 0, g_cpu.stacks_cut = 0;
+  g_cpu.unwind_fallbacks = 0;
   g_cpu.foreign_signals = 0, g_cpu.arm_failures = 0;
   begin(CpuBackend(uint8_t(g_cpu.backend)), getppid());  // the parent's choice
 }
@@ -168,6 +170,7 @@ void finish_cpu_stream() {
       {"cpu_samples_unregistered_thread", g_cpu.unregistered.load()},
       {"cpu_samples_in_agent", g_cpu.in_agent.load()},
       {"cpu_stacks_cut", g_cpu.stacks_cut.load()},
+      {"cpu_unwind_fallbacks", g_cpu.unwind_fallbacks.load()},
       {"cpu_foreign_signals", g_cpu.foreign_signals.load()},
       {"cpu_thread_arm_failures", g_cpu.arm_failures.load()},
       {"unwind_unregistered_objects", SignalUnwind::unregistered_objects()},

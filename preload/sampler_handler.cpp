@@ -83,9 +83,11 @@ void sample(SampleSlot &s, const siginfo_t *info, void *ucontext) {
       host = 1;
     }
   } else if (mode != CpuMode::Default) {
-    bool cut = false;
-    host = SignalUnwind::capture(ucontext, s.ips, mode == CpuMode::Leaf ? 1 : g_cpu.max_depth, &cut);
+    bool cut = false, fell_back = false;
+    host = SignalUnwind::capture(ucontext, s.ips, mode == CpuMode::Leaf ? 1 : g_cpu.max_depth,
+                                 g_agent.cfg.rule_walk ? &s.walk : nullptr, &cut, &fell_back);
     if (cut) g_cpu.stacks_cut.fetch_add(1, std::memory_order_relaxed);
+    if (fell_back) g_cpu.unwind_fallbacks.fetch_add(1, std::memory_order_relaxed);
   }
   s.last_sample_at = out.size();  // kept for weigh_thread_tail()
   put_sample(out, s, stream_vmstate(vmstate), guest, host);

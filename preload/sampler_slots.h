@@ -22,6 +22,7 @@
 #include <ctime>
 
 #include "libprof.h"
+#include "signal_unwind.h"
 
 namespace prof {
 
@@ -44,6 +45,7 @@ struct SampleSlot {
   uint64_t weighed_cpu_ns;  // Timer, Itimer: the thread CPU time its weights cover
   std::atomic<uint64_t> head, tail;  // bytes published, bytes drained
   std::atomic<uint64_t> dropped;     // records that found the ring full
+  SignalWalkCache walk;  // the handler's unwinding state, set at registration
   // The handler's scratch.
   uint64_t ips[kMaxHostFrames];
   prof_guest_frame guest[kMaxGuestFrames];

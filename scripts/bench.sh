@@ -6,7 +6,9 @@
 # sampler at 1 kHz against the bare program and gperftools' CPU profiler
 # (CPUPROFILE_FREQUENCY=1000), with libprof-cpu.so and its perf and timer
 # backends: wall and CPU time, and the samples each actually obtained per
-# CPU-second. `bash scripts/bench.sh cpu` runs only that.
+# CPU-second; and each backend's floor, its clock and signal with no stack
+# taken (PROF_CPU=default), the CPU runs interleaved over CPU_ROUNDS rounds
+# (default 7). `bash scripts/bench.sh cpu` runs only that.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
@@ -73,27 +75,37 @@ cpu_of() {
   local TIMEFORMAT='%3U %3S'
   { time "$@" >/dev/null 2>&1; } 2>&1 | awk 'NF == 2 {print $1 + $2}'
 }
-# best_cpu_of CMD...: the lowest CPU time of 3 runs.
-best_cpu_of() {
-  local best=1e9 t
-  for _ in 1 2 3; do
-    t=$(cpu_of "$@")
-    best=$(echo "$t $best" | awk '{print ($1 < $2 ? $1 : $2)}')
-  done
-  echo "$best"
+# wall_cpu_of CMD...: "wall cpu" seconds of one run.
+wall_cpu_of() {
+  local TIMEFORMAT='%3R %3U %3S'
+  { time "$@" >/dev/null 2>&1; } 2>&1 | awk 'NF == 3 {print $1, $2 + $3}'
 }
 
+# The CPU runs are interleaved, round after round, and each configuration
+# keeps its lowest wall and CPU time: on a shared VM a slow spell then hits
+# every configuration alike instead of one.
+CPU_ROUNDS=${CPU_ROUNDS:-7}
 bench_cpu() {
   local name=$1 backend=$2
   shift 2
   rm -rf "$tmp"/*
-  local bare ours theirs bare_cpu ours_cpu theirs_cpu
-  bare=$(best_of "$@")
-  ours=$(best_of env LD_PRELOAD="$cpu_agent" PROF_CPU=callgraph PROF_CPU_BACKEND=$backend PROF_OUTPUT="$tmp/cpu" "$@")
-  theirs=$(best_of env LD_PRELOAD="$gperf" CPUPROFILE="$tmp/gperf" CPUPROFILE_FREQUENCY=1000 "$@")
-  bare_cpu=$(best_cpu_of "$@")
-  ours_cpu=$(best_cpu_of env LD_PRELOAD="$cpu_agent" PROF_CPU=callgraph PROF_CPU_BACKEND=$backend PROF_OUTPUT="$tmp/cpu" "$@")
-  theirs_cpu=$(best_cpu_of env LD_PRELOAD="$gperf" CPUPROFILE="$tmp/gperf" CPUPROFILE_FREQUENCY=1000 "$@")
+  local -a configs=(
+    "bare"
+    "env LD_PRELOAD=$cpu_agent PROF_CPU=callgraph PROF_CPU_BACKEND=$backend PROF_OUTPUT=$tmp/cpu"
+    "env LD_PRELOAD=$cpu_agent PROF_CPU=default PROF_CPU_BACKEND=$backend PROF_OUTPUT=$tmp/cpu"
+    "env LD_PRELOAD=$gperf CPUPROFILE=$tmp/gperf CPUPROFILE_FREQUENCY=1000")
+  local -a wall=(1e9 1e9 1e9 1e9) cpu=(1e9 1e9 1e9 1e9)
+  local round i w c
+  for ((round = 0; round < CPU_ROUNDS; round++)); do
+    for i in 0 1 2 3; do
+      local prefix=${configs[$i]}
+      [ "$prefix" = bare ] && prefix=""
+      # shellcheck disable=SC2086  # the prefix is words on purpose
+      read -r w c < <(wall_cpu_of $prefix "$@")
+      wall[$i]=$(echo "$w ${wall[$i]}" | awk '{print ($1 < $2 ? $1 : $2)}')
+      cpu[$i]=$(echo "$c ${cpu[$i]}" | awk '{print ($1 < $2 ? $1 : $2)}')
+    done
+  done
   # One more run of each, kept: samples obtained per CPU-second of that run.
   rm -rf "$tmp"/*
   local run_cpu samples gsamples gcpu
@@ -101,12 +113,14 @@ bench_cpu() {
   samples=$("$analyze" summary --json "$tmp"/cpu.sysprof | awk -F'[:,]' '/"samples"/ && !n {n = $2} END {print n}')
   gcpu=$(cpu_of env LD_PRELOAD="$gperf" CPUPROFILE="$tmp/gperf" CPUPROFILE_FREQUENCY=1000 "$@")
   gsamples=$(google-pprof --text "$1" "$tmp/gperf" 2>/dev/null | awk '/^Total:/ {print $2}' || true)
-  printf '%s, CPU sampling at 1 kHz (callgraph, %s backend)\n' "$name" "$backend"
+  printf '%s, CPU sampling at 1 kHz (callgraph, %s backend), best of %d interleaved rounds\n' \
+    "$name" "$backend" "$CPU_ROUNDS"
   printf '  wall: bare %.3fs | libprof %.3fs (%s) | gperftools %.3fs (%s)\n' \
-    "$bare" "$ours" "$(ratio "$ours" "$bare")" "$theirs" "$(ratio "$theirs" "$bare")"
+    "${wall[0]}" "${wall[1]}" "$(ratio "${wall[1]}" "${wall[0]}")" "${wall[3]}" "$(ratio "${wall[3]}" "${wall[0]}")"
   printf '  CPU:  bare %.3fs | libprof %.3fs (%s) | gperftools %.3fs (%s)\n' \
-    "$bare_cpu" "$ours_cpu" "$(ratio "$ours_cpu" "$bare_cpu")" "$theirs_cpu" \
-    "$(ratio "$theirs_cpu" "$bare_cpu")"
+    "${cpu[0]}" "${cpu[1]}" "$(ratio "${cpu[1]}" "${cpu[0]}")" "${cpu[3]}" "$(ratio "${cpu[3]}" "${cpu[0]}")"
+  printf '  floor, the clock and signal alone (DEFAULT mode, no stacks): wall %s, CPU %s\n' \
+    "$(ratio "${wall[2]}" "${wall[0]}")" "$(ratio "${cpu[2]}" "${cpu[0]}")"
   printf '  samples per CPU-second: libprof %.0f (%s in %.2fs) | gperftools %.0f (%s in %.2fs)\n' \
     "$(echo "$samples $run_cpu" | awk '{print $1 / $2}')" "$samples" "$run_cpu" \
     "$(echo "${gsamples:-0} $gcpu" | awk '{print $1 / $2}')" "${gsamples:-0}" "$gcpu"

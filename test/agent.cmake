@@ -25,8 +25,9 @@ add_dependencies(agent_e2e prof mem_sites mem_threads mem_lifecycle mem_dlopen m
                  mem_secure mem_guest)
 catch_discover_tests(agent_e2e PROPERTIES SKIP_RETURN_CODE 4)
 
-# Host stacks: the rule walk against libunwind on many stack shapes.
-add_executable(unwind_tests unwind_host_stack.cpp unwind_shapes.cpp)
+# Host stacks: the rule walks (in hooks, in signal handlers) against libunwind
+# on many stack shapes.
+add_executable(unwind_tests unwind_host_stack.cpp unwind_signal_stack.cpp unwind_shapes.cpp)
 target_link_libraries(unwind_tests PRIVATE test_main prof_unwind Threads::Threads ${CMAKE_DL_LIBS})
 set_source_files_properties(unwind_shapes.cpp PROPERTIES COMPILE_OPTIONS -fno-omit-frame-pointer)
 catch_discover_tests(unwind_tests)

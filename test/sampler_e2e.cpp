@@ -158,8 +158,22 @@ TEST_CASE("cpu: DEFAULT keeps VM-state counters only, LEAF the top frame, CALLGR
     CHECK(p.sampler.value2 == 2);
     REQUIRE(weighted(p) >= 250);
     CHECK(p.stats.at("cpu_stacks_cut") == 0);
+    // The rule walk takes nearly every stack itself.
+    CHECK(p.stats.at("cpu_unwind_fallbacks") * 20 <= p.samples.size());
     const auto stacks = folded(r.sysprof_files[0]);
     // Whole stacks from main down, named: nearly every sample is in burn_main.
+    CHECK(share_containing(stacks, "main") >= 0.95);
+    CHECK(share_containing(stacks, "burn_main") >= 0.95);
+  }
+  SECTION("callgraph, libunwind alone (PROF_UNWIND=libunwind)") {
+    const RunResult r = run_under_agent({program("cpu_burn"), "0.3", "1"},
+                                        {"PROF_CPU=callgraph", "PROF_MEMORY=0", "PROF_UNWIND=libunwind"});
+    REQUIRE(r.exit_code == 0);
+    const GuestProfile p = read_guest_sysprof(r.sysprof_files.at(0));
+    REQUIRE(weighted(p) >= 250);
+    CHECK(p.stats.at("cpu_stacks_cut") == 0);
+    CHECK(p.stats.at("cpu_unwind_fallbacks") == 0);
+    const auto stacks = folded(r.sysprof_files[0]);
     CHECK(share_containing(stacks, "main") >= 0.95);
     CHECK(share_containing(stacks, "burn_main") >= 0.95);
   }

@@ -2,19 +2,16 @@
 
 #include <atomic>
 #include <cstring>
-#include <fcntl.h>
-#include <unistd.h>
 
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
 
 #include "module_map.h"
+#include "proc_maps.h"
 
 namespace prof {
 
 namespace {
-
-std::atomic<uint64_t> g_generation{1};
 
 // The latest unmapped ranges, for the threads' cached stack mappings. An
 // entry is valid for unmap number n when its stamp is n + 1.
@@ -31,67 +28,10 @@ using Step = HostStackCache::Step;
 uint64_t g_self_lo = 0, g_self_hi = 0;
 bool g_rule_walk = false;
 
-// Parses a lowercase hex number at *p, advancing it.
-uint64_t hex(const char **p, const char *end) {
-  uint64_t v = 0;
-  for (; *p < end; ++*p) {
-    const char ch = **p;
-    const int d = ch >= '0' && ch <= '9' ? ch - '0' : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10 : -1;
-    if (d < 0) break;
-    v = v << 4 | uint64_t(d);
-  }
-  return v;
-}
-
-// The mapping [lo, hi) of /proc/self/maps that contains addr (no malloc).
-bool mapping_of(uint64_t addr, uint64_t *lo, uint64_t *hi) {
-  const int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;
-  char buf[4096];
-  size_t have = 0;
-  bool found = false, skipping = false;  // skipping: the rest of an over-long line
-  ssize_t got;
-  while (!found && (got = read(fd, buf + have, sizeof buf - have)) > 0) {
-    have += size_t(got);
-    const char *line = buf, *end = buf + have, *nl;
-    while (!found && (nl = static_cast<const char *>(memchr(line, '\n', size_t(end - line))))) {
-      const char *p = line;
-      const uint64_t a = hex(&p, nl);
-      if (!skipping && p < nl && *p == '-') {
-        ++p;
-        const uint64_t b = hex(&p, nl);
-        found = addr >= a && addr < b;
-        if (found) *lo = a, *hi = b;
-      }
-      skipping = false;
-      line = nl + 1;
-    }
-    if (line == buf && have == sizeof buf) {
-      skipping = true;
-      have = 0;
-    } else {
-      have = size_t(end - line);
-      memmove(buf, line, have);
-    }
-  }
-  close(fd);
-  return found;
-}
-
 inline uint64_t load(uint64_t addr) {
   uint64_t v;
   memcpy(&v, reinterpret_cast<const void *>(addr), sizeof v);
   return v;
-}
-
-// The rule for the frame that will return to `ra`.
-const UnwindRule &rule_for(HostStackCache *c, uint64_t ra) {
-  HostStackCache::RuleSlot &slot = c->rules[(ra ^ ra >> 12) & (HostStackCache::kRuleSlots - 1)];
-  if (slot.pc != ra) {
-    slot.rule = find_unwind_rule(ra - 1);  // the call instruction's rule
-    slot.pc = ra;
-  }
-  return slot.rule;
 }
 
 // True when every stack word that the previous walk read from its root-first
@@ -105,50 +45,25 @@ bool outer_unchanged(const HostStackCache *c, int r) {
   };
   for (int m = r; m >= 0; m--) {
     const Step &s = c->steps[m], &next = m ? c->steps[m - 1] : c->beyond;
-    if (!same(s.ra_at, next.ip) || !same(s.rbp_at, next.rbp) || !same(s.cfa_at, next.sp))
+    if (!same(s.reads.ra_at, next.ip) || !same(s.reads.rbp_at, next.rbp) ||
+        !same(s.reads.cfa_at, next.sp))
       return false;
   }
   return true;
 }
 
 // Records the frame in state `at` into `frame`, with the addresses its rule
-// reads, and steps `at` to the caller's state. Returns 1 stepped, 0 the
-// stack ends at this frame, -1 cannot tell. (XXX: field by field, in
-// scalars: copying whole Steps right after storing their fields stalls on
-// store forwarding.)
+// reads, and steps `at` to the caller's state (apply_unwind_rule's result).
+// (XXX: field by field, in scalars: copying whole Steps right after storing
+// their fields stalls on store forwarding.)
 int step(HostStackCache *c, CallSite &at, Step &frame) {
-  const UnwindRule &r = rule_for(c, at.ip);
-  const uint64_t lo = c->read_lo, hi = c->read_hi;
-  auto inside = [&](uint64_t addr) { return addr >= lo && addr <= hi - 8; };
+  const UnwindRule &r = c->rules.at(at.ip - 1);  // the call instruction's rule
   frame.ip = at.ip;
   frame.sp = at.sp;
   frame.rbp = at.rbp;
-  frame.ra_at = frame.rbp_at = frame.cfa_at = 0;
   frame.reads_rbp = r.cfa == UnwindRule::kRbp || r.cfa == UnwindRule::kRbpDeref || r.rbp == UnwindRule::kAtRbp;
   frame.keeps_rbp = r.rbp == UnwindRule::kSame;
-  uint64_t cfa;
-  switch (r.cfa) {
-    case UnwindRule::kOutermost: return 0;
-    case UnwindRule::kRsp: cfa = at.sp + uint64_t(int64_t(r.cfa_off)); break;
-    case UnwindRule::kRbp: cfa = at.rbp + uint64_t(int64_t(r.cfa_off)); break;
-    case UnwindRule::kRbpDeref:
-      frame.cfa_at = at.rbp + uint64_t(int64_t(r.cfa_off));
-      if (!inside(frame.cfa_at)) return -1;
-      cfa = load(frame.cfa_at);
-      break;
-    default: return -1;
-  }
-  if (cfa <= at.sp) return -1;  // a caller's frame is always above its callee's
-  frame.ra_at = cfa + uint64_t(int64_t(r.ra_off));
-  if (!inside(frame.ra_at)) return -1;
-  if (r.rbp != UnwindRule::kSame) {
-    frame.rbp_at = (r.rbp == UnwindRule::kAtCfa ? cfa : at.rbp) + uint64_t(int64_t(r.rbp_off));
-    if (!inside(frame.rbp_at)) return -1;
-    at.rbp = load(frame.rbp_at);
-  }
-  at.ip = load(frame.ra_at);
-  at.sp = cfa;
-  return at.ip != 0;
+  return apply_unwind_rule(r, at, c->read_lo, c->read_hi, frame.reads);
 }
 
 // The state after a walk's outermost step.
@@ -210,11 +125,9 @@ bool find_stack(HostStackCache *c, uint64_t sp) {
 // The rule walk from `at`: keeps the stack root-first in c->steps[0..n)
 // and returns n, or -1.
 int rule_walk(CallSite at, int want, HostStackCache *c) {
-  const uint64_t gen = g_generation.load(std::memory_order_acquire);
-  if (c->generation != gen) {
-    for (auto &slot : c->rules) slot.pc = 0;
-    c->depth = 0;
-    c->generation = gen;
+  if (c->rules.generation != unwind_rules_generation()) {
+    c->rules.check_generation();
+    c->depth = 0;  // the previous walk may name unloaded code
   }
   if (!find_stack(c, at.sp)) return -1;
 
@@ -260,8 +173,6 @@ void HostStack::init(const void *any_agent_address, bool rule_walk) {
   unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
   g_rule_walk = rule_walk;
 }
-
-void HostStack::invalidate() { g_generation.fetch_add(1, std::memory_order_release); }
 
 void HostStack::forget_mapping(uint64_t addr, uint64_t len) {
   const uint64_t n = g_unmaps.fetch_add(1, std::memory_order_acq_rel);

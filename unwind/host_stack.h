@@ -32,17 +32,13 @@ namespace prof {
 struct HostStackCache {
   static constexpr int kMaxFrames = 1024 + 16;
   static constexpr int kRuleSlots = 4096;
-  struct RuleSlot {
-    uint64_t pc;  // 0: empty
-    UnwindRule rule;
-  };
   // One frame of the previous walk: the state on entry, and the addresses
   // its step read (0: not read); the values read are the next step's
   // ip, rbp and sp. rbp only counts when the rest of the walk depends on it
   // (most code keeps no frame pointer, and rbp then holds any value).
   struct Step {
     uint64_t ip, sp, rbp;
-    uint64_t ra_at, rbp_at, cfa_at;
+    RuleReads reads;
     bool reads_rbp;    // this frame's rule reads rbp
     bool keeps_rbp;    // this frame's rule hands rbp to its caller unchanged
     bool rbp_needed;   // the walk from this state depends on its rbp
@@ -53,7 +49,6 @@ struct HostStackCache {
   };
   static constexpr int kStacks = 4;
 
-  uint64_t generation;       // HostStack's code generation, when this cache was filled
   uint64_t unmaps_seen;      // how many of HostStack's unmaps `stacks` accounts for
   Range stacks[kStacks];     // mappings this thread ran its stack in (0, 0: none)
   int next_stack;            // the entry to replace next
@@ -66,13 +61,7 @@ struct HostStackCache {
   Step beyond;
   Step steps[kMaxFrames];
   Step walk[kMaxFrames + 1];  // a walk in progress, innermost first
-  RuleSlot rules[kRuleSlots];
-};
-
-// The state of a function's caller at the return address: what the stack
-// walk starts from.
-struct CallSite {
-  uint64_t ip, sp, rbp;
+  UnwindRuleCache<kRuleSlots> rules;  // its generation is also the walk's
 };
 
 // The call site of the function whose own frame is `frame`; pass it
@@ -92,8 +81,6 @@ class HostStack {
   // on the calling thread's stack, in a frame that is still live); returns
   // the count. `cache` may be nullptr (libunwind only).
   static int capture(const CallSite &from, uint64_t *ips, int max, HostStackCache *cache);
-  // Code was unloaded (dlclose): every thread's cached rules and walk are stale.
-  static void invalidate();
   // [addr, addr + len) is being unmapped (munmap, mremap): threads drop the
   // stack mappings they cached there.
   static void forget_mapping(uint64_t addr, uint64_t len);

@@ -11,6 +11,8 @@
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
 
+#include "proc_maps.h"
+
 namespace prof {
 namespace {
 
@@ -245,7 +247,55 @@ UnwindTable *slot_for(uint64_t hdr) {
   return nullptr;
 }
 
+// True when sp is on the cached stack; re-reads the maps once for an sp
+// below it (the main thread's stack grew, or another stack).
+bool on_own_stack(SignalWalkCache *c, uint64_t sp) {
+  if (sp >= c->stack_lo && sp < c->stack_hi) return true;
+  if (!c->stack_hi || sp >= c->stack_hi || (sp >= c->other_lo && sp < c->other_hi)) return false;
+  uint64_t lo, hi;
+  if (!mapping_of(sp, &lo, &hi)) return false;
+  if (hi == c->stack_hi) {
+    c->stack_lo = lo;
+    return true;
+  }
+  c->other_lo = lo, c->other_hi = hi;
+  return false;
+}
+
+// The rule walk from the interrupted state; the frame count, or -1.
+int rule_walk(const ucontext_t *uc, uint64_t *ips, int max, SignalWalkCache *c) {
+  const greg_t *regs = uc->uc_mcontext.gregs;
+  CallSite at{uint64_t(regs[REG_RIP]), uint64_t(regs[REG_RSP]), uint64_t(regs[REG_RBP])};
+  if (!on_own_stack(c, at.sp)) return -1;
+  c->rules.check_generation();
+  // The interrupted frame may be in an epilogue whose rule still reads a
+  // register it just popped: the red zone below sp, which signal delivery
+  // leaves intact, may be read.
+  constexpr uint64_t kRedZone = 128;
+  const uint64_t lo = at.sp - c->stack_lo >= kRedZone ? at.sp - kRedZone : c->stack_lo;
+  uint64_t pc = at.ip;  // the interrupted instruction's own rule; then the calls'
+  RuleReads reads;
+  int n = 0;
+  while (n < max) {
+    ips[n++] = at.ip;
+    if (n == max) break;
+    const int stepped = apply_unwind_rule(c->rules.at(pc), at, lo, c->stack_hi, reads);
+    if (stepped < 0) return -1;
+    if (stepped == 0) break;
+    pc = at.ip - 1;
+  }
+  return n;
+}
+
 }  // namespace
+
+void SignalUnwind::set_stack(SignalWalkCache *cache) {
+  uint64_t lo = 0, hi = 0;
+  const uint64_t sp = uint64_t(__builtin_frame_address(0));
+  if (!mapping_of(sp, &lo, &hi)) lo = hi = 0;
+  cache->stack_lo = lo, cache->stack_hi = hi;
+  cache->other_lo = cache->other_hi = 0;
+}
 
 void SignalUnwind::init() {
   unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
@@ -272,7 +322,10 @@ void SignalUnwind::sync_tables() {
   bool retired = false;
   for (UnwindTable &t : g_tables)
     if (t.live.load(std::memory_order_relaxed) && !t.seen) retire(t), retired = true;
-  if (retired) unw_flush_cache(unw_local_addr_space, 0, 0);
+  if (retired) {
+    unw_flush_cache(unw_local_addr_space, 0, 0);
+    forget_unwind_rules();
+  }
   for (size_t i = 0; i < g_loaded_count; i++) {
     UnwindTable *t = slot_for(g_loaded[i].hdr);
     if (!t) {
@@ -287,10 +340,16 @@ void SignalUnwind::sync_tables() {
 
 uint64_t SignalUnwind::unregistered_objects() { return g_unregistered.load(std::memory_order_relaxed); }
 
-int SignalUnwind::capture(void *ucontext, uint64_t *ips, int max, bool *stopped) {
-  *stopped = false;
+int SignalUnwind::capture(void *ucontext, uint64_t *ips, int max, SignalWalkCache *cache,
+                          bool *stopped, bool *fell_back) {
+  *stopped = *fell_back = false;
   if (max <= 0) return 0;
   const auto *uc = static_cast<const ucontext_t *>(ucontext);
+  if (cache) {
+    const int walked = rule_walk(uc, ips, max, cache);
+    if (walked > 0) return walked;
+    *fell_back = true;
+  }
   ips[0] = uint64_t(uc->uc_mcontext.gregs[REG_RIP]);
   int n = 1;
   unw_cursor_t cursor;

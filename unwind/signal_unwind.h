@@ -1,28 +1,35 @@
 // SignalUnwind: the host stack of a thread interrupted by a signal, captured
-// in the handler from the signal's context with libunwind, so the handler's
-// own frames never show.
+// in the handler from the signal's context, so the handler's own frames
+// never show. Two back ends:
+// - the rule walk (first): steps with the DWARF rules of unwind_rule.h
+//   (found lock-free through _dl_find_object, cached per thread), reading
+//   only the thread's own stack mapping, known from its registration. The
+//   first frame's rule is the interrupted instruction's own, so prologues
+//   and epilogues unwind right. Any frame it cannot step (no rule, a signal
+//   frame, a read off the stack) sends the whole capture to libunwind.
+// - libunwind, under the rule below.
 //
-// The rule that makes it async-signal-safe (callers rely on it):
-// - libunwind looks up unwind info through dl_iterate_phdr, which takes the
-//   loader lock that the interrupted code may hold (or be half-way through
-//   taking); that is the known deadlock. So the objects' .eh_frame_hdr search
-//   tables are registered with libunwind's dynamic-info list ahead of time,
-//   outside signal context (sync_tables), and capture() steps past a frame
-//   only when its address lies in a registered table and an FDE there
-//   covers it. libunwind then always finds the info in the registered table
-//   and never calls dl_iterate_phdr. The check itself uses _dl_find_object,
-//   which is lock-free. A stack ends at the first frame that fails it.
-// - libunwind keeps a per-thread cache: capture() must not run on a thread
-//   interrupted inside libunwind (the agent's own unwinding). The caller
-//   knows that (its guard) and must not call capture() then.
-// - No malloc, no lock, no stdio in capture(). Registered tables are never
-//   freed; an unloaded object's entry is emptied, and libunwind's cache
-//   flushed, before its address range can describe another object.
+// The rule that makes libunwind async-signal-safe (callers rely on it):
 #pragma once
 
 #include <cstdint>
 
+#include "unwind_rule.h"
+
 namespace prof {
+
+// What one thread's handler keeps between samples (zero-initialised memory
+// is empty; the thread's own handler alone uses it).
+struct SignalWalkCache {
+  static constexpr int kRuleSlots = 1024;
+  // The thread's stack mapping: the walk reads only between the interrupted
+  // sp and hi. lo moves down as the main thread's stack grows.
+  uint64_t stack_lo, stack_hi;
+  // The last mapping found not to be the stack (a coroutine's, an alternate
+  // signal stack): samples there go to libunwind without reading the maps.
+  uint64_t other_lo, other_hi;
+  UnwindRuleCache<kRuleSlots> rules;
+};
 
 class SignalUnwind {
  public:
@@ -33,11 +40,16 @@ class SignalUnwind {
   // those unloaded. Not in signal context; the caller blocks the sampling
   // signal on its thread while this runs. Thread-safe.
   static void sync_tables();
+  // On the thread itself, not in signal context: notes the stack it runs on.
+  static void set_stack(SignalWalkCache *cache);
   // In a signal handler: fills ips[0..max) innermost first, starting with
   // the interrupted instruction of `ucontext`; returns the count (at least 1
   // when max > 0). Sets *stopped when the walk ended early at a frame no
-  // registered table covers (code loaded after the last sync, JIT code).
-  static int capture(void *ucontext, uint64_t *ips, int max, bool *stopped);
+  // registered table covers (code loaded after the last sync, JIT code),
+  // and *fell_back when the rule walk gave the capture to libunwind.
+  // Without a cache, libunwind alone (the safe mode).
+  static int capture(void *ucontext, uint64_t *ips, int max, SignalWalkCache *cache, bool *stopped,
+                     bool *fell_back);
   // How many objects could not be registered (no usable table, table full).
   static uint64_t unregistered_objects();
 };

@@ -1,5 +1,6 @@
 #include "unwind_rule.h"
 
+#include <atomic>
 #include <cstring>
 #include <dlfcn.h>
 
@@ -144,6 +145,74 @@ bool rbp_plus(Cursor &block, int64_t *off) {
   return block.ok;
 }
 
+// Evaluates a DW_CFA_def_cfa_expression at `pc` into *st when it comes to
+// rsp or rbp plus a constant, or *(rbp + constant) (GCC's stack
+// realignment); else marks the CFA as one we do not evaluate. The PLT's
+// expression, rsp + 8 + ((rip & 15) >= 11) * 8, is of the first kind.
+void cfa_expression(Cursor block, uint64_t pc, CfaState *st) {
+  struct Value {
+    unsigned reg;  // kRegRsp, kRegRbp, or kNoReg: a constant
+    int64_t off;
+    bool deref;
+  };
+  constexpr unsigned kNoReg = ~0u;
+  constexpr int kDepth = 8;
+  Value stack[kDepth];
+  int n = 0;
+  bool ok = true;
+  auto constant = [](const Value &v) { return v.reg == kNoReg && !v.deref; };
+  auto binary = [&](auto fn) {
+    if (n < 2 || !constant(stack[n - 1]) || !constant(stack[n - 2])) return false;
+    stack[n - 2].off = fn(stack[n - 2].off, stack[n - 1].off);
+    n--;
+    return true;
+  };
+  while (ok && block.p < block.end) {
+    const uint8_t op = block.fixed<uint8_t>();
+    if (op >= 0x30 && op <= 0x4f) {  // lit0..lit31
+      ok = n < kDepth;
+      if (ok) stack[n++] = Value{kNoReg, op - 0x30, false};
+    } else if (op == 0x76 || op == 0x77 || op == 0x80) {  // breg6 (rbp), breg7 (rsp), breg16 (rip)
+      const int64_t off = block.sleb();
+      ok = n < kDepth;
+      if (ok && op == 0x80) stack[n++] = Value{kNoReg, int64_t(pc) + off, false};
+      else if (ok) stack[n++] = Value{op == 0x76 ? kRegRbp : kRegRsp, off, false};
+    } else if (op == kOpDeref) {
+      ok = n > 0 && stack[n - 1].reg == kRegRbp && !stack[n - 1].deref;
+      if (ok) stack[n - 1].deref = true;
+    } else if (op == 0x23) {  // plus_uconst
+      const int64_t add = int64_t(block.uleb());
+      ok = n > 0 && !stack[n - 1].deref;
+      if (ok) stack[n - 1].off += add;
+    } else if (op == 0x22) {  // plus: a register and a constant at most
+      ok = n >= 2 && !stack[n - 1].deref && !stack[n - 2].deref &&
+           (stack[n - 1].reg == kNoReg || stack[n - 2].reg == kNoReg);
+      if (ok) {
+        if (stack[n - 2].reg == kNoReg) stack[n - 2].reg = stack[n - 1].reg;
+        stack[n - 2].off += stack[n - 1].off;
+        n--;
+      }
+    } else if (op == 0x1a) {
+      ok = binary([](int64_t a, int64_t b) { return a & b; });
+    } else if (op == 0x2a) {
+      ok = binary([](int64_t a, int64_t b) { return int64_t(a >= b); });
+    } else if (op == 0x24) {
+      ok = binary([](int64_t a, int64_t b) { return b < 64 ? int64_t(uint64_t(a) << b) : 0; });
+    } else {
+      ok = false;
+    }
+  }
+  const Value &v = stack[n > 0 ? n - 1 : 0];
+  st->cfa_deref_rbp = st->cfa_other = false;
+  if (ok && block.ok && n == 1 && v.reg != kNoReg && (!v.deref || v.reg == kRegRbp)) {
+    st->cfa_reg = v.reg;
+    st->cfa_off = v.off;
+    st->cfa_deref_rbp = v.deref;
+  } else {
+    st->cfa_other = true;
+  }
+}
+
 // Runs CFA instructions [c.p, c.end) from `loc` while the location is at or
 // below `pc`. `initial` is the CIE's state (DW_CFA_restore); false when an
 // instruction is one we cannot represent.
@@ -201,17 +270,11 @@ bool run_cfa_program(Cursor c, const Cie &cie, uint64_t loc, uint64_t pc, const 
                    st->cfa_deref_rbp = st->cfa_other = false; break;
         case 0x0d: st->cfa_reg = unsigned(c.uleb()); st->cfa_deref_rbp = st->cfa_other = false; break;
         case 0x0e: st->cfa_off = int64_t(c.uleb()); break;
-        case 0x0f: {  // def_cfa_expression: only *(rbp + off)
+        case 0x0f: {  // def_cfa_expression
           const uint64_t len = c.uleb();
           if (!c.need(len)) return false;
-          Cursor block{c.p, c.p + len};
+          cfa_expression(Cursor{c.p, c.p + len}, pc, st);
           c.p += len;
-          int64_t off;
-          const bool ours = rbp_plus(block, &off) && block.fixed<uint8_t>() == kOpDeref &&
-                            block.ok && block.p == block.end;
-          st->cfa_deref_rbp = ours;
-          st->cfa_other = !ours;
-          st->cfa_off = ours ? off : 0;
           break;
         }
         case 0x10: {  // expression: only rbp saved at rbp + off
@@ -275,7 +338,13 @@ const uint8_t *find_fde(uint64_t pc) {
   return hdr + table[2 * lo + 1];
 }
 
+std::atomic<uint64_t> g_rules_generation{1};
+
 }  // namespace
+
+void forget_unwind_rules() { g_rules_generation.fetch_add(1, std::memory_order_release); }
+
+uint64_t unwind_rules_generation() { return g_rules_generation.load(std::memory_order_acquire); }
 
 UnwindRule find_unwind_rule(uint64_t pc) {
   UnwindRule out;

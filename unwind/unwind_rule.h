@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 
 namespace prof {
 
@@ -39,5 +40,86 @@ struct UnwindRule {
 // The rule in force at `pc`. For a return address, pass it minus one: the
 // call instruction's rule, which the return address may already be past.
 UnwindRule find_unwind_rule(uint64_t pc);
+
+// Code was unloaded: every cached rule is stale. Caches compare this
+// generation with the one they were filled under.
+void forget_unwind_rules();
+uint64_t unwind_rules_generation();
+
+// One thread's rules by lookup pc; no lock (only its thread uses it),
+// zero-initialised memory is an empty cache.
+template <int kSlots>
+struct UnwindRuleCache {
+  struct Slot {
+    uint64_t pc;  // 0: empty
+    UnwindRule rule;
+  };
+  uint64_t generation;
+  Slot slots[kSlots];
+
+  // Empties the cache if code was unloaded since it was filled.
+  void check_generation() {
+    const uint64_t now = unwind_rules_generation();
+    if (generation == now) return;
+    for (Slot &s : slots) s.pc = 0;
+    generation = now;
+  }
+  const UnwindRule &at(uint64_t pc) {
+    Slot &slot = slots[(pc ^ pc >> 12) & (kSlots - 1)];
+    if (slot.pc != pc) {
+      slot.rule = find_unwind_rule(pc);
+      slot.pc = pc;
+    }
+    return slot.rule;
+  }
+};
+
+// A frame's state as the walk needs it: where it executes, its rsp and rbp.
+// For a call site: the caller's state at the return address.
+struct CallSite {
+  uint64_t ip, sp, rbp;
+};
+
+// The stack words a step read (0: none).
+struct RuleReads {
+  uint64_t ra_at, rbp_at, cfa_at;
+};
+
+// Steps `at` to its caller's state with `r`, the rule at at.ip, reading only
+// words inside [lo, hi) and noting them in `reads`. Returns 1 stepped, 0 the
+// stack ends at this frame, -1 cannot tell (no rule, a read outside).
+inline int apply_unwind_rule(const UnwindRule &r, CallSite &at, uint64_t lo, uint64_t hi,
+                             RuleReads &reads) {
+  auto inside = [lo, hi](uint64_t addr) { return addr >= lo && addr <= hi - 8; };
+  auto load = [](uint64_t addr) {
+    uint64_t v;
+    memcpy(&v, reinterpret_cast<const void *>(addr), sizeof v);
+    return v;
+  };
+  reads.ra_at = reads.rbp_at = reads.cfa_at = 0;
+  uint64_t cfa;
+  switch (r.cfa) {
+    case UnwindRule::kOutermost: return 0;
+    case UnwindRule::kRsp: cfa = at.sp + uint64_t(int64_t(r.cfa_off)); break;
+    case UnwindRule::kRbp: cfa = at.rbp + uint64_t(int64_t(r.cfa_off)); break;
+    case UnwindRule::kRbpDeref:
+      reads.cfa_at = at.rbp + uint64_t(int64_t(r.cfa_off));
+      if (!inside(reads.cfa_at)) return -1;
+      cfa = load(reads.cfa_at);
+      break;
+    default: return -1;
+  }
+  if (cfa <= at.sp) return -1;  // a caller's frame is always above its callee's
+  reads.ra_at = cfa + uint64_t(int64_t(r.ra_off));
+  if (!inside(reads.ra_at)) return -1;
+  if (r.rbp != UnwindRule::kSame) {
+    reads.rbp_at = (r.rbp == UnwindRule::kAtCfa ? cfa : at.rbp) + uint64_t(int64_t(r.rbp_off));
+    if (!inside(reads.rbp_at)) return -1;
+    at.rbp = load(reads.rbp_at);
+  }
+  at.ip = load(reads.ra_at);
+  at.sp = cfa;
+  return at.ip != 0;
+}
 
 }  // namespace prof

@@ -1,0 +1,58 @@
+#include "proc_maps.h"
+
+#include <cstring>
+#include <fcntl.h>
+#include <unistd.h>
+
+namespace prof {
+namespace {
+
+// Parses a lowercase hex number at *p, advancing it.
+uint64_t hex(const char **p, const char *end) {
+  uint64_t v = 0;
+  for (; *p < end; ++*p) {
+    const char ch = **p;
+    const int d = ch >= '0' && ch <= '9' ? ch - '0' : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10 : -1;
+    if (d < 0) break;
+    v = v << 4 | uint64_t(d);
+  }
+  return v;
+}
+
+}  // namespace
+
+bool mapping_of(uint64_t addr, uint64_t *lo, uint64_t *hi) {
+  const int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  char buf[4096];
+  size_t have = 0;
+  bool found = false, skipping = false;  // skipping: the rest of an over-long line
+  ssize_t got;
+  while (!found && (got = read(fd, buf + have, sizeof buf - have)) > 0) {
+    have += size_t(got);
+    const char *line = buf, *end = buf + have, *nl;
+    while (!found && (nl = static_cast<const char *>(memchr(line, '\n', size_t(end - line))))) {
+      const char *p = line;
+      const uint64_t a = hex(&p, nl);
+      if (!skipping && p < nl && *p == '-') {
+        ++p;
+        const uint64_t b = hex(&p, nl);
+        found = addr >= a && addr < b;
+        if (found) *lo = a, *hi = b;
+      }
+      skipping = false;
+      line = nl + 1;
+    }
+    if (line == buf && have == sizeof buf) {
+      skipping = true;
+      have = 0;
+    } else {
+      have = size_t(end - line);
+      memmove(buf, line, have);
+    }
+  }
+  close(fd);
+  return found;
+}
+
+}  // namespace prof

@@ -1,0 +1,14 @@
+// The calling process's own memory map, read from /proc/self/maps with a
+// buffer on the stack: no malloc, no lock, only open/read/close, so it may
+// run in a signal handler (slowly: it reads the whole file in the worst case).
+#pragma once
+
+#include <cstdint>
+
+namespace prof {
+
+// The mapping [lo, hi) that contains addr; false when none does (or the
+// file cannot be read).
+bool mapping_of(uint64_t addr, uint64_t *lo, uint64_t *hi);
+
+}  // namespace prof
