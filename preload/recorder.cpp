@@ -22,10 +22,12 @@ struct Where {
 // Captures and interns the calling thread's stacks.
 Where capture(const CallSite &at, ThreadScratch *s) {
   Where w;
-  const int n = HostStack::capture(at, s->ips, int(g_agent.cfg.max_depth), &s->unwind);
+  int unchanged;
+  const int n = HostStack::capture(at, s->ips, int(g_agent.cfg.max_depth), &s->unwind, &unchanged);
   if (n == 0) g_agent.unwind_failures.fetch_add(1, std::memory_order_relaxed);
-  for (int i = 0; i < n; i++) s->frames[i] = FrameKey{s->ips[i], 0};
-  w.host = g_agent.stacks.intern(s->frames, n, s->host_path);
+  // The previous capture was interned with host_path: its outer frames are known.
+  w.host = g_agent.stacks.intern([s](int i) { return FrameKey{s->ips[i], 0}; }, n, s->host_path,
+                                 unchanged);
   if (!guest_registered()) return w;
 
   int vmstate = 0;
@@ -41,10 +43,11 @@ Where capture(const CallSite &at, ThreadScratch *s) {
     w.loc = GuestLoc{kAsourceLfunc, s->guest[lua].addr, s->guest[lua].line, 0};
   else if (g > 0 && s->guest[0].type == PROF_FRAME_CFUNC)
     w.loc = GuestLoc{kAsourceCfunc, s->guest[0].addr, 0, 0};
-  for (int i = 0; i < g; i++)
-    s->frames[i] = FrameKey{s->guest[i].addr,
-                            kGuestBit | s->guest[i].line << 2 | (s->guest[i].type & 3)};
-  w.guest = g_agent.stacks.intern(s->frames, g, s->guest_path);
+  w.guest = g_agent.stacks.intern(
+      [s](int i) {
+        return FrameKey{s->guest[i].addr, kGuestBit | s->guest[i].line << 2 | (s->guest[i].type & 3)};
+      },
+      g, s->guest_path);
   drain_guest_symbols();
   return w;
 }

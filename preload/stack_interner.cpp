@@ -26,13 +26,6 @@ void StackInterner::reset() {
   generation_.fetch_add(1);
 }
 
-static uint64_t mix(uint64_t parent, const FrameKey &k) {
-  uint64_t h = parent * 0x9E3779B97F4A7C15ull ^ k.a * 0xC2B2AE3D27D4EB4Full ^ k.b;
-  h ^= h >> 29;
-  h *= 0xBF58476D1CE4E5B9ull;
-  return h ^ (h >> 32);
-}
-
 uint64_t StackInterner::lookup_or_add(uint64_t parent, const FrameKey &key) {
   const size_t home = mix(parent, key) & (kCapacity - 1);
   for (int i = 0; i < kProbes; i++) {
@@ -64,28 +57,12 @@ uint64_t StackInterner::lookup_or_add(uint64_t parent, const FrameKey &key) {
   return id;
 }
 
-uint64_t StackInterner::intern(const FrameKey *frames, int n, PathCache &cache) {
-  if (n > PathCache::kMax) n = PathCache::kMax;
+void StackInterner::check_generation(PathCache &cache) const {
   const uint64_t gen = generation_.load(std::memory_order_relaxed);
-  if (cache.generation != gen) {
-    cache.depth = 0;
-    cache.generation = gen;
-    for (auto &node : cache.recent) node.id = 0;
-  }
-  // Root first: frames[n-1] is the outermost. Reuse the common prefix.
-  int same = 0;
-  while (same < n && same < cache.depth && cache.frames[same] == frames[n - 1 - same]) same++;
-  uint64_t parent = same ? cache.ids[same - 1] : 0;
-  for (int d = same; d < n; d++) {
-    const FrameKey &k = frames[n - 1 - d];
-    PathCache::Node &seen = cache.recent[mix(parent, k) & (PathCache::kRecent - 1)];
-    if (!seen.id || seen.parent != parent || !(seen.key == k)) seen = {parent, k, lookup_or_add(parent, k)};
-    parent = seen.id;
-    cache.frames[d] = k;
-    cache.ids[d] = parent;
-  }
-  cache.depth = n;
-  return n ? parent : 0;
+  if (cache.generation == gen) return;
+  cache.depth = 0;
+  cache.generation = gen;
+  for (auto &node : cache.recent) node.id = 0;
 }
 
 }  // namespace prof

@@ -50,8 +50,11 @@ class StackInterner {
   bool init(EventRing *ring);
   // Forgets every node (a forked child starts a new stream).
   void reset();
-  // The id of the stack frames[0..n), innermost first; 0 for an empty stack.
-  uint64_t intern(const FrameKey *frames, int n, PathCache &cache);
+  // The id of the stack key_at(0..n), innermost first; 0 for an empty
+  // stack. The `known_same` outermost frames are known to be those of the
+  // stack interned last with this cache (they are not compared).
+  template <class KeyAt>
+  uint64_t intern(KeyAt key_at, int n, PathCache &cache, int known_same = 0);
   uint64_t table_full() const { return full_.load(std::memory_order_relaxed); }
 
  private:
@@ -65,6 +68,14 @@ class StackInterner {
   static constexpr int kProbes = 64;
 
   uint64_t lookup_or_add(uint64_t parent, const FrameKey &key);
+  // Forgets the cached path if the table was reset since it was filled.
+  void check_generation(PathCache &cache) const;
+  static uint64_t mix(uint64_t parent, const FrameKey &k) {
+    uint64_t h = parent * 0x9E3779B97F4A7C15ull ^ k.a * 0xC2B2AE3D27D4EB4Full ^ k.b;
+    h ^= h >> 29;
+    h *= 0xBF58476D1CE4E5B9ull;
+    return h ^ (h >> 32);
+  }
 
   EventRing *ring_ = nullptr;
   Entry *table_ = nullptr;
@@ -72,5 +83,26 @@ class StackInterner {
   std::atomic<uint64_t> full_{0};
   std::atomic<uint64_t> generation_{1};
 };
+
+template <class KeyAt>
+uint64_t StackInterner::intern(KeyAt key_at, int n, PathCache &cache, int known_same) {
+  if (n > PathCache::kMax) n = PathCache::kMax;
+  check_generation(cache);
+  // Root first: key_at(n-1) is the outermost. Reuse the common prefix.
+  int same = known_same < cache.depth ? known_same : cache.depth;
+  if (same > n) same = n;
+  while (same < n && same < cache.depth && cache.frames[same] == key_at(n - 1 - same)) same++;
+  uint64_t parent = same ? cache.ids[same - 1] : 0;
+  for (int d = same; d < n; d++) {
+    const FrameKey k = key_at(n - 1 - d);
+    PathCache::Node &seen = cache.recent[mix(parent, k) & (PathCache::kRecent - 1)];
+    if (!seen.id || seen.parent != parent || !(seen.key == k)) seen = {parent, k, lookup_or_add(parent, k)};
+    parent = seen.id;
+    cache.frames[d] = k;
+    cache.ids[d] = parent;
+  }
+  cache.depth = n;
+  return n ? parent : 0;
+}
 
 }  // namespace prof

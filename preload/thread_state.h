@@ -21,7 +21,6 @@ struct ThreadScratch {
   PathCache host_path;
   PathCache guest_path;
   uint64_t ips[PathCache::kMax];
-  FrameKey frames[PathCache::kMax];
   prof_guest_frame guest[256];
   HostStackCache unwind;
 };

@@ -27,9 +27,12 @@ struct Capture {
   std::vector<uint64_t> walk;       // the rule walk, from the probe's call site
   std::vector<uint64_t> reference;  // libunwind, from inside the probe
   uint64_t fallbacks = 0;           // captures that fell back meanwhile
+  int unchanged = 0;                // outer frames the walk says are the previous capture's
+  size_t common = 0;                // outer frames it actually shares with the previous one
 };
 
 thread_local std::vector<Capture> t_captures;
+thread_local std::vector<uint64_t> t_previous_walk;  // this thread's cache's last capture
 thread_local int t_max = 128;
 void *volatile g_sink;
 
@@ -52,10 +55,16 @@ __attribute__((noinline)) int probe() {
   init_once();
   uint64_t walk[HostStackCache::kMaxFrames], reference[HostStackCache::kMaxFrames];
   const uint64_t before = HostStack::fallbacks();
+  int unchanged;
   const int n = HostStack::capture(prof::caller_of(__builtin_frame_address(0)), walk, t_max,
-                                   thread_cache());
+                                   thread_cache(), &unchanged);
   Capture c;
   c.fallbacks = HostStack::fallbacks() - before;
+  c.unchanged = unchanged;
+  while (c.common < size_t(n) && c.common < t_previous_walk.size() &&
+         walk[size_t(n) - 1 - c.common] == t_previous_walk[t_previous_walk.size() - 1 - c.common])
+    c.common++;
+  t_previous_walk.assign(walk, walk + n);
   // Three more: libunwind starts inside capture() and probe().
   const int m = HostStack::capture(CallSite{}, reference, t_max + 3, nullptr);
   c.walk.assign(walk, walk + n);
@@ -68,6 +77,9 @@ __attribute__((noinline)) int probe() {
 // cut to `max` frames.
 void check_same(const Capture &c, size_t max = 128) {
   REQUIRE_FALSE(c.walk.empty());
+  // What the walk vouches for as unchanged really is.
+  CHECK(c.unchanged >= 0);
+  CHECK(size_t(c.unchanged) <= c.common);
   if (c.fallbacks) {
     // Both are libunwind's then, from two calls in probe(): frame 1 differs.
     REQUIRE(c.walk.size() == c.reference.size());
@@ -179,10 +191,15 @@ TEST_CASE("the rule walk finds libunwind's frames on every stack shape") {
   run_shapes();
   const auto captures = take_captures();
   REQUIRE(captures.size() == 8 * 10 + 1);  // qsort's comparator probes once
+  size_t vouched = 0;
   for (const auto &c : captures) {
     check_same(c);
     CHECK(c.fallbacks == 0);
+    vouched += size_t(c.unchanged);
   }
+  // Joined walks vouch for their outer frames (here, all but the few that
+  // differ between consecutive shapes).
+  CHECK(vouched > captures.size() * 4);
 }
 
 TEST_CASE("a walk that joins the previous one still sees changes above the join") {

@@ -1,5 +1,6 @@
 #include "host_stack.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 
@@ -93,6 +94,7 @@ int keep_walk(HostStackCache *c, int outer, int i, int want, bool cut) {
   mark_rbp_needed(c->steps, n - i > 0 ? n - i : 0, n);
   c->depth = n;
   c->cut = cut;
+  c->joined = outer;
   return n;
 }
 
@@ -156,13 +158,15 @@ int rule_walk(CallSite at, int want, HostStackCache *c) {
   }
 }
 
-// Copies the frames after the agent's own into ips[0..max).
+// Copies the frames after the agent's own into ips[0..max); *all: none
+// was left out past max.
 template <class IpAt>
-int program_frames(IpAt ip_at, int n, uint64_t *ips, int max) {
+int program_frames(IpAt ip_at, int n, uint64_t *ips, int max, bool *all) {
   int first = 0;
   while (first < n && ip_at(first) >= g_self_lo && ip_at(first) < g_self_hi) first++;
   int out = 0;
   for (int i = first; i < n && out < max; i++) ips[out++] = ip_at(i);
+  *all = out == n - first;
   return out;
 }
 
@@ -188,18 +192,32 @@ void HostStack::forget_mapping(uint64_t addr, uint64_t len) {
 
 uint64_t HostStack::fallbacks() { return g_fallbacks.load(std::memory_order_relaxed); }
 
-int HostStack::capture(const CallSite &from, uint64_t *ips, int max, HostStackCache *cache) {
+int HostStack::capture(const CallSite &from, uint64_t *ips, int max, HostStackCache *cache,
+                       int *unchanged) {
   constexpr int kSpare = 8;  // room for the agent's own frames, dropped after
   const int want = max + kSpare < HostStackCache::kMaxFrames ? max + kSpare : HostStackCache::kMaxFrames;
+  if (unchanged) *unchanged = 0;
+  bool all;
   if (g_rule_walk && cache) {
     const int n = rule_walk(from, want, cache);
-    if (n >= 0)
-      return program_frames([cache, n](int i) { return cache->steps[n - 1 - i].ip; }, n, ips, max);
+    if (n >= 0) {
+      const int out = program_frames([cache, n](int i) { return cache->steps[n - 1 - i].ip; }, n,
+                                     ips, max, &all);
+      // Root-aligned (no frame left out at either end): ips[out - 1 - d] is
+      // steps[d], and the joined steps are the previous capture's.
+      const bool aligned = all && !cache->cut;
+      if (unchanged && aligned)
+        *unchanged = std::min({cache->joined, out, cache->prev_program});
+      cache->prev_program = aligned ? out : 0;
+      return out;
+    }
+    cache->prev_program = 0;
     g_fallbacks.fetch_add(1, std::memory_order_relaxed);
   }
   void *raw[HostStackCache::kMaxFrames];
   const int n = unw_backtrace(raw, want);
-  return program_frames([&raw](int i) { return reinterpret_cast<uint64_t>(raw[i]); }, n, ips, max);
+  return program_frames([&raw](int i) { return reinterpret_cast<uint64_t>(raw[i]); }, n, ips, max,
+                        &all);
 }
 
 }  // namespace prof

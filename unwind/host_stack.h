@@ -58,6 +58,8 @@ struct HostStackCache {
   // depth limit, so steps[0] is not the stack's root.
   int depth;
   bool cut;
+  int joined;          // the last walk kept steps[0..joined) of the one before
+  int prev_program;    // the previous capture's frame count, if root-aligned (else 0)
   Step beyond;
   Step steps[kMaxFrames];
   Step walk[kMaxFrames + 1];  // a walk in progress, innermost first
@@ -79,8 +81,12 @@ class HostStack {
   static void init(const void *any_agent_address, bool rule_walk);
   // Fills ips[0..max) innermost first with the stack of `from` (a call site
   // on the calling thread's stack, in a frame that is still live); returns
-  // the count. `cache` may be nullptr (libunwind only).
-  static int capture(const CallSite &from, uint64_t *ips, int max, HostStackCache *cache);
+  // the count. `cache` may be nullptr (libunwind only). With `unchanged`:
+  // how many outermost frames are provably those of the previous capture
+  // with this cache (0 when unknown), so that a caller keeping its own
+  // copy of that stack need not compare them.
+  static int capture(const CallSite &from, uint64_t *ips, int max, HostStackCache *cache,
+                     int *unchanged = nullptr);
   // [addr, addr + len) is being unmapped (munmap, mremap): threads drop the
   // stack mappings they cached there.
   static void forget_mapping(uint64_t addr, uint64_t len);
