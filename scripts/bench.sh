@@ -2,7 +2,8 @@
 # Benchmarks (not tests): wall time of the bare program, under libprof.so
 # (full capture, and Poisson-sampled at 512 KiB) and under heaptrack, from one
 # run, as ratios; bytes per recorded event; the analyzer against
-# heaptrack_print on the same workload. Best of 3 runs each. Then the CPU
+# heaptrack_print on the same workload. The programs' runs are interleaved
+# over ROUNDS rounds (default 5), the analyzers' best of 3. Then the CPU
 # sampler at 1 kHz against the bare program and gperftools' CPU profiler
 # (CPUPROFILE_FREQUENCY=1000), with libprof-cpu.so and its perf and timer
 # backends: wall and CPU time, and the samples each actually obtained per
@@ -36,6 +37,36 @@ best_of() {
   done
   echo "$best"
 }
+# cpu_of CMD...: user + system seconds of one run.
+cpu_of() {
+  local TIMEFORMAT='%3U %3S'
+  { time "$@" >/dev/null 2>&1; } 2>&1 | awk 'NF == 2 {print $1 + $2}'
+}
+# wall_cpu_of CMD...: "wall cpu" seconds of one run.
+wall_cpu_of() {
+  local TIMEFORMAT='%3R %3U %3S'
+  { time "$@" >/dev/null 2>&1; } 2>&1 | awk 'NF == 3 {print $1, $2 + $3}'
+}
+
+# interleave ROUNDS CMD...: runs CMD under each prefix of the array
+# `configs` ("" for the bare program), one of each per round, and leaves
+# each one's lowest wall and CPU seconds in best_wall[i] and best_cpu[i].
+# On a shared VM a slow spell then hits every configuration alike instead
+# of the one that happened to run in it.
+interleave() {
+  local rounds=$1 round i w c
+  shift
+  best_wall=() best_cpu=()
+  for ((round = 0; round < rounds; round++)); do
+    for i in "${!configs[@]}"; do
+      # shellcheck disable=SC2086  # the prefix is words on purpose
+      read -r w c < <(wall_cpu_of ${configs[$i]} "$@")
+      best_wall[$i]=$(echo "$w ${best_wall[$i]:-1e9}" | awk '{print ($1 < $2 ? $1 : $2)}')
+      best_cpu[$i]=$(echo "$c ${best_cpu[$i]:-1e9}" | awk '{print ($1 < $2 ? $1 : $2)}')
+    done
+  done
+}
+ROUNDS=${ROUNDS:-5}
 ratio() { echo "$1 $2" | awk '{printf "%.2fx", $1 / $2}'; }
 
 bench() {
@@ -43,10 +74,12 @@ bench() {
   shift
   rm -rf "$tmp"/*
   local bare full sampled heap events bytes
-  bare=$(best_of "$@")
-  full=$(best_of env LD_PRELOAD="$agent" PROF_OUTPUT="$tmp/full" "$@")
-  sampled=$(best_of env LD_PRELOAD="$agent" PROF_OUTPUT="$tmp/sampled" PROF_SAMPLE_BYTES=512k "$@")
-  heap=$(best_of heaptrack -o "$tmp/heaptrack" "$@")
+  configs=(""
+           "env LD_PRELOAD=$agent PROF_OUTPUT=$tmp/full"
+           "env LD_PRELOAD=$agent PROF_OUTPUT=$tmp/sampled PROF_SAMPLE_BYTES=512k"
+           "heaptrack -o $tmp/heaptrack")
+  interleave "$ROUNDS" "$@"
+  bare=${best_wall[0]} full=${best_wall[1]} sampled=${best_wall[2]} heap=${best_wall[3]}
   # One more full run, kept, for the analyzer and the sizes.
   rm -f "$tmp"/full* "$tmp"/heaptrack*
   env LD_PRELOAD="$agent" PROF_OUTPUT="$tmp/full" "$@" >/dev/null
@@ -59,7 +92,7 @@ bench() {
   local ours theirs
   ours=$(best_of "$analyze" summary "$file")
   theirs=$(best_of heaptrack_print "$(ls "$tmp"/heaptrack*)")
-  printf '%s\n' "$name"
+  printf '%s, wall time, best of %d interleaved rounds\n' "$name" "$ROUNDS"
   printf '  bare %.3fs | libprof full %.3fs (%s) | sampled 512k %.3fs (%s) | heaptrack %.3fs (%s)\n' \
     "$bare" "$full" "$(ratio "$full" "$bare")" "$sampled" "$(ratio "$sampled" "$bare")" \
     "$heap" "$(ratio "$heap" "$bare")"
@@ -70,42 +103,17 @@ bench() {
     "$ours" "$theirs" "$(ratio "$theirs" "$ours")"
 }
 
-# cpu_of CMD...: user + system seconds of one run.
-cpu_of() {
-  local TIMEFORMAT='%3U %3S'
-  { time "$@" >/dev/null 2>&1; } 2>&1 | awk 'NF == 2 {print $1 + $2}'
-}
-# wall_cpu_of CMD...: "wall cpu" seconds of one run.
-wall_cpu_of() {
-  local TIMEFORMAT='%3R %3U %3S'
-  { time "$@" >/dev/null 2>&1; } 2>&1 | awk 'NF == 3 {print $1, $2 + $3}'
-}
-
-# The CPU runs are interleaved, round after round, and each configuration
-# keeps its lowest wall and CPU time: on a shared VM a slow spell then hits
-# every configuration alike instead of one.
 CPU_ROUNDS=${CPU_ROUNDS:-7}
 bench_cpu() {
   local name=$1 backend=$2
   shift 2
   rm -rf "$tmp"/*
-  local -a configs=(
-    "bare"
-    "env LD_PRELOAD=$cpu_agent PROF_CPU=callgraph PROF_CPU_BACKEND=$backend PROF_OUTPUT=$tmp/cpu"
-    "env LD_PRELOAD=$cpu_agent PROF_CPU=default PROF_CPU_BACKEND=$backend PROF_OUTPUT=$tmp/cpu"
-    "env LD_PRELOAD=$gperf CPUPROFILE=$tmp/gperf CPUPROFILE_FREQUENCY=1000")
-  local -a wall=(1e9 1e9 1e9 1e9) cpu=(1e9 1e9 1e9 1e9)
-  local round i w c
-  for ((round = 0; round < CPU_ROUNDS; round++)); do
-    for i in 0 1 2 3; do
-      local prefix=${configs[$i]}
-      [ "$prefix" = bare ] && prefix=""
-      # shellcheck disable=SC2086  # the prefix is words on purpose
-      read -r w c < <(wall_cpu_of $prefix "$@")
-      wall[$i]=$(echo "$w ${wall[$i]}" | awk '{print ($1 < $2 ? $1 : $2)}')
-      cpu[$i]=$(echo "$c ${cpu[$i]}" | awk '{print ($1 < $2 ? $1 : $2)}')
-    done
-  done
+  configs=(""
+           "env LD_PRELOAD=$cpu_agent PROF_CPU=callgraph PROF_CPU_BACKEND=$backend PROF_OUTPUT=$tmp/cpu"
+           "env LD_PRELOAD=$cpu_agent PROF_CPU=default PROF_CPU_BACKEND=$backend PROF_OUTPUT=$tmp/cpu"
+           "env LD_PRELOAD=$gperf CPUPROFILE=$tmp/gperf CPUPROFILE_FREQUENCY=1000")
+  interleave "$CPU_ROUNDS" "$@"
+  local -a wall=("${best_wall[@]}") cpu=("${best_cpu[@]}")
   # One more run of each, kept: samples obtained per CPU-second of that run.
   rm -rf "$tmp"/*
   local run_cpu samples gsamples gcpu
