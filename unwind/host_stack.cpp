@@ -41,16 +41,23 @@ inline uint64_t load(uint64_t addr) {
 // bounds too: the stack may have been unmapped and mapped again, smaller.)
 bool outer_unchanged(const HostStackCache *c, int r) {
   const uint64_t first = c->read_lo, last = c->read_hi - 8;
-  auto same = [first, last](uint64_t at, uint64_t value) {
-    return !at || (at >= first && at <= last && load(at) == value);
-  };
-  for (int m = r; m >= 0; m--) {
-    const Step &s = c->steps[m], &next = m ? c->steps[m - 1] : c->beyond;
-    if (!same(s.reads.ra_at, next.ip) || !same(s.reads.rbp_at, next.rbp) ||
-        !same(s.reads.cfa_at, next.sp))
-      return false;
+  for (int i = c->watch_end[r] - 1; i >= 0; i--) {  // inner first: changes are near
+    const HostStackCache::Watch &w = c->watch[i];
+    if (w.at < first || w.at > last || load(w.at) != w.value) return false;
   }
   return true;
+}
+
+// Lists the words read by steps[from..n) (root first) in the watch list.
+void watch_steps(HostStackCache *c, int from, int n) {
+  int k = from ? c->watch_end[from - 1] : 0;
+  for (int m = from; m < n; m++) {
+    const Step &s = c->steps[m], &next = m ? c->steps[m - 1] : c->beyond;
+    if (s.reads.ra_at) c->watch[k++] = {s.reads.ra_at, next.ip};
+    if (s.reads.rbp_at) c->watch[k++] = {s.reads.rbp_at, next.rbp};
+    if (s.reads.cfa_at) c->watch[k++] = {s.reads.cfa_at, next.sp};
+    c->watch_end[m] = k;
+  }
 }
 
 // Records the frame in state `at` into `frame`, with the addresses its rule
@@ -84,14 +91,17 @@ void mark_rbp_needed(Step *steps, int from, int n) {
 int keep_walk(HostStackCache *c, int outer, int i, int want, bool cut) {
   for (int k = 0; k < i; k++) c->steps[outer + k] = c->walk[i - 1 - k];
   int n = outer + i;
+  int fresh = outer;  // steps[fresh..n) are new or moved
   if (n > want) {  // only when the stack is deeper than the limit
     const int drop = n - want;
     c->beyond = c->steps[drop - 1];
     memmove(c->steps, c->steps + drop, sizeof(Step) * size_t(want));
     n = want;
     cut = true;
+    fresh = 0;
   }
   mark_rbp_needed(c->steps, n - i > 0 ? n - i : 0, n);
+  watch_steps(c, fresh, n);
   c->depth = n;
   c->cut = cut;
   c->joined = outer;

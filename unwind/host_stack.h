@@ -27,7 +27,7 @@
 
 namespace prof {
 
-// What one thread keeps between captures (about 210 KiB; map it lazily:
+// What one thread keeps between captures (about 270 KiB; map it lazily:
 // a capture touches only as much as its stack is deep).
 struct HostStackCache {
   static constexpr int kMaxFrames = 1024 + 16;
@@ -60,6 +60,14 @@ struct HostStackCache {
   bool cut;
   int joined;          // the last walk kept steps[0..joined) of the one before
   int prev_program;    // the previous capture's frame count, if root-aligned (else 0)
+  // Every stack word steps[0..depth) read, root first, with the value read:
+  // steps[0..m] read watch[0..watch_end[m]). Kept apart from the steps so
+  // that checking the outer frames is one tight pass.
+  struct Watch {
+    uint64_t at, value;
+  };
+  int watch_end[kMaxFrames];
+  Watch watch[3 * kMaxFrames];
   Step beyond;
   Step steps[kMaxFrames];
   Step walk[kMaxFrames + 1];  // a walk in progress, innermost first
