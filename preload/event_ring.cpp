@@ -3,8 +3,11 @@
 #include <cerrno>
 #include <cstring>
 #include <ctime>
+#include <linux/membarrier.h>
 #include <sched.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "stream_writer.h"
 
@@ -14,6 +17,14 @@ namespace {
 
 // The calling thread's slot (initial-exec: usable inside malloc).
 __thread EventRing::Slot *t_slot __attribute__((tls_model("initial-exec")));
+// The writer thread: its appends intrude on the solo producer one at a time.
+__thread bool t_writer __attribute__((tls_model("initial-exec")));
+
+bool register_membarrier() {
+  const long cmds = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
+  return cmds > 0 && (cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED) &&
+         syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
+}
 
 pthread_key_t g_slot_key;
 pthread_once_t g_slot_key_once = PTHREAD_ONCE_INIT;
@@ -45,6 +56,8 @@ bool EventRing::start(int fd, void (*on_tick)(), bool writer_thread) {
   on_tick_ = on_tick;
   writer_thread_ = writer_thread;
   shared_.busy_from.store(kIdle);
+  membarrier_ = register_membarrier();
+  reset_solo(nullptr);
   return launch();
 }
 
@@ -73,7 +86,12 @@ EventRing::Slot *EventRing::claim_slot() {
     }
     pthread_once(&g_slot_key_once, make_slot_key);
     pthread_setspecific(g_slot_key, &slots_[i]);
-    return t_slot = &slots_[i];
+    t_slot = &slots_[i];
+    // The first program thread to append is the solo producer; any later one
+    // ends that for good.
+    Slot *none = nullptr;
+    if (!t_writer && !(membarrier_ && solo_.compare_exchange_strong(none, t_slot))) intrude();
+    return t_slot;
   }
   return nullptr;
 }
@@ -96,12 +114,30 @@ void EventRing::writer_work_after_append(uint64_t end) {
   flush(1);
 }
 
+void EventRing::reset_solo(Slot *slot) {
+  solo_.store(membarrier_ ? slot : nullptr, std::memory_order_relaxed);
+  intruders_.store(0, std::memory_order_relaxed);
+}
+
+void EventRing::intrude() {
+  intruders_.fetch_add(1, std::memory_order_seq_cst);
+  Slot *solo = solo_.load(std::memory_order_acquire);
+  if (!solo || solo == t_slot) return;
+  // Every store the solo thread made before its barrier is visible now, and
+  // every load after it sees us: wait out an append it began before.
+  syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
+  while (solo->busy_from.load(std::memory_order_acquire) != kIdle) sched_yield();
+}
+
 uint64_t EventRing::reserve_and_copy(const uint8_t *data, size_t len) {
   uint64_t end;
   if (Slot *slot = t_slot ? t_slot : claim_slot()) {
+    if (t_writer) intrude();
     append_with(slot, data, len, &end);
+    if (t_writer) intruders_.fetch_sub(1, std::memory_order_release);
     return end;
   }
+  // (Every slot taken: other threads have long ended the solo producer.)
   shared_uses_.fetch_add(1, std::memory_order_relaxed);
   while (shared_lock_.exchange(true, std::memory_order_acquire)) sched_yield();
   append_with(&shared_, data, len, &end);
@@ -113,13 +149,23 @@ void EventRing::append_with(Slot *slot, const uint8_t *data, size_t len, uint64_
   // XXX: the lower bound is stored (release) before the reservation, which
   // is a release RMW: whoever sees the reservation in head_ sees the bound.
   slot->busy_from.store(head_.load(std::memory_order_relaxed), std::memory_order_release);
-  const uint64_t pos = head_.fetch_add(len, std::memory_order_acq_rel);
+  // Only a compiler fence between publishing the slot and reading
+  // intruders_: an intruder's membarrier supplies the CPU's.
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  uint64_t pos;
+  if (slot == solo_.load(std::memory_order_relaxed) &&
+      intruders_.load(std::memory_order_relaxed) == 0) {
+    pos = head_.load(std::memory_order_relaxed);
+    head_.store(pos + len, std::memory_order_release);
+  } else {
+    pos = head_.fetch_add(len, std::memory_order_acq_rel);
+  }
   *end = pos + len;
   if (*end > flushed_.load(std::memory_order_acquire) + kRingSize) wait_for_room(slot, pos, *end);
   const size_t off = pos % kRingSize;
   const size_t first = len < kRingSize - off ? len : kRingSize - off;
   memcpy(ring_ + off, data, first);
-  memcpy(ring_, data + first, len - first);
+  if (len > first) memcpy(ring_, data + first, len - first);
   slot->busy_from.store(kIdle, std::memory_order_release);
 }
 
@@ -176,6 +222,7 @@ bool EventRing::flush(size_t min_bytes) {
 
 void *EventRing::writer_main(void *arg) {
   auto *self = static_cast<EventRing *>(arg);
+  t_writer = true;
   timespec last{};
   clock_gettime(CLOCK_MONOTONIC, &last);
   long idle_ns = 1000000;
@@ -236,6 +283,8 @@ bool EventRing::restart_in_child(int fd) {
   flushing_.store(false);
   failed_.store(false);
   fd_ = fd;
+  membarrier_ = register_membarrier();
+  reset_solo(t_slot);  // this thread is the child's only one
   return launch();
 }
 

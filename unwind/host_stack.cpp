@@ -48,7 +48,8 @@ bool outer_unchanged(const HostStackCache *c, int r) {
   return true;
 }
 
-// Lists the words read by steps[from..n) (root first) in the watch list.
+// Lists the words read by steps[from..n) (root first) in the watch list,
+// and their ips in the packed list.
 void watch_steps(HostStackCache *c, int from, int n) {
   int k = from ? c->watch_end[from - 1] : 0;
   for (int m = from; m < n; m++) {
@@ -57,6 +58,7 @@ void watch_steps(HostStackCache *c, int from, int n) {
     if (s.reads.rbp_at) c->watch[k++] = {s.reads.rbp_at, next.rbp};
     if (s.reads.cfa_at) c->watch[k++] = {s.reads.cfa_at, next.sp};
     c->watch_end[m] = k;
+    c->ips[m] = s.ip;
   }
 }
 
@@ -174,8 +176,8 @@ template <class IpAt>
 int program_frames(IpAt ip_at, int n, uint64_t *ips, int max, bool *all) {
   int first = 0;
   while (first < n && ip_at(first) >= g_self_lo && ip_at(first) < g_self_hi) first++;
-  int out = 0;
-  for (int i = first; i < n && out < max; i++) ips[out++] = ip_at(i);
+  const int out = n - first < max ? n - first : max;
+  for (int k = 0; k < out; k++) ips[k] = ip_at(first + k);
   *all = out == n - first;
   return out;
 }
@@ -211,8 +213,8 @@ int HostStack::capture(const CallSite &from, uint64_t *ips, int max, HostStackCa
   if (g_rule_walk && cache) {
     const int n = rule_walk(from, want, cache);
     if (n >= 0) {
-      const int out = program_frames([cache, n](int i) { return cache->steps[n - 1 - i].ip; }, n,
-                                     ips, max, &all);
+      const int out = program_frames([cache, n](int i) { return cache->ips[n - 1 - i]; }, n, ips,
+                                     max, &all);
       // Root-aligned (no frame left out at either end): ips[out - 1 - d] is
       // steps[d], and the joined steps are the previous capture's.
       const bool aligned = all && !cache->cut;

@@ -68,6 +68,7 @@ struct HostStackCache {
   };
   int watch_end[kMaxFrames];
   Watch watch[3 * kMaxFrames];
+  uint64_t ips[kMaxFrames];  // steps[m].ip, root first, packed for the copy out
   Step beyond;
   Step steps[kMaxFrames];
   Step walk[kMaxFrames + 1];  // a walk in progress, innermost first
