@@ -22,12 +22,13 @@ struct Where {
 // Captures and interns the calling thread's stacks.
 Where capture(const CallSite &at, ThreadScratch *s) {
   Where w;
-  int unchanged;
-  const int n = HostStack::capture(at, s->ips, int(g_agent.cfg.max_depth), &s->unwind, &unchanged);
+  int n, unchanged;
+  const uint64_t *root =
+      HostStack::capture_root_first(at, int(g_agent.cfg.max_depth), &s->unwind, &n, &unchanged);
   if (n == 0) g_agent.unwind_failures.fetch_add(1, std::memory_order_relaxed);
   // The previous capture was interned with host_path: its outer frames are known.
-  w.host = g_agent.stacks.intern([s](int i) { return FrameKey{s->ips[i], 0}; }, n, s->host_path,
-                                 unchanged);
+  w.host = g_agent.stacks.intern([root, n](int i) { return FrameKey{root[n - 1 - i], 0}; }, n,
+                                 s->host_path, unchanged);
   if (!guest_registered()) return w;
 
   int vmstate = 0;

@@ -20,7 +20,6 @@ namespace prof {
 struct ThreadScratch {
   PathCache host_path;
   PathCache guest_path;
-  uint64_t ips[PathCache::kMax];
   prof_guest_frame guest[256];
   HostStackCache unwind;
 };

@@ -81,10 +81,12 @@ void check_same(const Capture &c, size_t max = 128) {
   CHECK(c.unchanged >= 0);
   CHECK(size_t(c.unchanged) <= c.common);
   if (c.fallbacks) {
-    // Both are libunwind's then, from two calls in probe(): frame 1 differs.
-    REQUIRE(c.walk.size() == c.reference.size());
-    CHECK(c.walk[0] == c.reference[0]);
-    CHECK(std::equal(c.walk.begin() + 2, c.walk.end(), c.reference.begin() + 2));
+    // Both are libunwind's then, from two call sites in probe(), reaching
+    // it through two or three functions of HostStack: the same past probe().
+    const size_t inner = c.walk.size() > c.reference.size() ? 4 : 3;
+    REQUIRE(c.walk.size() >= inner);
+    REQUIRE(c.walk.size() - inner + 3 == c.reference.size());
+    CHECK(std::equal(c.walk.begin() + long(inner), c.walk.end(), c.reference.begin() + 3));
     return;
   }
   size_t k = 0;

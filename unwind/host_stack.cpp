@@ -40,10 +40,11 @@ inline uint64_t load(uint64_t addr) {
 // repeat the previous one. (The words are checked against this capture's
 // bounds too: the stack may have been unmapped and mapped again, smaller.)
 bool outer_unchanged(const HostStackCache *c, int r) {
-  const uint64_t first = c->read_lo, last = c->read_hi - 8;
+  // Every word inside this capture's stack (it may have been unmapped and
+  // mapped again, smaller), then each still holding its value.
+  if (c->watch_lo[r] < c->read_lo || c->watch_hi[r] > c->read_hi - 8) return false;
   for (int i = c->watch_end[r] - 1; i >= 0; i--) {  // inner first: changes are near
-    const HostStackCache::Watch &w = c->watch[i];
-    if (w.at < first || w.at > last || load(w.at) != w.value) return false;
+    if (load(c->watch[i].at) != c->watch[i].value) return false;
   }
   return true;
 }
@@ -52,12 +53,21 @@ bool outer_unchanged(const HostStackCache *c, int r) {
 // and their ips in the packed list.
 void watch_steps(HostStackCache *c, int from, int n) {
   int k = from ? c->watch_end[from - 1] : 0;
+  uint64_t lo = from ? c->watch_lo[from - 1] : ~uint64_t(0), hi = from ? c->watch_hi[from - 1] : 0;
+  auto watch = [&](uint64_t at, uint64_t value) {
+    if (!at) return;
+    c->watch[k++] = {at, value};
+    lo = at < lo ? at : lo;
+    hi = at > hi ? at : hi;
+  };
   for (int m = from; m < n; m++) {
     const Step &s = c->steps[m], &next = m ? c->steps[m - 1] : c->beyond;
-    if (s.reads.ra_at) c->watch[k++] = {s.reads.ra_at, next.ip};
-    if (s.reads.rbp_at) c->watch[k++] = {s.reads.rbp_at, next.rbp};
-    if (s.reads.cfa_at) c->watch[k++] = {s.reads.cfa_at, next.sp};
+    watch(s.reads.ra_at, next.ip);
+    watch(s.reads.rbp_at, next.rbp);
+    watch(s.reads.cfa_at, next.sp);
     c->watch_end[m] = k;
+    c->watch_lo[m] = lo;
+    c->watch_hi[m] = hi;
     c->ips[m] = s.ip;
   }
 }
@@ -170,16 +180,12 @@ int rule_walk(CallSite at, int want, HostStackCache *c) {
   }
 }
 
-// Copies the frames after the agent's own into ips[0..max); *all: none
-// was left out past max.
+// How many innermost frames are the agent's own.
 template <class IpAt>
-int program_frames(IpAt ip_at, int n, uint64_t *ips, int max, bool *all) {
+int agent_frames(IpAt ip_at, int n) {
   int first = 0;
   while (first < n && ip_at(first) >= g_self_lo && ip_at(first) < g_self_hi) first++;
-  const int out = n - first < max ? n - first : max;
-  for (int k = 0; k < out; k++) ips[k] = ip_at(first + k);
-  *all = out == n - first;
-  return out;
+  return first;
 }
 
 }  // namespace
@@ -204,32 +210,62 @@ void HostStack::forget_mapping(uint64_t addr, uint64_t len) {
 
 uint64_t HostStack::fallbacks() { return g_fallbacks.load(std::memory_order_relaxed); }
 
-int HostStack::capture(const CallSite &from, uint64_t *ips, int max, HostStackCache *cache,
-                       int *unchanged) {
-  constexpr int kSpare = 8;  // room for the agent's own frames, dropped after
-  const int want = max + kSpare < HostStackCache::kMaxFrames ? max + kSpare : HostStackCache::kMaxFrames;
-  if (unchanged) *unchanged = 0;
-  bool all;
-  if (g_rule_walk && cache) {
-    const int n = rule_walk(from, want, cache);
+// How many frames to walk for `max` of the program's: room for the agent's
+// own frames, dropped after.
+int frames_wanted(int max) {
+  constexpr int kSpare = 8;
+  return max + kSpare < HostStackCache::kMaxFrames ? max + kSpare : HostStackCache::kMaxFrames;
+}
+
+// libunwind's stack: the program's frames are raw[*first..*first + result).
+int libunwind_frames(void **raw, int max, int *first) {
+  const int n = unw_backtrace(raw, frames_wanted(max));
+  *first = agent_frames([raw](int i) { return reinterpret_cast<uint64_t>(raw[i]); }, n);
+  return n - *first < max ? n - *first : max;
+}
+
+const uint64_t *HostStack::capture_root_first(const CallSite &from, int max, HostStackCache *cache,
+                                              int *count, int *unchanged) {
+  *unchanged = 0;
+  if (g_rule_walk) {
+    const int n = rule_walk(from, frames_wanted(max), cache);
     if (n >= 0) {
-      const int out = program_frames([cache, n](int i) { return cache->ips[n - 1 - i]; }, n, ips,
-                                     max, &all);
-      // Root-aligned (no frame left out at either end): ips[out - 1 - d] is
-      // steps[d], and the joined steps are the previous capture's.
-      const bool aligned = all && !cache->cut;
-      if (unchanged && aligned)
-        *unchanged = std::min({cache->joined, out, cache->prev_program});
+      const int first = agent_frames([cache, n](int i) { return cache->ips[n - 1 - i]; }, n);
+      const int out = n - first < max ? n - first : max;
+      // Root-aligned (no frame left out at the root end): the frames are
+      // steps[0..out), and the joined steps are the previous capture's.
+      const bool aligned = out == n - first && !cache->cut;
+      if (aligned) *unchanged = std::min({cache->joined, out, cache->prev_program});
       cache->prev_program = aligned ? out : 0;
-      return out;
+      *count = out;
+      return cache->ips + (n - first - out);
     }
     cache->prev_program = 0;
     g_fallbacks.fetch_add(1, std::memory_order_relaxed);
   }
+  // The walk's packed ips are free: its previous walk is forgotten.
   void *raw[HostStackCache::kMaxFrames];
-  const int n = unw_backtrace(raw, want);
-  return program_frames([&raw](int i) { return reinterpret_cast<uint64_t>(raw[i]); }, n, ips, max,
-                        &all);
+  int first;
+  const int out = libunwind_frames(raw, max, &first);
+  for (int k = 0; k < out; k++) cache->ips[out - 1 - k] = reinterpret_cast<uint64_t>(raw[first + k]);
+  *count = out;
+  return cache->ips;
+}
+
+int HostStack::capture(const CallSite &from, uint64_t *ips, int max, HostStackCache *cache,
+                       int *unchanged) {
+  int n = 0, same = 0;
+  if (cache) {
+    const uint64_t *root = capture_root_first(from, max, cache, &n, &same);
+    for (int i = 0; i < n; i++) ips[i] = root[n - 1 - i];
+  } else {
+    void *raw[HostStackCache::kMaxFrames];
+    int first;
+    n = libunwind_frames(raw, max, &first);
+    for (int k = 0; k < n; k++) ips[k] = reinterpret_cast<uint64_t>(raw[first + k]);
+  }
+  if (unchanged) *unchanged = same;
+  return n;
 }
 
 }  // namespace prof

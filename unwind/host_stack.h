@@ -67,6 +67,7 @@ struct HostStackCache {
     uint64_t at, value;
   };
   int watch_end[kMaxFrames];
+  uint64_t watch_lo[kMaxFrames], watch_hi[kMaxFrames];  // the lowest, highest `at` up to m
   Watch watch[3 * kMaxFrames];
   uint64_t ips[kMaxFrames];  // steps[m].ip, root first, packed for the copy out
   Step beyond;
@@ -96,6 +97,11 @@ class HostStack {
   // copy of that stack need not compare them.
   static int capture(const CallSite &from, uint64_t *ips, int max, HostStackCache *cache,
                      int *unchanged = nullptr);
+  // The same capture with a cache, without the copy: the frames stay root
+  // first in the cache, *count of them from the pointer returned (valid
+  // until the next capture with this cache).
+  static const uint64_t *capture_root_first(const CallSite &from, int max, HostStackCache *cache,
+                                            int *count, int *unchanged);
   // [addr, addr + len) is being unmapped (munmap, mremap): threads drop the
   // stack mappings they cached there.
   static void forget_mapping(uint64_t addr, uint64_t len);
