@@ -9,7 +9,8 @@
 # backends: wall and CPU time, and the samples each actually obtained per
 # CPU-second; and each backend's floor, its clock and signal with no stack
 # taken (PROF_CPU=default), the CPU runs interleaved over CPU_ROUNDS rounds
-# (default 7). `bash scripts/bench.sh cpu` runs only that.
+# (default 7); and the kernel's own floor for 1 kHz sampling signals, with
+# no profiler at all. `bash scripts/bench.sh cpu` runs only that.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
@@ -141,3 +142,7 @@ fi
 for backend in perf timer; do
   bench_cpu "lua5.4 binary-trees 15" $backend "$(command -v lua5.4)" scripts/bench/binarytrees.lua 15
 done
+# What the kernel alone charges for 1 kHz of timer interrupts and signals.
+gcc -O2 scripts/bench/signal_floor.c -o "$build/signal_floor"
+printf 'The kernel floor of 1 kHz per-thread sampling, no profiler (scripts/bench/signal_floor.c):\n  '
+"$build/signal_floor" 5
