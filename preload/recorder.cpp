@@ -22,13 +22,18 @@ struct Where {
 // Captures and interns the calling thread's stacks.
 Where capture(const CallSite &at, ThreadScratch *s) {
   Where w;
-  int n, unchanged;
-  const uint64_t *root =
-      HostStack::capture_root_first(at, int(g_agent.cfg.max_depth), &s->unwind, &n, &unchanged);
-  if (n == 0) g_agent.unwind_failures.fetch_add(1, std::memory_order_relaxed);
-  // The previous capture was interned with host_path: its outer frames are known.
-  w.host = g_agent.stacks.intern([root, n](int i) { return FrameKey{root[n - 1 - i], 0}; }, n,
-                                 s->host_path, unchanged);
+  // A walk that provably repeats a remembered one has that one's id.
+  const uint64_t epoch = g_agent.stacks.generation();
+  if (!HostStack::recall(at, &s->unwind, epoch, &w.host)) {
+    int n, unchanged;
+    const uint64_t *root =
+        HostStack::capture_root_first(at, int(g_agent.cfg.max_depth), &s->unwind, &n, &unchanged);
+    if (n == 0) g_agent.unwind_failures.fetch_add(1, std::memory_order_relaxed);
+    // The previous capture was interned with host_path: its outer frames are known.
+    w.host = g_agent.stacks.intern([root, n](int i) { return FrameKey{root[n - 1 - i], 0}; }, n,
+                                   s->host_path, unchanged);
+    HostStack::remember(&s->unwind, epoch, w.host);
+  }
   if (!guest_registered()) return w;
 
   int vmstate = 0;

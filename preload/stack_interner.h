@@ -56,6 +56,8 @@ class StackInterner {
   template <class KeyAt>
   uint64_t intern(KeyAt key_at, int n, PathCache &cache, int known_same = 0);
   uint64_t table_full() const { return full_.load(std::memory_order_relaxed); }
+  // Changes when every id is forgotten (reset()).
+  uint64_t generation() const { return generation_.load(std::memory_order_relaxed); }
 
  private:
   struct Entry {

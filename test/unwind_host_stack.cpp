@@ -29,7 +29,16 @@ struct Capture {
   uint64_t fallbacks = 0;           // captures that fell back meanwhile
   int unchanged = 0;                // outer frames the walk says are the previous capture's
   size_t common = 0;                // outer frames it actually shares with the previous one
+  bool recalled = false;            // HostStack::recall() vouched for a remembered walk
+  bool recalled_right = false;      // ... and that walk had these very frames
 };
+
+// A name for a stack (what the agent's interner gives it).
+uint64_t stack_tag(const uint64_t *ips, int n) {
+  uint64_t h = 1469598103934665603ull ^ uint64_t(n);
+  for (int i = 0; i < n; i++) h = (h ^ ips[i]) * 1099511628211ull;
+  return h;
+}
 
 thread_local std::vector<Capture> t_captures;
 thread_local std::vector<uint64_t> t_previous_walk;  // this thread's cache's last capture
@@ -55,10 +64,18 @@ __attribute__((noinline)) int probe() {
   init_once();
   uint64_t walk[HostStackCache::kMaxFrames], reference[HostStackCache::kMaxFrames];
   const uint64_t before = HostStack::fallbacks();
+  // Remembered walks are only good for the same depth limit: it is the epoch.
+  const uint64_t epoch = uint64_t(t_max);
+  uint64_t recalled = 0;
+  const bool hit =
+      HostStack::recall(prof::caller_of(__builtin_frame_address(0)), thread_cache(), epoch, &recalled);
   int unchanged;
   const int n = HostStack::capture(prof::caller_of(__builtin_frame_address(0)), walk, t_max,
                                    thread_cache(), &unchanged);
+  HostStack::remember(thread_cache(), epoch, stack_tag(walk, n));
   Capture c;
+  c.recalled = hit;
+  c.recalled_right = hit && recalled == stack_tag(walk, n);
   c.fallbacks = HostStack::fallbacks() - before;
   c.unchanged = unchanged;
   while (c.common < size_t(n) && c.common < t_previous_walk.size() &&
@@ -77,9 +94,10 @@ __attribute__((noinline)) int probe() {
 // cut to `max` frames.
 void check_same(const Capture &c, size_t max = 128) {
   REQUIRE_FALSE(c.walk.empty());
-  // What the walk vouches for as unchanged really is.
+  // What the walk vouches for as unchanged really is, and so is a recalled walk.
   CHECK(c.unchanged >= 0);
   CHECK(size_t(c.unchanged) <= c.common);
+  CHECK(c.recalled_right == c.recalled);
   if (c.fallbacks) {
     // Both are libunwind's then, from two call sites in probe(), reaching
     // it through two or three functions of HostStack: the same past probe().
@@ -193,15 +211,18 @@ TEST_CASE("the rule walk finds libunwind's frames on every stack shape") {
   run_shapes();
   const auto captures = take_captures();
   REQUIRE(captures.size() == 8 * 10 + 1);  // qsort's comparator probes once
-  size_t vouched = 0;
+  size_t vouched = 0, recalled = 0;
   for (const auto &c : captures) {
     check_same(c);
     CHECK(c.fallbacks == 0);
     vouched += size_t(c.unchanged);
+    recalled += c.recalled;
   }
   // Joined walks vouch for their outer frames (here, all but the few that
-  // differ between consecutive shapes).
+  // differ between consecutive shapes), and a shape run again from the same
+  // state is recalled (the list of depths repeats, except the deepest).
   CHECK(vouched > captures.size() * 4);
+  CHECK(recalled >= captures.size() / 8);
 }
 
 TEST_CASE("a walk that joins the previous one still sees changes above the join") {

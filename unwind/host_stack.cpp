@@ -49,8 +49,8 @@ bool outer_unchanged(const HostStackCache *c, int r) {
   return true;
 }
 
-// Lists the words read by steps[from..n) (root first) in the watch list,
-// and their ips in the packed list.
+// Lists the words read by steps[from..n) (root first) that the walk depends
+// on in the watch list, and their ips in the packed list.
 void watch_steps(HostStackCache *c, int from, int n) {
   int k = from ? c->watch_end[from - 1] : 0;
   uint64_t lo = from ? c->watch_lo[from - 1] : ~uint64_t(0), hi = from ? c->watch_hi[from - 1] : 0;
@@ -63,7 +63,9 @@ void watch_steps(HostStackCache *c, int from, int n) {
   for (int m = from; m < n; m++) {
     const Step &s = c->steps[m], &next = m ? c->steps[m - 1] : c->beyond;
     watch(s.reads.ra_at, next.ip);
-    watch(s.reads.rbp_at, next.rbp);
+    // The caller's rbp only matters when its walk depends on it (most code
+    // keeps no frame pointer: rbp holds any variable, saved by the callee).
+    if (m == 0 || next.rbp_needed) watch(s.reads.rbp_at, next.rbp);
     watch(s.reads.cfa_at, next.sp);
     c->watch_end[m] = k;
     c->watch_lo[m] = lo;
@@ -229,6 +231,7 @@ const uint64_t *HostStack::capture_root_first(const CallSite &from, int max, Hos
   *unchanged = 0;
   if (g_rule_walk) {
     const int n = rule_walk(from, frames_wanted(max), cache);
+    cache->walked = n > 0;
     if (n >= 0) {
       const int first = agent_frames([cache, n](int i) { return cache->ips[n - 1 - i]; }, n);
       const int out = n - first < max ? n - first : max;
@@ -250,6 +253,43 @@ const uint64_t *HostStack::capture_root_first(const CallSite &from, int max, Hos
   for (int k = 0; k < out; k++) cache->ips[out - 1 - k] = reinterpret_cast<uint64_t>(raw[first + k]);
   *count = out;
   return cache->ips;
+}
+
+// The memo entry for walks starting in state (ip, sp).
+HostStackCache::Memo &memo_for(HostStackCache *c, uint64_t ip, uint64_t sp) {
+  const uint64_t h = (ip ^ sp * 0x9E3779B97F4A7C15ull) * 0xBF58476D1CE4E5B9ull;
+  return c->memos[(h >> 32) % HostStackCache::kMemos];
+}
+
+bool HostStack::recall(const CallSite &from, HostStackCache *c, uint64_t epoch, uint64_t *tag) {
+  if (!g_rule_walk) return false;
+  const HostStackCache::Memo &m = memo_for(c, from.ip, from.sp);
+  if (!m.words || m.ip != from.ip || m.sp != from.sp || (m.rbp_needed && m.rbp != from.rbp) ||
+      m.epoch != epoch || m.rules_generation != unwind_rules_generation())
+    return false;
+  // Every word inside this stack's mapping (it may have been unmapped and
+  // mapped again, smaller), then each still holding its value.
+  if (!find_stack(c, from.sp) || m.lo < c->read_lo || m.hi > c->read_hi - 8) return false;
+  for (int i = m.words - 1; i >= 0; i--)  // inner first: changes are near
+    if (load(m.watch[i].at) != m.watch[i].value) return false;
+  *tag = m.tag;
+  return true;
+}
+
+void HostStack::remember(HostStackCache *c, uint64_t epoch, uint64_t tag) {
+  if (!c->walked) return;
+  const int n = c->depth, words = c->watch_end[n - 1];
+  const Step &start = c->steps[n - 1];
+  if (words > HostStackCache::kMemoWords) return;
+  HostStackCache::Memo &m = memo_for(c, start.ip, start.sp);
+  m.ip = start.ip, m.sp = start.sp, m.rbp = start.rbp;
+  m.rbp_needed = start.rbp_needed;
+  m.words = words;
+  m.rules_generation = c->rules.generation;
+  m.epoch = epoch;
+  m.tag = tag;
+  m.lo = c->watch_lo[n - 1], m.hi = c->watch_hi[n - 1];
+  memcpy(m.watch, c->watch, sizeof(HostStackCache::Watch) * size_t(words));
 }
 
 int HostStack::capture(const CallSite &from, uint64_t *ips, int max, HostStackCache *cache,

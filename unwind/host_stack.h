@@ -70,6 +70,20 @@ struct HostStackCache {
   uint64_t watch_lo[kMaxFrames], watch_hi[kMaxFrames];  // the lowest, highest `at` up to m
   Watch watch[3 * kMaxFrames];
   uint64_t ips[kMaxFrames];  // steps[m].ip, root first, packed for the copy out
+  bool walked;               // the last capture was a rule walk (remember() may keep it)
+
+  // Remembered walks (HostStack::recall): where each started, every word it
+  // read with the value read, and its caller's tag.
+  static constexpr int kMemos = 64, kMemoWords = 48;
+  struct Memo {
+    uint64_t ip, sp, rbp;
+    bool rbp_needed;
+    int words;  // 0: an empty entry
+    uint64_t rules_generation, epoch, tag;
+    uint64_t lo, hi;  // the lowest and highest word read
+    Watch watch[kMemoWords];
+  };
+  Memo memos[kMemos];
   Step beyond;
   Step steps[kMaxFrames];
   Step walk[kMaxFrames + 1];  // a walk in progress, innermost first
@@ -102,6 +116,16 @@ class HostStack {
   // until the next capture with this cache).
   static const uint64_t *capture_root_first(const CallSite &from, int max, HostStackCache *cache,
                                             int *count, int *unchanged);
+  // A shortcut for callers that name each stack (the interner's id): true
+  // when the walk from `from` provably repeats one remembered under `epoch`
+  // (it starts in the same state and every word it read still holds the
+  // same value, so it would find the same frames); *tag is then the tag
+  // remembered with it, and nothing else is done (the cache's previous
+  // walk stays the last capture's).
+  static bool recall(const CallSite &from, HostStackCache *cache, uint64_t epoch, uint64_t *tag);
+  // Remembers the last capture's walk with `tag` under `epoch`, if it was a
+  // rule walk that read few enough words.
+  static void remember(HostStackCache *cache, uint64_t epoch, uint64_t tag);
   // [addr, addr + len) is being unmapped (munmap, mremap): threads drop the
   // stack mappings they cached there.
   static void forget_mapping(uint64_t addr, uint64_t len);
