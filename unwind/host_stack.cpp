@@ -255,25 +255,36 @@ const uint64_t *HostStack::capture_root_first(const CallSite &from, int max, Hos
   return cache->ips;
 }
 
-// The memo entry for walks starting in state (ip, sp).
-HostStackCache::Memo &memo_for(HostStackCache *c, uint64_t ip, uint64_t sp) {
+// The memo set for walks starting in state (ip, sp).
+int memo_set(uint64_t ip, uint64_t sp) {
   const uint64_t h = (ip ^ sp * 0x9E3779B97F4A7C15ull) * 0xBF58476D1CE4E5B9ull;
-  return c->memos[(h >> 32) % HostStackCache::kMemos];
+  return int((h >> 32) % HostStackCache::kMemoSets);
 }
 
-bool HostStack::recall(const CallSite &from, HostStackCache *c, uint64_t epoch, uint64_t *tag) {
-  if (!g_rule_walk) return false;
-  const HostStackCache::Memo &m = memo_for(c, from.ip, from.sp);
+// True when the walk remembered in m would repeat from `from`.
+bool memo_holds(HostStackCache *c, const HostStackCache::Memo &m, const CallSite &from,
+                uint64_t epoch, uint64_t generation) {
   if (!m.words || m.ip != from.ip || m.sp != from.sp || (m.rbp_needed && m.rbp != from.rbp) ||
-      m.epoch != epoch || m.rules_generation != unwind_rules_generation())
+      m.epoch != epoch || m.rules_generation != generation)
     return false;
   // Every word inside this stack's mapping (it may have been unmapped and
   // mapped again, smaller), then each still holding its value.
-  if (!find_stack(c, from.sp) || m.lo < c->read_lo || m.hi > c->read_hi - 8) return false;
+  if (m.lo < c->read_lo || m.hi > c->read_hi - 8) return false;
   for (int i = m.words - 1; i >= 0; i--)  // inner first: changes are near
     if (load(m.watch[i].at) != m.watch[i].value) return false;
-  *tag = m.tag;
   return true;
+}
+
+bool HostStack::recall(const CallSite &from, HostStackCache *c, uint64_t epoch, uint64_t *tag) {
+  if (!g_rule_walk || !find_stack(c, from.sp)) return false;
+  const uint64_t generation = unwind_rules_generation();
+  for (const HostStackCache::Memo &m : c->memos[memo_set(from.ip, from.sp)]) {
+    if (memo_holds(c, m, from, epoch, generation)) {
+      *tag = m.tag;
+      return true;
+    }
+  }
+  return false;
 }
 
 void HostStack::remember(HostStackCache *c, uint64_t epoch, uint64_t tag) {
@@ -281,7 +292,9 @@ void HostStack::remember(HostStackCache *c, uint64_t epoch, uint64_t tag) {
   const int n = c->depth, words = c->watch_end[n - 1];
   const Step &start = c->steps[n - 1];
   if (words > HostStackCache::kMemoWords) return;
-  HostStackCache::Memo &m = memo_for(c, start.ip, start.sp);
+  const int set = memo_set(start.ip, start.sp);
+  HostStackCache::Memo &m = c->memos[set][c->memo_next[set]];
+  c->memo_next[set] = uint8_t((c->memo_next[set] + 1) % HostStackCache::kMemoWays);
   m.ip = start.ip, m.sp = start.sp, m.rbp = start.rbp;
   m.rbp_needed = start.rbp_needed;
   m.words = words;

@@ -73,8 +73,10 @@ struct HostStackCache {
   bool walked;               // the last capture was a rule walk (remember() may keep it)
 
   // Remembered walks (HostStack::recall): where each started, every word it
-  // read with the value read, and its caller's tag.
-  static constexpr int kMemos = 64, kMemoWords = 48;
+  // read with the value read, and its caller's tag. Several per start state
+  // (a set): calls from different paths often reach the allocator at the
+  // same sp (Lua's l_alloc).
+  static constexpr int kMemoSets = 16, kMemoWays = 4, kMemoWords = 48;
   struct Memo {
     uint64_t ip, sp, rbp;
     bool rbp_needed;
@@ -83,7 +85,8 @@ struct HostStackCache {
     uint64_t lo, hi;  // the lowest and highest word read
     Watch watch[kMemoWords];
   };
-  Memo memos[kMemos];
+  Memo memos[kMemoSets][kMemoWays];
+  uint8_t memo_next[kMemoSets];  // the way each set replaces next
   Step beyond;
   Step steps[kMaxFrames];
   Step walk[kMaxFrames + 1];  // a walk in progress, innermost first
