@@ -86,6 +86,22 @@ class SpanWriter {
   uint8_t *pos_;
 };
 
+// An Out for the encoders that only counts: the size a record will take.
+class SizeCounter {
+ public:
+  void put_u8(uint8_t) { size_++; }
+  void put_uleb(uint64_t v) { size_ += uleb128_size(v); }
+  void put_bytes(const void *, size_t len) { size_ += len; }
+  void put_string(const char *, size_t len) {
+    put_uleb(len);
+    size_ += len;
+  }
+  size_t size() const { return size_; }
+
+ private:
+  size_t size_ = 0;
+};
+
 // Sink for a file descriptor: retries short writes and EINTR.
 bool fd_sink(void *fd_as_ptr, const uint8_t *data, size_t len);
 

@@ -22,6 +22,12 @@ inline size_t encode_uleb128(uint64_t value, uint8_t *out) {
   return n;
 }
 
+// The bytes encode_uleb128(value) writes.
+inline size_t uleb128_size(uint64_t value) {
+  const int bits = 64 - __builtin_clzll(value | 1);
+  return static_cast<size_t>(bits + 6) / 7;
+}
+
 enum class Uleb128Status { Ok, NeedMore, OverLong, Overflow };
 
 // Decodes from [p, end). On Ok, *value and *used are set.

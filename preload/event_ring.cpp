@@ -98,8 +98,17 @@ EventRing::Slot *EventRing::claim_slot() {
 
 void EventRing::append(const uint8_t *data, size_t len) {
   if (closed_.load(std::memory_order_relaxed)) return;
-  const uint64_t end = reserve_and_copy(data, len);
+  const uint64_t end = append_copy(data, len);
   if (!writer_thread_) writer_work_after_append(end);
+}
+
+uint64_t EventRing::append_copy(const uint8_t *data, size_t len) {
+  Slot *slot;
+  uint64_t end;
+  if (uint8_t *dst = begin_append(len, &slot, &end)) memcpy(dst, data, len);
+  else copy_in(end - len, data, len);
+  end_append(slot);
+  return end;
 }
 
 void EventRing::writer_work_after_append(uint64_t end) {
@@ -129,23 +138,34 @@ void EventRing::intrude() {
   while (solo->busy_from.load(std::memory_order_acquire) != kIdle) sched_yield();
 }
 
-uint64_t EventRing::reserve_and_copy(const uint8_t *data, size_t len) {
-  uint64_t end;
-  if (Slot *slot = t_slot ? t_slot : claim_slot()) {
+uint8_t *EventRing::begin_append(size_t len, Slot **slot, uint64_t *end) {
+  Slot *own = t_slot ? t_slot : claim_slot();
+  if (own) {
     if (t_writer) intrude();
-    append_with(slot, data, len, &end);
-    if (t_writer) intruders_.fetch_sub(1, std::memory_order_release);
-    return end;
+  } else {
+    // (Every slot taken: other threads have long ended the solo producer.)
+    shared_uses_.fetch_add(1, std::memory_order_relaxed);
+    while (shared_lock_.exchange(true, std::memory_order_acquire)) sched_yield();
+    own = &shared_;
   }
-  // (Every slot taken: other threads have long ended the solo producer.)
-  shared_uses_.fetch_add(1, std::memory_order_relaxed);
-  while (shared_lock_.exchange(true, std::memory_order_acquire)) sched_yield();
-  append_with(&shared_, data, len, &end);
-  shared_lock_.store(false, std::memory_order_release);
-  return end;
+  *slot = own;
+  const uint64_t pos = reserve(own, len);
+  *end = pos + len;
+  const size_t off = pos % kRingSize;
+  // The ring is larger than the caches and the writer thread read it last:
+  // ask for the line a few hundred records ahead now, so that the write
+  // that reaches it does not wait for it.
+  __builtin_prefetch(ring_ + (off + kPrefetchAhead) % kRingSize, 1, 3);
+  return len <= kRingSize - off ? ring_ + off : nullptr;
 }
 
-void EventRing::append_with(Slot *slot, const uint8_t *data, size_t len, uint64_t *end) {
+void EventRing::end_append(Slot *slot) {
+  slot->busy_from.store(kIdle, std::memory_order_release);
+  if (slot == &shared_) shared_lock_.store(false, std::memory_order_release);
+  else if (t_writer) intruders_.fetch_sub(1, std::memory_order_release);
+}
+
+uint64_t EventRing::reserve(Slot *slot, size_t len) {
   // XXX: the lower bound is stored (release) before the reservation, which
   // is a release RMW: whoever sees the reservation in head_ sees the bound.
   slot->busy_from.store(head_.load(std::memory_order_relaxed), std::memory_order_release);
@@ -160,13 +180,16 @@ void EventRing::append_with(Slot *slot, const uint8_t *data, size_t len, uint64_
   } else {
     pos = head_.fetch_add(len, std::memory_order_acq_rel);
   }
-  *end = pos + len;
-  if (*end > flushed_.load(std::memory_order_acquire) + kRingSize) wait_for_room(slot, pos, *end);
+  if (pos + len > flushed_.load(std::memory_order_acquire) + kRingSize)
+    wait_for_room(slot, pos, pos + len);
+  return pos;
+}
+
+void EventRing::copy_in(uint64_t pos, const uint8_t *data, size_t len) {
   const size_t off = pos % kRingSize;
   const size_t first = len < kRingSize - off ? len : kRingSize - off;
   memcpy(ring_ + off, data, first);
-  if (len > first) memcpy(ring_, data + first, len - first);
-  slot->busy_from.store(kIdle, std::memory_order_release);
+  memcpy(ring_, data + first, len - first);
 }
 
 // Backpressure: a bounded spin, then short naps; flushes itself when no one
@@ -251,7 +274,7 @@ void *EventRing::writer_main(void *arg) {
 void EventRing::finish(const uint8_t *data, size_t len) {
   if (closed_.exchange(true)) return;
   if (running_.exchange(false)) pthread_join(writer_, nullptr);
-  const uint64_t end = reserve_and_copy(data, len);
+  const uint64_t end = append_copy(data, len);
   while (flushing_.exchange(true, std::memory_order_acquire)) sched_yield();
   // Wait (bounded) for threads still copying records placed before ours,
   // then write up to our record. A thread stuck longer than that loses its

@@ -49,6 +49,25 @@ class EventRing {
   // checks), on the writer thread or on an appending one.
   bool start(int fd, void (*on_tick)(), bool writer_thread);
   void append(const uint8_t *data, size_t len);
+  // Appends a record of exactly `len` (at most kMaxInPlace) bytes that
+  // encode(dst) writes straight into the ring: bytes just written byte by
+  // byte and read back at once stall the CPU (failed store forwarding).
+  static constexpr size_t kMaxInPlace = 256;
+  template <class Encode>
+  void append_in_place(size_t len, Encode &&encode) {
+    if (closed_.load(std::memory_order_relaxed)) return;
+    Slot *slot;
+    uint64_t end;
+    if (uint8_t *dst = begin_append(len, &slot, &end)) {
+      encode(dst);
+    } else {  // the record wraps around the ring's end
+      uint8_t wrapped[kMaxInPlace];
+      encode(wrapped);
+      copy_in(end - len, wrapped, len);
+    }
+    end_append(slot);
+    if (!writer_thread_) writer_work_after_append(end);
+  }
   // Appends the stream's last record, writes everything reserved before it
   // and stops the writer. Later appends are dropped.
   void finish(const uint8_t *data, size_t len);
@@ -76,15 +95,24 @@ class EventRing {
   static constexpr size_t kSegSize = 1 << 16;  // the writer's usual write size
   static constexpr size_t kRingSize = size_t(1) << 22;
   static constexpr size_t kSlots = 1024;
+  static constexpr size_t kPrefetchAhead = 2048;
 
   static void *writer_main(void *self);
   bool launch();
   // Without a writer thread: its work, done by an appending thread.
   void writer_work_after_append(uint64_t end);
   Slot *claim_slot();
-  // Appends through the thread's slot (or the shared one); returns the end.
-  uint64_t reserve_and_copy(const uint8_t *data, size_t len);
-  void append_with(Slot *slot, const uint8_t *data, size_t len, uint64_t *end);
+  // Reserves len bytes through the thread's slot (or the shared one, whose
+  // lock it then holds), which it marks busy; *end: where they end. Returns
+  // where to write them, or nullptr when they wrap around the ring's end.
+  uint8_t *begin_append(size_t len, Slot **slot, uint64_t *end);
+  // The bytes reserved are written: frees the slot.
+  void end_append(Slot *slot);
+  // One record copied in; returns where it ends.
+  uint64_t append_copy(const uint8_t *data, size_t len);
+  uint64_t reserve(Slot *slot, size_t len);
+  // Copies len bytes to ring position pos, wrapping around.
+  void copy_in(uint64_t pos, const uint8_t *data, size_t len);
   // The solo producer's protocol (above): start without one, or with the
   // calling thread's slot as the solo one (fork); announce another producer.
   void reset_solo(Slot *slot);

@@ -58,13 +58,21 @@ Where capture(const CallSite &at, ThreadScratch *s) {
   return w;
 }
 
+static_assert(kMaxEventBytes <= EventRing::kMaxInPlace, "events are encoded in place");
+
 void emit(uint8_t aevent, const Where &w, bool stacks, const void *oaddr, const void *naddr,
           size_t nsize) {
-  uint8_t buf[kMaxEventBytes];
-  SpanWriter out(buf);
-  put_memprof_event(out, aevent, w.loc, stacks, w.host, w.guest, uint64_t(oaddr), 0,
-                    uint64_t(naddr), nsize);
-  g_agent.ring.append(out.data(), out.size());
+  // Sized first, then encoded straight into the ring.
+  auto encode = [&](auto &out) {
+    put_memprof_event(out, aevent, w.loc, stacks, w.host, w.guest, uint64_t(oaddr), 0,
+                      uint64_t(naddr), nsize);
+  };
+  SizeCounter size;
+  encode(size);
+  g_agent.ring.append_in_place(size.size(), [&](uint8_t *dst) {
+    SpanWriter out(dst);
+    encode(out);
+  });
 }
 
 void emit_with_stacks(const CallSite &at, uint8_t aevent, const void *oaddr, const void *naddr,
