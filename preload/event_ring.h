@@ -79,7 +79,8 @@ class EventRing {
   uint64_t full_waits() const { return full_waits_.load(std::memory_order_relaxed); }
   // Threads that found every slot taken and shared the locked one.
   uint64_t shared_slot_uses() const { return shared_uses_.load(std::memory_order_relaxed); }
-  // True while appends still take the solo producer's path (tests, stats).
+  // True while appends take the solo producer's path (for tests: a tick
+  // intruding makes it false for a moment).
   bool solo() const {
     return solo_.load(std::memory_order_relaxed) && intruders_.load(std::memory_order_relaxed) == 0;
   }

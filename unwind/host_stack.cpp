@@ -190,6 +190,26 @@ int agent_frames(IpAt ip_at, int n) {
   return first;
 }
 
+// The memo set for walks starting in state (ip, sp).
+int memo_set(uint64_t ip, uint64_t sp) {
+  const uint64_t h = (ip ^ sp * 0x9E3779B97F4A7C15ull) * 0xBF58476D1CE4E5B9ull;
+  return int((h >> 32) % HostStackCache::kMemoSets);
+}
+
+// True when the walk remembered in m would repeat from `from`.
+bool memo_holds(HostStackCache *c, const HostStackCache::Memo &m, const CallSite &from,
+                uint64_t epoch, uint64_t generation) {
+  if (!m.words || m.ip != from.ip || m.sp != from.sp || (m.rbp_needed && m.rbp != from.rbp) ||
+      m.epoch != epoch || m.rules_generation != generation)
+    return false;
+  // Every word inside this stack's mapping (it may have been unmapped and
+  // mapped again, smaller), then each still holding its value.
+  if (m.lo < c->read_lo || m.hi > c->read_hi - 8) return false;
+  for (int i = m.words - 1; i >= 0; i--)  // inner first: changes are near
+    if (load(m.watch[i].at) != m.watch[i].value) return false;
+  return true;
+}
+
 }  // namespace
 
 void HostStack::init(const void *any_agent_address, bool rule_walk) {
@@ -253,26 +273,6 @@ const uint64_t *HostStack::capture_root_first(const CallSite &from, int max, Hos
   for (int k = 0; k < out; k++) cache->ips[out - 1 - k] = reinterpret_cast<uint64_t>(raw[first + k]);
   *count = out;
   return cache->ips;
-}
-
-// The memo set for walks starting in state (ip, sp).
-int memo_set(uint64_t ip, uint64_t sp) {
-  const uint64_t h = (ip ^ sp * 0x9E3779B97F4A7C15ull) * 0xBF58476D1CE4E5B9ull;
-  return int((h >> 32) % HostStackCache::kMemoSets);
-}
-
-// True when the walk remembered in m would repeat from `from`.
-bool memo_holds(HostStackCache *c, const HostStackCache::Memo &m, const CallSite &from,
-                uint64_t epoch, uint64_t generation) {
-  if (!m.words || m.ip != from.ip || m.sp != from.sp || (m.rbp_needed && m.rbp != from.rbp) ||
-      m.epoch != epoch || m.rules_generation != generation)
-    return false;
-  // Every word inside this stack's mapping (it may have been unmapped and
-  // mapped again, smaller), then each still holding its value.
-  if (m.lo < c->read_lo || m.hi > c->read_hi - 8) return false;
-  for (int i = m.words - 1; i >= 0; i--)  // inner first: changes are near
-    if (load(m.watch[i].at) != m.watch[i].value) return false;
-  return true;
 }
 
 bool HostStack::recall(const CallSite &from, HostStackCache *c, uint64_t epoch, uint64_t *tag) {
