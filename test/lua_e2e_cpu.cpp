@@ -69,9 +69,15 @@ TEST_CASE("lua e2e: the sysprof RFC's fibonacci, Lua and C frames in one stack",
     } else if (g.size() >= 3 && g[g.size() - 3] == "prof_lua.require") {
       // `require("cfib")` (line 4), through the adapter's require: the
       // module's opener is named only once require returns, so it may show
-      // unnamed.
+      // unnamed. Inside it: the original require, or, once that returned,
+      // the adapter's scan naming the new module's C functions (Lua code
+      // of the chunk "=prof_lua").
       CHECK(main == "sysprof_fib.lua:0:4");
-      if (g.size() >= 4) CHECK(g[g.size() - 4] == "require");
+      if (g.size() >= 4) {
+        const std::string &inside = g[g.size() - 4];
+        INFO("inside the adapter's require: " << inside);
+        CHECK((inside == "require" || inside.rfind("prof_lua:", 0) == 0));
+      }
       if (std::find(g.begin(), g.end() - 1, "?") != g.end() - 1) loading_unnamed++;
     } else if (g.size() == 3) {
       CHECK(g[0] == "os.clock");  // the start time (line 14) or the loop's test (16)
