@@ -5,7 +5,11 @@
 //   frame state (ip, sp, rbp) that the thread's previous walk also passed
 //   through and every stack word that walk read above it still holds the
 //   same value: the rest of the stack is then provably the same, so an event
-//   pays only for the frames that changed;
+//   pays only for the frames that changed. Only the words the walk depends
+//   on count (a saved rbp only when an outer step reads rbp). Walks are
+//   also remembered whole with their caller's name for the stack (recall()):
+//   a walk that starts in a remembered state while every word it read still
+//   holds its value is that stack again, and costs no walk at all;
 // - libunwind's unw_backtrace (per-thread cache): used for the whole capture
 //   whenever the rule walk meets anything it cannot prove (no rule, a signal
 //   frame, a step leaving the thread's stack mapping), and always in the
@@ -27,7 +31,7 @@
 
 namespace prof {
 
-// What one thread keeps between captures (about 270 KiB; map it lazily:
+// What one thread keeps between captures (about 340 KiB; map it lazily:
 // a capture touches only as much as its stack is deep).
 struct HostStackCache {
   static constexpr int kMaxFrames = 1024 + 16;
@@ -124,7 +128,8 @@ class HostStack {
   // (it starts in the same state and every word it read still holds the
   // same value, so it would find the same frames); *tag is then the tag
   // remembered with it, and nothing else is done (the cache's previous
-  // walk stays the last capture's).
+  // walk stays the last capture's). The caller changes `epoch` whenever its
+  // tags, or anything else shaping the result (the depth limit), change.
   static bool recall(const CallSite &from, HostStackCache *cache, uint64_t epoch, uint64_t *tag);
   // Remembers the last capture's walk with `tag` under `epoch`, if it was a
   // rule walk that read few enough words.

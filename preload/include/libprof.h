@@ -66,7 +66,8 @@ void prof_register_guest(prof_guest_backtracer backtracer, void *ctx);
 void prof_guest_symbol(uint64_t addr, const char *chunk, uint64_t line);
 void prof_guest_cfunc_symbol(uint64_t addr, const char *name);
 
-/* Run-time control: pause and resume recording, and label a point in time. */
+/* Run-time control: pause and resume recording, and label a point in time
+** (prof_marker writes to the streams: not from a signal handler). */
 void prof_start(void);
 void prof_stop(void);
 void prof_marker(const char *label);
