@@ -251,6 +251,56 @@ TEST_CASE("a walk that joins the previous one still sees changes above the join"
   CHECK(captures[0].walk[1] != captures[1].walk[1]);
 }
 
+namespace {
+bool g_probing = true;
+uintptr_t g_leaf_sp;
+__attribute__((noinline)) int sp_leaf() {
+  volatile int here = 0;
+  g_leaf_sp = reinterpret_cast<uintptr_t>(&here);
+  const int r = g_probing ? probe() : here;
+  g_sink = nullptr;
+  return r;
+}
+// Runs one shape, chosen by round (even: alloca_call, odd: the wrapper
+// with `odd_bytes`), through one call site: the frames outside the shapes
+// are the same, and so are the words that hold them.
+int (*volatile g_shapes[2])(size_t, int (*)()) = {alloca_call, wrapped_alloca_call};
+__attribute__((noinline)) int call_shape(int round, size_t odd_bytes) {
+  const int r = g_shapes[round % 2](round % 2 ? odd_bytes : 512, sp_leaf);
+  g_sink = nullptr;
+  return r;
+}
+}  // namespace
+
+// Behind the wrapper, alloca_call's frame base is lower, and its alloca
+// smaller so that everything inside sits where it did without the wrapper;
+// the wrapper's own frame then holds the very words alloca_call's did. The
+// one word that tells the stacks apart near the probe is the frame base
+// saved in fixed_frame, which alloca_call's step depends on: neither a join
+// nor a remembered walk may take one stack for the other.
+TEST_CASE("a saved frame base that an outer step depends on is checked too") {
+  g_probing = false;
+  call_shape(0, 0);
+  const uintptr_t direct_sp = g_leaf_sp;
+  size_t bytes = 0;
+  for (size_t b = 16; b < 512 && !bytes; b += 16) {
+    call_shape(1, b);
+    if (g_leaf_sp == direct_sp) bytes = b;
+  }
+  g_probing = true;
+  REQUIRE(bytes > 0);
+  take_captures();
+  for (volatile int round = 0; round < 6; round++) call_shape(round, bytes);
+  const auto captures = take_captures();
+  REQUIRE(captures.size() == 6);
+  for (const auto &c : captures) {
+    check_same(c);
+    CHECK(c.fallbacks == 0);
+  }
+  // The wrapper's frame is the one difference.
+  CHECK(captures[1].walk.size() == captures[0].walk.size() + 1);
+}
+
 TEST_CASE("stacks deeper than the limit keep their innermost frames") {
   t_max = 6;
   for (int depth : {20, 3, 20, 40, 1, 40, 40})

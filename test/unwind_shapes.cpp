@@ -34,3 +34,24 @@ __attribute__((noinline)) int realigned_call(int (*leaf)()) {
   g_shape_sink = nullptr;
   return r;
 }
+
+__attribute__((noinline)) static int fixed_frame(int (*leaf)()) {
+  const int r = leaf();
+  g_shape_sink = nullptr;
+  return r;
+}
+
+__attribute__((noinline)) int alloca_call(size_t bytes, int (*leaf)()) {
+  char *buf = static_cast<char *>(alloca(bytes));
+  memset(buf, 2, bytes);
+  g_shape_sink = buf;
+  const int r = fixed_frame(leaf);
+  g_shape_sink = nullptr;
+  return r;
+}
+
+__attribute__((noinline)) int wrapped_alloca_call(size_t bytes, int (*leaf)()) {
+  const int r = alloca_call(bytes, leaf);
+  g_shape_sink = nullptr;
+  return r;
+}
