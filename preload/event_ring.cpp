@@ -90,7 +90,10 @@ EventRing::Slot *EventRing::claim_slot() {
     // The first program thread to append is the solo producer; any later one
     // ends that for good.
     Slot *none = nullptr;
-    if (!t_writer && !(membarrier_ && solo_.compare_exchange_strong(none, t_slot))) intrude();
+    if (!t_writer && !(membarrier_ && solo_.compare_exchange_strong(none, t_slot))) {
+      solo_ended_.store(true, std::memory_order_relaxed);
+      intrude();
+    }
     return t_slot;
   }
   return nullptr;
@@ -126,6 +129,7 @@ void EventRing::writer_work_after_append(uint64_t end) {
 void EventRing::reset_solo(Slot *slot) {
   solo_.store(membarrier_ ? slot : nullptr, std::memory_order_relaxed);
   intruders_.store(0, std::memory_order_relaxed);
+  solo_ended_.store(false, std::memory_order_relaxed);
 }
 
 void EventRing::intrude() {

@@ -79,10 +79,10 @@ class EventRing {
   uint64_t full_waits() const { return full_waits_.load(std::memory_order_relaxed); }
   // Threads that found every slot taken and shared the locked one.
   uint64_t shared_slot_uses() const { return shared_uses_.load(std::memory_order_relaxed); }
-  // True while appends take the solo producer's path (for tests: a tick
-  // intruding makes it false for a moment).
+  // True while a solo producer appends without the fetch_add (the writer's
+  // ticks aside, which intrude one record at a time).
   bool solo() const {
-    return solo_.load(std::memory_order_relaxed) && intruders_.load(std::memory_order_relaxed) == 0;
+    return solo_.load(std::memory_order_relaxed) && !solo_ended_.load(std::memory_order_relaxed);
   }
 
   // A producing thread's slot (public for the thread-exit destructor).
@@ -149,6 +149,7 @@ class EventRing {
   // Read by every append, written only when producers change.
   alignas(64) std::atomic<Slot *> solo_{nullptr};
   std::atomic<uint32_t> intruders_{0};
+  std::atomic<bool> solo_ended_{false};  // a second program thread appended
   bool membarrier_ = false;  // registered for MEMBARRIER_CMD_PRIVATE_EXPEDITED
   Slot shared_{};
   Slot slots_[kSlots] = {};

@@ -65,10 +65,7 @@ TEST_CASE("the ring keeps every record, whole and in order, as producers come an
   const auto alone_until = std::chrono::steady_clock::now() + std::chrono::milliseconds(350);
   while (std::chrono::steady_clock::now() < alone_until)
     for (int i = 0; i < 4096; i++, seq++) ring->append(buf, encode(buf, 0, seq));
-  // (A tick may be intruding this very moment: look again a few times.)
-  bool solo = false;
-  for (int i = 0; i < 100 && !(solo = ring->solo()); i++) usleep(1000);
-  CHECK(solo);  // membarrier is there on any kernel this runs on
+  CHECK(ring->solo());  // membarrier is there on any kernel this runs on
   CHECK(g_ticks >= 2);
   // Then threads join, one after another, while it goes on.
   std::vector<std::thread> threads;
@@ -112,5 +109,7 @@ TEST_CASE("the ring keeps every record, whole and in order, as producers come an
   CHECK(at == file.size());
   CHECK(next[0] == main_records);
   for (int t = 1; t <= kThreads; t++) CHECK(next[t] == kThreadRecords);
-  CHECK(ticks == g_ticks);
+  // Every tick, in order; a last one that came while finish() had already
+  // closed the ring is dropped, as any late append is.
+  CHECK((ticks == g_ticks || ticks + 1 == g_ticks));
 }

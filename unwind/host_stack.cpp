@@ -29,24 +29,22 @@ using Step = HostStackCache::Step;
 uint64_t g_self_lo = 0, g_self_hi = 0;
 bool g_rule_walk = false;
 
-inline uint64_t load(uint64_t addr) {
-  uint64_t v;
-  memcpy(&v, reinterpret_cast<const void *>(addr), sizeof v);
-  return v;
+// True when the words watch[0..n), whose addresses lie in [lo, hi], are all
+// inside this capture's stack (it may have been unmapped and mapped again,
+// smaller) and each still holds the value it held.
+bool words_hold(const HostStackCache *c, const HostStackCache::Watch *watch, int n, uint64_t lo,
+                uint64_t hi) {
+  if (lo < c->read_lo || hi > c->read_hi - 8) return false;
+  for (int i = n - 1; i >= 0; i--)  // inner first: changes are near
+    if (load_word(watch[i].at) != watch[i].value) return false;
+  return true;
 }
 
 // True when every stack word that the previous walk read from its root-first
 // step r outward still holds what it read: a walk from steps[r] would
-// repeat the previous one. (The words are checked against this capture's
-// bounds too: the stack may have been unmapped and mapped again, smaller.)
+// repeat the previous one.
 bool outer_unchanged(const HostStackCache *c, int r) {
-  // Every word inside this capture's stack (it may have been unmapped and
-  // mapped again, smaller), then each still holding its value.
-  if (c->watch_lo[r] < c->read_lo || c->watch_hi[r] > c->read_hi - 8) return false;
-  for (int i = c->watch_end[r] - 1; i >= 0; i--) {  // inner first: changes are near
-    if (load(c->watch[i].at) != c->watch[i].value) return false;
-  }
-  return true;
+  return words_hold(c, c->watch, c->watch_end[r], c->watch_lo[r], c->watch_hi[r]);
 }
 
 // Lists the words read by steps[from..n) (root first) that the walk depends
@@ -202,12 +200,7 @@ bool memo_holds(HostStackCache *c, const HostStackCache::Memo &m, const CallSite
   if (!m.words || m.ip != from.ip || m.sp != from.sp || (m.rbp_needed && m.rbp != from.rbp) ||
       m.epoch != epoch || m.rules_generation != generation)
     return false;
-  // Every word inside this stack's mapping (it may have been unmapped and
-  // mapped again, smaller), then each still holding its value.
-  if (m.lo < c->read_lo || m.hi > c->read_hi - 8) return false;
-  for (int i = m.words - 1; i >= 0; i--)  // inner first: changes are near
-    if (load(m.watch[i].at) != m.watch[i].value) return false;
-  return true;
+  return words_hold(c, m.watch, m.words, m.lo, m.hi);
 }
 
 }  // namespace

@@ -85,17 +85,19 @@ struct RuleReads {
   uint64_t ra_at, rbp_at, cfa_at;
 };
 
+// The 8-byte word at addr (a stack slot; any alignment).
+inline uint64_t load_word(uint64_t addr) {
+  uint64_t v;
+  memcpy(&v, reinterpret_cast<const void *>(addr), sizeof v);
+  return v;
+}
+
 // Steps `at` to its caller's state with `r`, the rule at at.ip, reading only
 // words inside [lo, hi) and noting them in `reads`. Returns 1 stepped, 0 the
 // stack ends at this frame, -1 cannot tell (no rule, a read outside).
 inline int apply_unwind_rule(const UnwindRule &r, CallSite &at, uint64_t lo, uint64_t hi,
                              RuleReads &reads) {
   auto inside = [lo, hi](uint64_t addr) { return addr >= lo && addr <= hi - 8; };
-  auto load = [](uint64_t addr) {
-    uint64_t v;
-    memcpy(&v, reinterpret_cast<const void *>(addr), sizeof v);
-    return v;
-  };
   reads.ra_at = reads.rbp_at = reads.cfa_at = 0;
   uint64_t cfa;
   switch (r.cfa) {
@@ -105,7 +107,7 @@ inline int apply_unwind_rule(const UnwindRule &r, CallSite &at, uint64_t lo, uin
     case UnwindRule::kRbpDeref:
       reads.cfa_at = at.rbp + uint64_t(int64_t(r.cfa_off));
       if (!inside(reads.cfa_at)) return -1;
-      cfa = load(reads.cfa_at);
+      cfa = load_word(reads.cfa_at);
       break;
     default: return -1;
   }
@@ -115,9 +117,9 @@ inline int apply_unwind_rule(const UnwindRule &r, CallSite &at, uint64_t lo, uin
   if (r.rbp != UnwindRule::kSame) {
     reads.rbp_at = (r.rbp == UnwindRule::kAtCfa ? cfa : at.rbp) + uint64_t(int64_t(r.rbp_off));
     if (!inside(reads.rbp_at)) return -1;
-    at.rbp = load(reads.rbp_at);
+    at.rbp = load_word(reads.rbp_at);
   }
-  at.ip = load(reads.ra_at);
+  at.ip = load_word(reads.ra_at);
   at.sp = cfa;
   return at.ip != 0;
 }
