@@ -4,7 +4,8 @@ pkg_check_modules(LUA54_HOST REQUIRED IMPORTED_TARGET lua5.4)
 
 add_executable(lua_adapter_tests lua_adapter.cpp lua_host.cpp)
 target_link_libraries(lua_adapter_tests PRIVATE test_main PkgConfig::LUA54_HOST)
-target_include_directories(lua_adapter_tests PRIVATE ${PROJECT_SOURCE_DIR}/preload/include)
+target_include_directories(lua_adapter_tests PRIVATE ${PROJECT_SOURCE_DIR}/preload/include
+  ${PROJECT_SOURCE_DIR}/preload/lua54)
 target_compile_definitions(lua_adapter_tests PRIVATE
   PROF_LUA_MODULE_DIR="$<TARGET_FILE_DIR:prof_lua>")
 # The module binds to this host's prof_register_guest & co.

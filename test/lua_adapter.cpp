@@ -11,6 +11,7 @@
 #include <sys/time.h>
 #include <vector>
 
+#include "lua54_layout.h"
 #include "lua_host.h"
 
 namespace {
@@ -128,6 +129,33 @@ probe()
                      {"probe", "t:0:13"},
                      {"probe", "t:0:16"},
                  });
+}
+
+namespace {
+
+// half_return(): stops in the middle of its own return, where moveresults has
+// copied its result's value (2.5) over its function slot but not yet the tag,
+// and records the guest stack there, as a signal landing then would. Then
+// finishes the stack as it was.
+int half_return(lua_State *L) {
+  probe(L);
+  lua_pushnumber(L, 2.5);
+  L54StackValue *func = l54_state(L)->ci->func;
+  const L54Value whole = func->val.value_;
+  func->val.value_ = l54_state(L)->top[-1].val.value_;
+  probe(L);
+  func->val.value_ = whole;
+  return 1;
+}
+
+}  // namespace
+
+TEST_CASE("lua: a C function caught returning is left out, not named from its result", "[lua]") {
+  g_probed.clear();
+  LuaHost host({{"probe", probe}, {"half_return", half_return}});
+  REQUIRE(host.module_enabled());
+  REQUIRE(host.run("local x = half_return()\nassert(x == 2.5)\n") == "");
+  REQUIRE(g_probed == std::vector<Names>{{"half_return", "t:0:1"}, {"t:0:1"}});
 }
 
 TEST_CASE("lua: where the check cannot run, the module says why and stays off", "[lua]") {

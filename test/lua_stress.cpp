@@ -115,23 +115,17 @@ TEST_CASE("lua: 1 kHz samples and walks in every allocation over churn", "[lua][
   const int kept = g_nsamples < kKeptSamples ? int(g_nsamples) : kKeptSamples;
   CHECK(kept > 0);
   // A signal can land while a call or return half-writes the innermost
-  // frame (README: "skips at most the frames in flux"): an unknown C
-  // function there is counted, and must stay rare; every other frame must
-  // be right.
-  int bad = 0, in_flux = 0;
+  // frame (README: "skips at most the frames in flux"): every frame kept
+  // must be right, the innermost one too.
+  int bad = 0;
   for (int i = 0; i < kept; i++)
     for (int k = 0; k < g_samples[i].n; k++)
-      if (k == 0 && g_samples[i].frames[0].type == PROF_FRAME_CFUNC &&
-          !frame_plausible(g_samples[i].frames[0], g_chunk_lines)) {
-        in_flux++;
-      } else if (!frame_plausible(g_samples[i].frames[k], g_chunk_lines)) {
+      if (!frame_plausible(g_samples[i].frames[k], g_chunk_lines)) {
         if (bad++ == 0)
           FAIL_CHECK("implausible sample " << i << ": "
                      << Catch::Detail::stringify(frame_names(g_samples[i].frames, g_samples[i].n)));
         break;
       }
   CHECK(bad == 0);
-  CHECK(in_flux * 1000 <= kept);
-  WARN("stress: " << g_nsamples << " samples (" << in_flux << " with the innermost C frame in flux), "
-                  << g_alloc_walks << " allocation walks");
+  WARN("stress: " << g_nsamples << " samples, " << g_alloc_walks << " allocation walks");
 }

@@ -115,9 +115,28 @@ static void emit(struct CallWalk *w, uint8_t type, uint64_t addr, uint64_t line,
   w->n++;
 }
 
-/* Appends one frame (false: the frame is unreadable, skip it). */
+/* XXX: a C function's return copies its first result over its function
+** slot (moveresults: the value, then the tag), so a signal in between sees
+** the result's value under a light C function's tag. The results sit at the
+** top of the stack: a slot there holding that value under another tag means
+** the copy is under way. Scans at most RESULT_SCAN_SLOTS results. */
+#define RESULT_SCAN_SLOTS 64
+static bool result_half_copied(const struct CallWalk *w, const L54TValue *fn,
+                               const L54StackValue *func, const L54StackValue *top) {
+  const L54StackValue *from = top - func > RESULT_SCAN_SLOTS ? top - RESULT_SCAN_SLOTS : func + 1;
+  for (const L54StackValue *s = from; s < top; s++) {
+    L54TValue v;
+    if (!read_bytes(w->all_safe, &v, &s->val, sizeof v)) return true;
+    if (v.value_.p == fn->value_.p && v.tt_ != fn->tt_) return true;
+  }
+  return false;
+}
+
+/* Appends one frame (false: the frame is unreadable or in flux, skip it).
+** in_flux_top: the state's top if this frame may be half-written, else NULL. */
 static bool walk_frame(struct CallWalk *w, const L54CallInfo *ci, const L54StackValue *stack,
-                       const L54StackValue *stack_end, bool safe) {
+                       const L54StackValue *stack_end, const L54StackValue *in_flux_top,
+                       bool safe) {
   const bool tail = (ci->callstatus & L54_CIST_TAIL) != 0;
   if (!safe && !(ci->callstatus & L54_CIST_C)) {
     /* XXX: where no frame is half-written, a frame's saved pc lies in the
@@ -136,6 +155,9 @@ static bool walk_frame(struct CallWalk *w, const L54CallInfo *ci, const L54Stack
   if (!read_bytes(w->all_safe, &fn, &ci->func->val, sizeof fn)) return false;
   if (ci->callstatus & L54_CIST_C) {
     if (fn.tt_ == L54_VLCF) {
+      if (in_flux_top && in_flux_top > ci->func && in_flux_top <= stack_end &&
+          result_half_copied(w, &fn, ci->func, in_flux_top))
+        return false;
       emit(w, PROF_FRAME_CFUNC, (uint64_t)(uintptr_t)fn.value_.f, 0, NULL, false);
       return true;
     }
@@ -176,6 +198,7 @@ void call_walk_state(struct CallWalk *w, const L54State *L, bool running) {
       ci = &ci_copy;
     }
     at = ci->previous;
-    walk_frame(w, ci, stack, stack_end, w->all_safe || (innermost && !w->clean_point));
+    const bool in_flux = innermost && !w->clean_point;
+    walk_frame(w, ci, stack, stack_end, in_flux ? st->top : NULL, w->all_safe || in_flux);
   }
 }

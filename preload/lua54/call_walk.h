@@ -12,7 +12,9 @@
 **   the state's current stack. The running state's innermost frame may be
 **   half-written by a call or return; unless the VM is known to be at an
 **   allocation call, its closure and prototype are read through safe_read(),
-**   which reports a fault instead of taking it.
+**   which reports a fault instead of taking it; a light C function caught
+**   returning (its slot holding its first result's value under its own tag)
+**   is left out.
 ** - Lines are Lua's own current lines (luaG_getfuncline's rule); 0 means
 **   unknown. A tail-called frame stands in for its vanished caller, as in
 **   lua_getstack.
