@@ -105,44 +105,24 @@ void prof::resolve_real_functions() {
 // Where the program called the hook this expands in (host_stack.h).
 #define HERE caller_of(__builtin_frame_address(0))
 
-EXPORT void *malloc(size_t size) {
-  if (!ready()) return arena_alloc(size);
+// The hot hooks (malloc, free, realloc) decide first and leave through a
+// tail call: passing a call through then saves no register and builds no
+// frame. What they record is done out of line, in functions they also reach
+// by a tail call where the compiler makes one, so that HERE there is the
+// program's call site (else it is in the hook, whose frame the walk drops
+// with the agent's own).
+__attribute__((noinline)) void *malloc_recorded(size_t size) {
   void *p = real.malloc(size);
-  if (p && records_alloc(size)) record_alloc(HERE, p, size);
+  if (p) record_alloc(HERE, p, size);
   return p;
 }
 
-EXPORT void free(void *p) {
-  if (!p || in_arena(p)) return;
-  if (!ready()) return;  // XXX: only arena blocks exist before resolution
-  if (records_free(p)) record_free(HERE, p);
+__attribute__((noinline)) void free_recorded(void *p) {
+  record_free(HERE, p);
   real.free(p);
 }
 
-EXPORT void *calloc(size_t n, size_t size) {
-  size_t total;
-  if (__builtin_mul_overflow(n, size, &total)) {
-    errno = ENOMEM;
-    return nullptr;
-  }
-  if (!ready()) return arena_alloc(total);  // the arena is zeroed static memory
-  void *p = real.calloc(n, size);
-  if (p && records_alloc(total)) record_alloc(HERE, p, total);
-  return p;
-}
-
-EXPORT void *realloc(void *old, size_t size) {
-  if (old && in_arena(old)) {
-    void *p = malloc(size);
-    if (p) memcpy(p, old, arena_size(old) < size ? arena_size(old) : size);
-    return p;
-  }
-  if (!ready()) return arena_alloc(size);
-  if (!old) {  // malloc's body, one call fewer (Lua allocates this way)
-    void *p = real.malloc(size);
-    if (p && records_alloc(size)) record_alloc(HERE, p, size);
-    return p;
-  }
+__attribute__((noinline)) void *realloc_recorded(void *old, size_t size) {
   if (size == 0) {  // glibc frees the block and returns NULL
     if (records_free(old)) record_free(HERE, old);
     return real.realloc(old, 0);
@@ -158,6 +138,52 @@ EXPORT void *realloc(void *old, size_t size) {
     }
   }
   return p;
+}
+
+inline void *malloc_body(size_t size) {
+  if (!ready()) return arena_alloc(size);
+  // XXX: sampling decides before the block exists; a failed malloc then
+  // only used up some of the countdown.
+  if (!records_alloc(size)) return real.malloc(size);
+  return malloc_recorded(size);
+}
+
+EXPORT void *malloc(size_t size) { return malloc_body(size); }
+
+__attribute__((noinline)) void *realloc_from_arena(void *old, size_t size) {
+  void *p = malloc_body(size);
+  if (p) memcpy(p, old, arena_size(old) < size ? arena_size(old) : size);
+  return p;
+}
+
+EXPORT void free(void *p) {
+  if (!p || in_arena(p)) return;
+  if (!ready()) return;  // XXX: only arena blocks exist before resolution
+  if (!records_free(p)) return real.free(p);
+  free_recorded(p);
+}
+
+EXPORT void *calloc(size_t n, size_t size) {
+  size_t total;
+  if (__builtin_mul_overflow(n, size, &total)) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+  if (!ready()) return arena_alloc(total);  // the arena is zeroed static memory
+  void *p = real.calloc(n, size);
+  if (p && records_alloc(total)) record_alloc(HERE, p, total);
+  return p;
+}
+
+EXPORT void *realloc(void *old, size_t size) {
+  if (!old) return malloc_body(size);  // Lua allocates this way
+  if (in_arena(old)) return realloc_from_arena(old, size);
+  if (!ready()) return arena_alloc(size);
+  // Sampling leaves out both the old block and the new one: nothing to record.
+  const uint64_t mean = sample_mean();
+  if (size && recording() && free_left_out(mean, old) && allocation_left_out(mean, size))
+    return real.realloc(old, size);
+  return realloc_recorded(old, size);
 }
 
 EXPORT void *reallocarray(void *old, size_t n, size_t size) {
