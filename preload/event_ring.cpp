@@ -169,6 +169,31 @@ void EventRing::end_append(Slot *slot) {
   else if (t_writer) intruders_.fetch_sub(1, std::memory_order_release);
 }
 
+uint8_t *EventRing::begin_solo(size_t max_len, uint64_t *pos) {
+  Slot *own = t_slot;
+  if (!own || own != solo_.load(std::memory_order_relaxed) || closed_.load(std::memory_order_relaxed))
+    return nullptr;
+  // reserve()'s protocol: publish a lower bound, then look for intruders;
+  // with none, head_ is this thread's until the slot is idle again.
+  own->busy_from.store(head_.load(std::memory_order_relaxed), std::memory_order_release);
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  if (intruders_.load(std::memory_order_acquire) == 0) {
+    *pos = head_.load(std::memory_order_relaxed);
+    const size_t off = *pos % kRingSize;
+    if (off + max_len <= kRingSize && *pos + max_len <= flushed_.load(std::memory_order_acquire) + kRingSize)
+      return ring_ + off;
+  }
+  own->busy_from.store(kIdle, std::memory_order_release);
+  return nullptr;
+}
+
+void EventRing::end_solo(uint64_t end) {
+  head_.store(end, std::memory_order_release);
+  __builtin_prefetch(ring_ + (end + kPrefetchAhead) % kRingSize, 1, 3);
+  t_slot->busy_from.store(kIdle, std::memory_order_release);
+  if (!writer_thread_) writer_work_after_append(end);
+}
+
 uint64_t EventRing::reserve(Slot *slot, size_t len) {
   // XXX: the lower bound is stored (release) before the reservation, which
   // is a release RMW: whoever sees the reservation in head_ sees the bound.

@@ -68,6 +68,19 @@ class EventRing {
     end_append(slot);
     if (!writer_thread_) writer_work_after_append(end);
   }
+  // The solo producer's shortcut: encode(dst) writes at most max_len bytes
+  // (at most kMaxInPlace) straight at the head and returns how many, with no
+  // sizing pass first. False, with nothing written, when this thread is not
+  // the solo producer, another thread is intruding, or the bytes could wrap
+  // or not fit: the caller then sizes the record for append_in_place().
+  template <class Encode>
+  bool append_solo(size_t max_len, Encode &&encode) {
+    uint64_t pos;
+    uint8_t *dst = begin_solo(max_len, &pos);
+    if (!dst) return false;
+    end_solo(pos + encode(dst));
+    return true;
+  }
   // Appends the stream's last record, writes everything reserved before it
   // and stops the writer. Later appends are dropped.
   void finish(const uint8_t *data, size_t len);
@@ -109,6 +122,10 @@ class EventRing {
   uint8_t *begin_append(size_t len, Slot **slot, uint64_t *end);
   // The bytes reserved are written: frees the slot.
   void end_append(Slot *slot);
+  // append_solo's halves: where to write (its position in *pos), or nullptr;
+  // then the record is written up to `end`.
+  uint8_t *begin_solo(size_t max_len, uint64_t *pos);
+  void end_solo(uint64_t end);
   // One record copied in; returns where it ends.
   uint64_t append_copy(const uint8_t *data, size_t len);
   uint64_t reserve(Slot *slot, size_t len);

@@ -62,11 +62,18 @@ static_assert(kMaxEventBytes <= EventRing::kMaxInPlace, "events are encoded in p
 
 void emit(uint8_t aevent, const Where &w, bool stacks, const void *oaddr, const void *naddr,
           size_t nsize) {
-  // Sized first, then encoded straight into the ring.
   auto encode = [&](auto &out) {
     put_memprof_event(out, aevent, w.loc, stacks, w.host, w.guest, uint64_t(oaddr), 0,
                       uint64_t(naddr), nsize);
   };
+  // The solo producer encodes at the head at once; others size the event
+  // first, then encode it straight into the ring.
+  if (g_agent.ring.append_solo(kMaxEventBytes, [&](uint8_t *dst) {
+        SpanWriter out(dst);
+        encode(out);
+        return out.size();
+      }))
+    return;
   SizeCounter size;
   encode(size);
   g_agent.ring.append_in_place(size.size(), [&](uint8_t *dst) {
