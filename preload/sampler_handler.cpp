@@ -58,8 +58,8 @@ void put_sample(SpanWriter &out, const SampleSlot &s, uint8_t vmstate, int guest
   out.put_uleb(0);
 }
 
-void sample(SampleSlot &s, const siginfo_t *info, void *ucontext) {
-  const uint64_t weight = sample_weight(g_cpu.backend, info, &s, g_cpu.interval_ns);
+void sample(SampleSlot &s, void *ucontext) {
+  const uint64_t weight = sample_weight(&s, g_cpu.interval_ns);
   if (g_agent.paused.load(std::memory_order_relaxed)) return;
   SpanWriter out(s.record);
   if (weight != 1) put_ext_values(out, ExtKind::Weight, weight);
@@ -100,7 +100,7 @@ void sample(SampleSlot &s, const siginfo_t *info, void *ucontext) {
 }  // namespace
 
 void weigh_thread_tail(SampleSlot &s) {
-  const uint64_t w = unweighed_intervals(g_cpu.backend, &s, g_cpu.interval_ns);
+  const uint64_t w = unweighed_intervals(&s, g_cpu.interval_ns);
   if (w == 0 || s.last_sample_end == 0) return;
   uint8_t weight[16];
   SpanWriter out(weight);
@@ -113,6 +113,7 @@ void weigh_thread_tail(SampleSlot &s) {
   s.last_sample_at = out.size();
   s.last_sample_end = out.size() + len;
   s.push(s.record, s.last_sample_end);
+  g_cpu.samples.fetch_add(1, std::memory_order_relaxed);  // a sample record too
 }
 
 void on_sample_signal(int, siginfo_t *info, void *ucontext) {
@@ -125,7 +126,7 @@ void on_sample_signal(int, siginfo_t *info, void *ucontext) {
   } else if (!slot) {
     g_cpu.unregistered.fetch_add(1, std::memory_order_relaxed);
   } else {
-    sample(*slot, info, ucontext);
+    sample(*slot, ucontext);
   }
   errno = saved_errno;
 }

@@ -42,7 +42,7 @@ struct SampleSlot {
   int perf_fd;
   bool has_timer;
   timer_t timer;
-  uint64_t weighed_cpu_ns;  // Timer, Itimer: the thread CPU time its weights cover
+  uint64_t weighed_cpu_ns;  // the thread CPU time its weights cover
   std::atomic<uint64_t> head, tail;  // bytes published, bytes drained
   std::atomic<uint64_t> dropped;     // records that found the ring full
   SignalWalkCache walk;  // the handler's unwinding state, set at registration

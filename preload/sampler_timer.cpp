@@ -163,23 +163,22 @@ bool is_sampler_signal(SamplerBackend b, const siginfo_t *info, const SampleSlot
   return false;
 }
 
-uint64_t sample_weight(SamplerBackend b, const siginfo_t *, SampleSlot *slot,
-                       uint64_t interval_ns) {
-  if (b == SamplerBackend::Perf) return 1;
-  // XXX: neither tick-driven clock says well how much CPU time a signal
-  // stands for: ITIMER_PROF gives no overrun count and goes to whichever
-  // thread runs, and weights from timer_create's si_overrun left one of two
-  // busy threads with 228 of its 800 samples under load. The interrupted
-  // thread's CPU time not yet weighed is the weight (at least 1, borrowed
-  // from its next sample), so each thread's total follows its own CPU time
-  // (with weigh_thread_tail() at its end).
-  const uint64_t w = unweighed_intervals(b, slot, interval_ns);
+uint64_t sample_weight(SampleSlot *slot, uint64_t interval_ns) {
+  // XXX: no clock says well how much CPU time a signal stands for:
+  // ITIMER_PROF gives no overrun count and goes to whichever thread runs,
+  // weights from timer_create's si_overrun left one of two busy threads with
+  // 228 of its 800 samples under load, and a perf task-clock whose timer
+  // fires late folds the periods missed into one signal (874 samples for 1.0
+  // CPU-s beside a 10 kHz test). The interrupted thread's CPU time not yet
+  // weighed is the weight (at least 1, borrowed from its next sample), so
+  // each thread's total follows its own CPU time (with weigh_thread_tail()
+  // at its end).
+  const uint64_t w = unweighed_intervals(slot, interval_ns);
   slot->weighed_cpu_ns += (w ? 0 : interval_ns);
   return w ? w : 1;
 }
 
-uint64_t unweighed_intervals(SamplerBackend b, SampleSlot *slot, uint64_t interval_ns) {
-  if (b == SamplerBackend::Perf) return 0;
+uint64_t unweighed_intervals(SampleSlot *slot, uint64_t interval_ns) {
   const uint64_t now = clock_ns(CLOCK_THREAD_CPUTIME_ID);
   const uint64_t w = now > slot->weighed_cpu_ns ? (now - slot->weighed_cpu_ns) / interval_ns : 0;
   slot->weighed_cpu_ns += w * interval_ns;

@@ -5,7 +5,8 @@
 // CPU-time POSIX timers only fire on scheduler ticks, ~250 Hz):
 // - Perf: a perf_event_open software task-clock event per thread, its
 //   overflow signalled to that thread (O_ASYNC, F_SETSIG, F_SETOWN_EX).
-//   Reaches the requested rate; each signal is one sample.
+//   Reaches the requested rate; a signal weighs the CPU time since the
+//   previous one, as below (a late timer folds periods into one signal).
 // - Timer: timer_create(CLOCK_THREAD_CPUTIME_ID) per thread, delivered to
 //   that thread (SIGEV_THREAD_ID). Fires on ticks, so one signal stands for
 //   several intervals: the weight is the thread's CPU time since its
@@ -49,10 +50,9 @@ bool is_sampler_signal(SamplerBackend b, const siginfo_t *info, const SampleSlot
 
 // In the handler: how many intervals this sample of slot's thread stands
 // for (at least 1).
-uint64_t sample_weight(SamplerBackend b, const siginfo_t *info, SampleSlot *slot,
-                       uint64_t interval_ns);
+uint64_t sample_weight(SampleSlot *slot, uint64_t interval_ns);
 // On slot's thread: whole intervals of its CPU time that no sample stands
-// for yet (0 with Perf, whose every signal is one interval), now counted.
-uint64_t unweighed_intervals(SamplerBackend b, SampleSlot *slot, uint64_t interval_ns);
+// for yet, now counted.
+uint64_t unweighed_intervals(SampleSlot *slot, uint64_t interval_ns);
 
 }  // namespace prof
