@@ -1,5 +1,6 @@
 // EventRing with producers coming and going: the main thread appends alone
-// (the solo producer's plain reservation), threads join half-way (each
+// (the solo producer's plain reservation, half of it through append_solo,
+// which encodes at the head), threads join half-way (each
 // ending that with membarrier), and the writer thread's ticks intrude one
 // record at a time. Every record must reach the file whole, once, and in
 // its thread's order.
@@ -43,6 +44,16 @@ void on_tick() {
   g_ring->append(buf, encode(buf, kTickThread, g_ticks++));
 }
 
+// The main thread's appends: every other one through append_solo, the solo
+// producer's shortcut (false when it does not apply), the rest copied in.
+bool main_append(uint32_t seq) {
+  if (seq % 2 && g_ring->append_solo(64, [seq](uint8_t *dst) { return encode(dst, 0, seq); }))
+    return true;
+  uint8_t buf[64];
+  g_ring->append(buf, encode(buf, 0, seq));
+  return false;
+}
+
 void produce(uint8_t thread, uint32_t count) {
   uint8_t buf[64];
   for (uint32_t seq = 0; seq < count; seq++) g_ring->append(buf, encode(buf, thread, seq));
@@ -60,21 +71,25 @@ TEST_CASE("the ring keeps every record, whole and in order, as producers come an
   REQUIRE(ring->start(fd, on_tick, true));
 
   // Alone for a while: the writer's ticks intrude on the solo producer.
-  uint8_t buf[64];
   uint32_t seq = 0;
+  uint64_t solo_appends = 0;
   const auto alone_until = std::chrono::steady_clock::now() + std::chrono::milliseconds(350);
   while (std::chrono::steady_clock::now() < alone_until)
-    for (int i = 0; i < 4096; i++, seq++) ring->append(buf, encode(buf, 0, seq));
+    for (int i = 0; i < 4096; i++, seq++) solo_appends += main_append(seq);
   CHECK(ring->solo());  // membarrier is there on any kernel this runs on
+  CHECK(solo_appends * 2 >= seq / 2);  // the shortcut, but around the ring's end and the ticks
   CHECK(g_ticks >= 2);
   // Then threads join, one after another, while it goes on.
   std::vector<std::thread> threads;
   for (int t = 1; t <= kThreads; t++) {
     threads.emplace_back(produce, uint8_t(t), kThreadRecords);
-    for (int i = 0; i < 200000; i++, seq++) ring->append(buf, encode(buf, 0, seq));
+    for (int i = 0; i < 200000; i++, seq++) main_append(seq);
   }
   for (auto &t : threads) t.join();
   CHECK_FALSE(ring->solo());
+  if (seq % 2 == 0) main_append(seq++);
+  CHECK_FALSE(main_append(seq++));  // an odd one: no shortcut once other threads appended
+  uint8_t buf[64];
   const uint32_t main_records = seq;
   ring->finish(buf, encode(buf, kEndThread, 0));
 
