@@ -15,8 +15,6 @@ namespace prof {
 
 namespace {
 
-// The calling thread's slot (initial-exec: usable inside malloc).
-__thread EventRing::Slot *t_slot __attribute__((tls_model("initial-exec")));
 // The writer thread: its appends intrude on the solo producer one at a time.
 __thread bool t_writer __attribute__((tls_model("initial-exec")));
 
@@ -32,7 +30,7 @@ pthread_once_t g_slot_key_once = PTHREAD_ONCE_INIT;
 // Thread exit: the slot is free for another thread.
 void release_slot(void *p) {
   auto *slot = static_cast<EventRing::Slot *>(p);
-  if (t_slot == slot) t_slot = nullptr;
+  if (t_ring_slot == slot) t_ring_slot = nullptr;
   slot->busy_from.store(EventRing::kIdle, std::memory_order_release);
   slot->owned.store(false, std::memory_order_release);
 }
@@ -44,6 +42,8 @@ void nap(long ns) {
 }
 
 }  // namespace
+
+__thread EventRing::Slot *t_ring_slot __attribute__((tls_model("initial-exec")));
 
 bool EventRing::start(int fd, void (*on_tick)(), bool writer_thread) {
   ring_ = static_cast<uint8_t *>(
@@ -86,15 +86,15 @@ EventRing::Slot *EventRing::claim_slot() {
     }
     pthread_once(&g_slot_key_once, make_slot_key);
     pthread_setspecific(g_slot_key, &slots_[i]);
-    t_slot = &slots_[i];
+    t_ring_slot = &slots_[i];
     // The first program thread to append is the solo producer; any later one
     // ends that for good.
     Slot *none = nullptr;
-    if (!t_writer && !(membarrier_ && solo_.compare_exchange_strong(none, t_slot))) {
+    if (!t_writer && !(membarrier_ && solo_.compare_exchange_strong(none, t_ring_slot))) {
       solo_ended_.store(true, std::memory_order_relaxed);
       intrude();
     }
-    return t_slot;
+    return t_ring_slot;
   }
   return nullptr;
 }
@@ -135,7 +135,7 @@ void EventRing::reset_solo(Slot *slot) {
 void EventRing::intrude() {
   intruders_.fetch_add(1, std::memory_order_seq_cst);
   Slot *solo = solo_.load(std::memory_order_acquire);
-  if (!solo || solo == t_slot) return;
+  if (!solo || solo == t_ring_slot) return;
   // Every store the solo thread made before its barrier is visible now, and
   // every load after it sees us: wait out an append it began before.
   syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
@@ -143,7 +143,7 @@ void EventRing::intrude() {
 }
 
 uint8_t *EventRing::begin_append(size_t len, Slot **slot, uint64_t *end) {
-  Slot *own = t_slot ? t_slot : claim_slot();
+  Slot *own = t_ring_slot ? t_ring_slot : claim_slot();
   if (own) {
     if (t_writer) intrude();
   } else {
@@ -167,31 +167,6 @@ void EventRing::end_append(Slot *slot) {
   slot->busy_from.store(kIdle, std::memory_order_release);
   if (slot == &shared_) shared_lock_.store(false, std::memory_order_release);
   else if (t_writer) intruders_.fetch_sub(1, std::memory_order_release);
-}
-
-uint8_t *EventRing::begin_solo(size_t max_len, uint64_t *pos) {
-  Slot *own = t_slot;
-  if (!own || own != solo_.load(std::memory_order_relaxed) || closed_.load(std::memory_order_relaxed))
-    return nullptr;
-  // reserve()'s protocol: publish a lower bound, then look for intruders;
-  // with none, head_ is this thread's until the slot is idle again.
-  own->busy_from.store(head_.load(std::memory_order_relaxed), std::memory_order_release);
-  std::atomic_signal_fence(std::memory_order_seq_cst);
-  if (intruders_.load(std::memory_order_acquire) == 0) {
-    *pos = head_.load(std::memory_order_relaxed);
-    const size_t off = *pos % kRingSize;
-    if (off + max_len <= kRingSize && *pos + max_len <= flushed_.load(std::memory_order_acquire) + kRingSize)
-      return ring_ + off;
-  }
-  own->busy_from.store(kIdle, std::memory_order_release);
-  return nullptr;
-}
-
-void EventRing::end_solo(uint64_t end) {
-  head_.store(end, std::memory_order_release);
-  __builtin_prefetch(ring_ + (end + kPrefetchAhead) % kRingSize, 1, 3);
-  t_slot->busy_from.store(kIdle, std::memory_order_release);
-  if (!writer_thread_) writer_work_after_append(end);
 }
 
 uint64_t EventRing::reserve(Slot *slot, size_t len) {
@@ -326,7 +301,7 @@ bool EventRing::restart_in_child(int fd) {
   // The parent's other threads do not exist here: their slots are free.
   for (size_t i = 0; i < kSlots; i++) {
     slots_[i].busy_from.store(kIdle);
-    if (&slots_[i] != t_slot) slots_[i].owned.store(false);
+    if (&slots_[i] != t_ring_slot) slots_[i].owned.store(false);
   }
   shared_.busy_from.store(kIdle);
   shared_lock_.store(false);
@@ -336,7 +311,7 @@ bool EventRing::restart_in_child(int fd) {
   failed_.store(false);
   fd_ = fd;
   membarrier_ = register_membarrier();
-  reset_solo(t_slot);  // this thread is the child's only one
+  reset_solo(t_ring_slot);  // this thread is the child's only one
   return launch();
 }
 

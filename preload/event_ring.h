@@ -122,10 +122,11 @@ class EventRing {
   uint8_t *begin_append(size_t len, Slot **slot, uint64_t *end);
   // The bytes reserved are written: frees the slot.
   void end_append(Slot *slot);
-  // append_solo's halves: where to write (its position in *pos), or nullptr;
-  // then the record is written up to `end`.
-  uint8_t *begin_solo(size_t max_len, uint64_t *pos);
-  void end_solo(uint64_t end);
+  // append_solo's halves (inline: the caller's record stays in registers):
+  // where to write (its position in *pos), or nullptr; then the record is
+  // written up to `end`.
+  inline uint8_t *begin_solo(size_t max_len, uint64_t *pos);
+  inline void end_solo(uint64_t end);
   // One record copied in; returns where it ends.
   uint64_t append_copy(const uint8_t *data, size_t len);
   uint64_t reserve(Slot *slot, size_t len);
@@ -171,5 +172,33 @@ class EventRing {
   Slot shared_{};
   Slot slots_[kSlots] = {};
 };
+
+// The calling thread's slot (initial-exec: usable inside malloc).
+extern __thread EventRing::Slot *t_ring_slot __attribute__((tls_model("initial-exec")));
+
+uint8_t *EventRing::begin_solo(size_t max_len, uint64_t *pos) {
+  Slot *own = t_ring_slot;
+  if (!own || own != solo_.load(std::memory_order_relaxed) || closed_.load(std::memory_order_relaxed))
+    return nullptr;
+  // reserve()'s protocol: publish a lower bound, then look for intruders;
+  // with none, head_ is this thread's until the slot is idle again.
+  own->busy_from.store(head_.load(std::memory_order_relaxed), std::memory_order_release);
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  if (intruders_.load(std::memory_order_acquire) == 0) {
+    *pos = head_.load(std::memory_order_relaxed);
+    const size_t off = *pos % kRingSize;
+    if (off + max_len <= kRingSize && *pos + max_len <= flushed_.load(std::memory_order_acquire) + kRingSize)
+      return ring_ + off;
+  }
+  own->busy_from.store(kIdle, std::memory_order_release);
+  return nullptr;
+}
+
+void EventRing::end_solo(uint64_t end) {
+  head_.store(end, std::memory_order_release);
+  __builtin_prefetch(ring_ + (end + kPrefetchAhead) % kRingSize, 1, 3);
+  t_ring_slot->busy_from.store(kIdle, std::memory_order_release);
+  if (!writer_thread_) writer_work_after_append(end);
+}
 
 }  // namespace prof

@@ -60,26 +60,38 @@ Where capture(const CallSite &at, ThreadScratch *s) {
 
 static_assert(kMaxEventBytes <= EventRing::kMaxInPlace, "events are encoded in place");
 
+// An event's encoder, for any Out (a SpanWriter, a SizeCounter).
+struct Event {
+  uint8_t aevent;
+  bool stacks;
+  Where w;
+  uint64_t oaddr, naddr, nsize;
+  template <class Out>
+  void put(Out &out) const {
+    put_memprof_event(out, aevent, w.loc, stacks, w.host, w.guest, oaddr, 0, naddr, nsize);
+  }
+};
+
+// Beside other producers: sized first, then encoded straight into the ring.
+__attribute__((noinline)) void emit_sized(const Event &e) {
+  SizeCounter size;
+  e.put(size);
+  g_agent.ring.append_in_place(size.size(), [&e](uint8_t *dst) {
+    SpanWriter out(dst);
+    e.put(out);
+  });
+}
+
 void emit(uint8_t aevent, const Where &w, bool stacks, const void *oaddr, const void *naddr,
           size_t nsize) {
-  auto encode = [&](auto &out) {
-    put_memprof_event(out, aevent, w.loc, stacks, w.host, w.guest, uint64_t(oaddr), 0,
-                      uint64_t(naddr), nsize);
-  };
-  // The solo producer encodes at the head at once; others size the event
-  // first, then encode it straight into the ring.
-  if (g_agent.ring.append_solo(kMaxEventBytes, [&](uint8_t *dst) {
+  // The solo producer encodes at the head at once.
+  if (!g_agent.ring.append_solo(kMaxEventBytes, [&](uint8_t *dst) {
         SpanWriter out(dst);
-        encode(out);
+        put_memprof_event(out, aevent, w.loc, stacks, w.host, w.guest, uint64_t(oaddr), 0,
+                          uint64_t(naddr), nsize);
         return out.size();
       }))
-    return;
-  SizeCounter size;
-  encode(size);
-  g_agent.ring.append_in_place(size.size(), [&](uint8_t *dst) {
-    SpanWriter out(dst);
-    encode(out);
-  });
+    emit_sized(Event{aevent, stacks, w, uint64_t(oaddr), uint64_t(naddr), uint64_t(nsize)});
 }
 
 void emit_with_stacks(const CallSite &at, uint8_t aevent, const void *oaddr, const void *naddr,
