@@ -59,12 +59,23 @@ static size_t home_of(uint64_t addr, size_t capacity) {
   return ((addr >> 4) * 0x9E3779B97F4A7C15ull >> 20) & (capacity - 1);
 }
 
-void SampledSet::insert(uint64_t addr) {
-  // A saturated counter stays saturated: never a false "not sampled".
-  std::atomic<uint8_t> &f = filter_[filter_of(addr)];
-  uint8_t c = f.load(std::memory_order_relaxed);
-  while (c != 255 && !f.compare_exchange_weak(c, uint8_t(c + 1), std::memory_order_relaxed)) {
+void SampledSet::count(uint64_t addr, int delta) {
+  // A compare-and-swap of the whole word: a saturated count stays saturated
+  // (never a false "not sampled"), and a count is never taken below zero.
+  const size_t b = filter_of(addr);
+  std::atomic<uint64_t> &word = filter_[b / kPerWord];
+  const uint64_t one = uint64_t(1) << shift_of(b);
+  uint64_t v = word.load(std::memory_order_relaxed);
+  for (;;) {
+    const uint64_t c = (v >> shift_of(b)) & kSaturated;
+    if (c == kSaturated || (delta < 0 && c == 0)) return;
+    const uint64_t next = delta > 0 ? v + one : v - one;
+    if (word.compare_exchange_weak(v, next, std::memory_order_relaxed)) return;
   }
+}
+
+void SampledSet::insert(uint64_t addr) {
+  count(addr, +1);
   const size_t home = home_of(addr, kCapacity);
   for (size_t i = 0; i < 4096; i++) {
     std::atomic<uint64_t> &s = slots_[(home + i) & (kCapacity - 1)];
@@ -77,9 +88,7 @@ void SampledSet::insert(uint64_t addr) {
 }
 
 bool SampledSet::remove(uint64_t addr) {
-  std::atomic<uint8_t> &f = filter_[filter_of(addr)];
-  const uint8_t seen = f.load(std::memory_order_relaxed);
-  if (seen == 0) return false;
+  if (!may_contain(addr)) return false;
   const size_t home = home_of(addr, kCapacity);
   for (size_t i = 0; i < 4096; i++) {
     std::atomic<uint64_t> &s = slots_[(home + i) & (kCapacity - 1)];
@@ -92,7 +101,7 @@ bool SampledSet::remove(uint64_t addr) {
     // the same instant could be lost: a false leak of one sample, at worst.)
     const uint64_t next = slots_[(home + i + 1) & (kCapacity - 1)].load(std::memory_order_acquire);
     if (s.compare_exchange_strong(v, next == 0 ? 0 : kTombstone, std::memory_order_acq_rel)) {
-      if (seen != 255) f.fetch_sub(1, std::memory_order_relaxed);
+      count(addr, -1);
       return true;
     }
   }

@@ -28,7 +28,8 @@ class SampledSet {
   void reset();
   // False when addr is certainly not in the set (the filter alone).
   bool may_contain(uint64_t addr) const {
-    return filter_[filter_of(addr)].load(std::memory_order_relaxed) != 0;
+    const size_t b = filter_of(addr);
+    return (filter_[b / kPerWord].load(std::memory_order_relaxed) >> shift_of(b)) & kSaturated;
   }
   uint64_t overflow() const { return overflow_.load(std::memory_order_relaxed); }
 
@@ -39,10 +40,19 @@ class SampledSet {
   static size_t filter_of(uint64_t addr) {
     return ((addr >> 4) * 0xC2B2AE3D27D4EB4Full >> 40) & (kFilter - 1);
   }
+  // Each bucket is a 2-bit count of the live sampled blocks hashed to it;
+  // kSaturated stands for 3 or more and is never counted down again.
+  static constexpr uint64_t kSaturated = 3;
+  static constexpr size_t kPerWord = 32;
+  static unsigned shift_of(size_t bucket) { return unsigned(2 * (bucket % kPerWord)); }
+  // Adds `delta` (+1 or -1) to addr's bucket unless it is saturated.
+  void count(uint64_t addr, int delta);
   std::atomic<uint64_t> *slots_ = nullptr;
   // XXX: nearly every free is of an unsampled block; a small counting filter
   // (cache-resident, unlike the table) answers those without a table probe.
-  std::atomic<uint8_t> filter_[kFilter] = {};
+  // 16 KiB: as bytes (64 KiB) its probe missed the L1 cache on a quarter of
+  // binary-trees' frees.
+  std::atomic<uint64_t> filter_[kFilter / kPerWord] = {};
   std::atomic<uint64_t> overflow_{0};
 };
 

@@ -37,3 +37,9 @@ add_executable(event_ring_tests event_ring_producers.cpp ${PROJECT_SOURCE_DIR}/p
 target_include_directories(event_ring_tests PRIVATE ${PROJECT_SOURCE_DIR}/preload)
 target_link_libraries(event_ring_tests PRIVATE test_main prof_format Threads::Threads)
 catch_discover_tests(event_ring_tests)
+
+add_executable(sampled_set_tests sampled_set.cpp ${PROJECT_SOURCE_DIR}/preload/alloc_sampling.cpp)
+target_include_directories(sampled_set_tests PRIVATE ${PROJECT_SOURCE_DIR}/preload
+  ${PROJECT_SOURCE_DIR}/preload/include ${PROJECT_SOURCE_DIR}/unwind)
+target_link_libraries(sampled_set_tests PRIVATE test_main Threads::Threads)
+catch_discover_tests(sampled_set_tests)
