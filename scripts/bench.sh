@@ -130,7 +130,7 @@ bench_cpu() {
     "${cpu[0]}" "${cpu[1]}" "$(ratio "${cpu[1]}" "${cpu[0]}")" "${cpu[3]}" "$(ratio "${cpu[3]}" "${cpu[0]}")"
   printf '  floor, the clock and signal alone (DEFAULT mode, no stacks): wall %s, CPU %s\n' \
     "$(ratio "${wall[2]}" "${wall[0]}")" "$(ratio "${cpu[2]}" "${cpu[0]}")"
-  printf '  samples per CPU-second: libprof %.0f (%s in %.2fs) | gperftools %.0f (%s in %.2fs)\n' \
+  printf '  samples per CPU-second: libprof %.0f (%.0f weighted in %.2fs) | gperftools %.0f (%s in %.2fs)\n' \
     "$(echo "$samples $run_cpu" | awk '{print $1 / $2}')" "$samples" "$run_cpu" \
     "$(echo "${gsamples:-0} $gcpu" | awk '{print $1 / $2}')" "${gsamples:-0}" "$gcpu"
 }
