@@ -9,14 +9,14 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "stream_writer.h"
+#include "raw_thread.h"
 
 namespace prof {
 
 namespace {
 
-// The writer thread: its appends intrude on the solo producer one at a time.
-__thread bool t_writer __attribute__((tls_model("initial-exec")));
+// Appends this thread makes before it next reads the clock for the tick.
+__thread unsigned t_appends_to_clock __attribute__((tls_model("initial-exec")));
 
 bool register_membarrier() {
   const long cmds = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
@@ -36,10 +36,6 @@ void release_slot(void *p) {
 }
 void make_slot_key() { pthread_key_create(&g_slot_key, release_slot); }
 
-void nap(long ns) {
-  timespec t{0, ns};
-  nanosleep(&t, nullptr);
-}
 
 }  // namespace
 
@@ -66,11 +62,8 @@ bool EventRing::launch() {
   closed_.store(false);
   if (!writer_thread_) return true;
   running_.store(true);
-  if (pthread_create(&writer_, nullptr, writer_main, this) != 0) {
-    running_.store(false);
-    closed_.store(true);
-    return false;
-  }
+  // Without a raw thread (clone refused, not x86-64) the producers write.
+  if (!writer_.start(writer_main, this)) running_.store(false);
   return true;
 }
 
@@ -90,7 +83,7 @@ EventRing::Slot *EventRing::claim_slot() {
     // The first program thread to append is the solo producer; any later one
     // ends that for good.
     Slot *none = nullptr;
-    if (!t_writer && !(membarrier_ && solo_.compare_exchange_strong(none, t_ring_slot))) {
+    if (!(membarrier_ && solo_.compare_exchange_strong(none, t_ring_slot))) {
       solo_ended_.store(true, std::memory_order_relaxed);
       intrude();
     }
@@ -102,7 +95,7 @@ EventRing::Slot *EventRing::claim_slot() {
 void EventRing::append(const uint8_t *data, size_t len) {
   if (closed_.load(std::memory_order_relaxed)) return;
   const uint64_t end = append_copy(data, len);
-  if (!writer_thread_) writer_work_after_append(end);
+  after_append(end);
 }
 
 uint64_t EventRing::append_copy(const uint8_t *data, size_t len) {
@@ -114,16 +107,24 @@ uint64_t EventRing::append_copy(const uint8_t *data, size_t len) {
   return end;
 }
 
-void EventRing::writer_work_after_append(uint64_t end) {
-  if (end >= flushed_.load(std::memory_order_relaxed) + kSegSize) flush(kSegSize);
+void EventRing::after_append(uint64_t end) {
+  if (!running_.load(std::memory_order_relaxed) &&
+      end >= flushed_.load(std::memory_order_relaxed) + kSegSize)
+    flush(kSegSize);
+  // XXX: with a writer, the clock (~20 ns) once per 64 appends of a thread.
+  if (t_appends_to_clock-- > 0) return;
+  t_appends_to_clock = writer_thread_ ? 63 : 0;
   timespec now;
   clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
   const uint64_t ns = uint64_t(now.tv_sec) * 1000000000u + uint64_t(now.tv_nsec);
   uint64_t due = next_tick_ns_.load(std::memory_order_relaxed);
   // One appender wins each tick; the tick's own appends find it taken.
   if (ns < due || !next_tick_ns_.compare_exchange_strong(due, ns + 100000000u)) return;
+  // The program's errno is its own: the tick reads files.
+  const int saved_errno = errno;
   if (due != 0 && on_tick_) on_tick_();
-  flush(1);
+  errno = saved_errno;
+  if (!running_.load(std::memory_order_relaxed)) flush(1);
 }
 
 void EventRing::reset_solo(Slot *slot) {
@@ -144,9 +145,7 @@ void EventRing::intrude() {
 
 uint8_t *EventRing::begin_append(size_t len, Slot **slot, uint64_t *end) {
   Slot *own = t_ring_slot ? t_ring_slot : claim_slot();
-  if (own) {
-    if (t_writer) intrude();
-  } else {
+  if (!own) {
     // (Every slot taken: other threads have long ended the solo producer.)
     shared_uses_.fetch_add(1, std::memory_order_relaxed);
     while (shared_lock_.exchange(true, std::memory_order_acquire)) sched_yield();
@@ -166,7 +165,6 @@ uint8_t *EventRing::begin_append(size_t len, Slot **slot, uint64_t *end) {
 void EventRing::end_append(Slot *slot) {
   slot->busy_from.store(kIdle, std::memory_order_release);
   if (slot == &shared_) shared_lock_.store(false, std::memory_order_release);
-  else if (t_writer) intruders_.fetch_sub(1, std::memory_order_release);
 }
 
 uint64_t EventRing::reserve(Slot *slot, size_t len) {
@@ -207,7 +205,7 @@ void EventRing::wait_for_room(Slot *slot, uint64_t pos, uint64_t end) {
     if (spins < 64)
       sched_yield();
     else
-      nap(50000);
+      raw_nap(50000);
   }
 }
 
@@ -226,10 +224,13 @@ void EventRing::write_out(uint64_t from, uint64_t to) {
   while (from < to) {
     const size_t off = from % kRingSize;
     const size_t n = to - from < kRingSize - off ? to - from : kRingSize - off;
-    if (!discard_.load(std::memory_order_relaxed) && !failed_.load(std::memory_order_relaxed) &&
-        !fd_sink(reinterpret_cast<void *>(intptr_t(fd_)), ring_ + off, n)) {
-      write_errno_ = errno;
-      failed_.store(true, std::memory_order_relaxed);
+    if (!discard_.load(std::memory_order_relaxed) && !failed_.load(std::memory_order_relaxed)) {
+      // Raw: this may run on the writer, which must not touch errno.
+      const long rc = raw_write_all(fd_, ring_ + off, n);
+      if (rc < 0) {
+        write_errno_ = int(-rc);
+        failed_.store(true, std::memory_order_relaxed);
+      }
     }
     from += n;
   }
@@ -247,37 +248,34 @@ bool EventRing::flush(size_t min_bytes) {
   return any;
 }
 
-void *EventRing::writer_main(void *arg) {
+int EventRing::writer_main(void *arg) {
+  // A raw thread (raw_thread.h): raw calls, atomics and plain memory only.
   auto *self = static_cast<EventRing *>(arg);
-  t_writer = true;
-  timespec last{};
-  clock_gettime(CLOCK_MONOTONIC, &last);
+  uint64_t last = raw_monotonic_ns();
   long idle_ns = 1000000;
   while (self->running_.load(std::memory_order_acquire)) {
-    // XXX: back off while there is little to write (sampled mode, quiet
-    // programs): each wakeup costs the program CPU time, and a producer that
-    // needs room flushes by itself anyway.
+    // XXX: back off while there is little to write (quiet programs): each
+    // wakeup costs the program CPU time, and a producer that needs room
+    // flushes by itself anyway.
     if (self->flush(kSegSize)) {
       idle_ns = 1000000;
     } else {
-      nap(idle_ns);
+      raw_nap(idle_ns);
       if (idle_ns < 16000000) idle_ns *= 2;
     }
-    timespec now{};
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    if ((now.tv_sec - last.tv_sec) * 1000000000L + (now.tv_nsec - last.tv_nsec) >= 100000000L) {
+    const uint64_t now = raw_monotonic_ns();
+    if (now - last >= 100000000u) {
       last = now;
-      if (self->on_tick_) self->on_tick_();
-      // A quiet program's events reach the file within a tick.
+      // A quiet program's events reach the file within 100 ms.
       self->flush(1);
     }
   }
-  return nullptr;
+  return 0;
 }
 
 void EventRing::finish(const uint8_t *data, size_t len) {
   if (closed_.exchange(true)) return;
-  if (running_.exchange(false)) pthread_join(writer_, nullptr);
+  if (running_.exchange(false)) writer_.join();
   const uint64_t end = append_copy(data, len);
   while (flushing_.exchange(true, std::memory_order_acquire)) sched_yield();
   // Wait (bounded) for threads still copying records placed before ours,
@@ -310,6 +308,8 @@ bool EventRing::restart_in_child(int fd) {
   flushing_.store(false);
   failed_.store(false);
   fd_ = fd;
+  running_.store(false);
+  writer_.forget();  // the parent's writer does not exist here
   membarrier_ = register_membarrier();
   reset_solo(t_ring_slot);  // this thread is the child's only one
   return launch();

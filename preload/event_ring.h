@@ -14,22 +14,26 @@
 //   `intruders_`, runs membarrier(PRIVATE_EXPEDITED), which puts a full
 //   barrier into the solo thread wherever it runs, and waits for the solo
 //   slot to be idle; from then on the solo thread, which reads `intruders_`
-//   after publishing its slot, takes the fetch_add too. The writer thread's
-//   rare records (ticks) intrude for one append; a second program thread
-//   intrudes for good. Without membarrier, every append uses fetch_add.
+//   after publishing its slot, takes the fetch_add too: a second program
+//   thread intrudes for good. Without membarrier, every append uses
+//   fetch_add.
 // - Completion without a second atomic: each thread owns a slot that says
 //   "I may still be copying at or after position p" (p is read before its
 //   reservation, so it is a lower bound), or "idle". Everything below the
 //   head and below every slot's p is complete. Threads that find no free
 //   slot share one under a spinlock.
-// - Bytes are written in position order by whoever holds the flush flag:
-//   the writer thread (when a segment's worth is complete, and on each tick),
-//   or a producer waiting for room. finish() writes up to the last record.
-// - Without a writer thread (start(..., false)), producers do its work: a
-//   producer flushes once a segment's worth is complete, and the first
-//   append after each 100 ms runs the tick and flushes. For sampled
-//   recording: a second thread alone makes glibc's malloc take its arena
-//   lock on every call, which costs more than the rare sampled events.
+// - The writer is a raw thread (raw_thread.h), which glibc does not count:
+//   a pthread would make glibc's malloc take its multi-threaded paths in the
+//   program, 8.6% of binary-trees. It only flushes, with raw calls: bytes
+//   are written in position order by whoever holds the flush flag, the
+//   writer (a segment's worth, and every 100 ms whatever is complete), or a
+//   producer waiting for room. finish() writes up to the last record.
+// - The tick (on_tick: time marks, write-error checks) runs on an appending
+//   thread, the first append after each 100 ms (the clock is read once per
+//   64 appends of a thread while a writer runs).
+// - Without a writer (start(..., false), sampled recording, or no raw
+//   thread here), producers also flush once a segment's worth is complete,
+//   and at each tick.
 // - When the ring is full, append() waits (flushing itself when it can),
 //   it never drops. After a write error the bytes are discarded instead (the
 //   agent is then switched off), so a producer never waits on a dead file.
@@ -39,6 +43,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <pthread.h>
+
+#include "raw_thread.h"
 
 namespace prof {
 
@@ -66,7 +72,7 @@ class EventRing {
       copy_in(end - len, wrapped, len);
     }
     end_append(slot);
-    if (!writer_thread_) writer_work_after_append(end);
+    after_append(end);
   }
   // The solo producer's shortcut: encode(dst) writes at most max_len bytes
   // (at most kMaxInPlace) straight at the head and returns how many, with no
@@ -111,10 +117,11 @@ class EventRing {
   static constexpr size_t kSlots = 1024;
   static constexpr size_t kPrefetchAhead = 2048;
 
-  static void *writer_main(void *self);
+  static int writer_main(void *self);
   bool launch();
-  // Without a writer thread: its work, done by an appending thread.
-  void writer_work_after_append(uint64_t end);
+  // An appending thread's share of the writing: the tick, and without a
+  // running writer the flushes too.
+  void after_append(uint64_t end);
   Slot *claim_slot();
   // Reserves len bytes through the thread's slot (or the shared one, whose
   // lock it then holds), which it marks busy; *end: where they end. Returns
@@ -149,7 +156,7 @@ class EventRing {
   void (*on_tick_)() = nullptr;
   bool writer_thread_ = true;
   std::atomic<uint64_t> next_tick_ns_{0};  // without a writer thread
-  pthread_t writer_{};
+  RawThread writer_;
   int write_errno_ = 0;
   std::atomic<bool> running_{false};
   std::atomic<bool> closed_{true};
@@ -198,7 +205,7 @@ void EventRing::end_solo(uint64_t end) {
   head_.store(end, std::memory_order_release);
   __builtin_prefetch(ring_ + (end + kPrefetchAhead) % kRingSize, 1, 3);
   t_ring_slot->busy_from.store(kIdle, std::memory_order_release);
-  if (!writer_thread_) writer_work_after_append(end);
+  after_append(end);
 }
 
 }  // namespace prof

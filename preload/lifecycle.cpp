@@ -88,7 +88,7 @@ uint64_t rss_bytes() {
   return p ? strtoull(p + 1, nullptr, 10) * uint64_t(sysconf(_SC_PAGESIZE)) : 0;
 }
 
-// Runs on the writer thread about every 100 ms.
+// Runs about every 100 ms, on a thread that has just appended (event_ring.h).
 void tick() {
   GuardScope guard;
   if (g_agent.ring.write_failed() && g_agent.on.exchange(false)) {
@@ -157,10 +157,10 @@ bool start_memory_stream() {
   }
   if (!open_stream(getppid())) return false;
   g_agent.start_ns = monotonic_ns();
-  // XXX: sampled recording has too few events to pay for a writer thread
-  // (event_ring.h).
+  // XXX: sampled recording has too few events to pay for a writer's
+  // wakeups (event_ring.h).
   if (!g_agent.ring.start(g_fd, tick, g_agent.cfg.sample_bytes == 0)) {
-    say("cannot start the writer thread; profiling disabled");
+    say("cannot map the event ring; profiling disabled");
     close(g_fd);
     return false;
   }

@@ -33,7 +33,8 @@ set_source_files_properties(unwind_shapes.cpp PROPERTIES COMPILE_OPTIONS -fno-om
 catch_discover_tests(unwind_tests)
 
 # The event ring alone, its producers coming and going.
-add_executable(event_ring_tests event_ring_producers.cpp ${PROJECT_SOURCE_DIR}/preload/event_ring.cpp)
+add_executable(event_ring_tests event_ring_producers.cpp ${PROJECT_SOURCE_DIR}/preload/event_ring.cpp
+  ${PROJECT_SOURCE_DIR}/preload/raw_thread.cpp)
 target_include_directories(event_ring_tests PRIVATE ${PROJECT_SOURCE_DIR}/preload)
 target_link_libraries(event_ring_tests PRIVATE test_main prof_format Threads::Threads)
 catch_discover_tests(event_ring_tests)
