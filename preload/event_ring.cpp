@@ -111,9 +111,9 @@ void EventRing::after_append(uint64_t end) {
   if (!running_.load(std::memory_order_relaxed) &&
       end >= flushed_.load(std::memory_order_relaxed) + kSegSize)
     flush(kSegSize);
-  // XXX: with a writer, the clock (~20 ns) once per 64 appends of a thread.
+  // XXX: with a writer, the clock (~20 ns) once per 256 appends of a thread.
   if (t_appends_to_clock-- > 0) return;
-  t_appends_to_clock = writer_thread_ ? 63 : 0;
+  t_appends_to_clock = writer_thread_ ? 255 : 0;
   timespec now;
   clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
   const uint64_t ns = uint64_t(now.tv_sec) * 1000000000u + uint64_t(now.tv_nsec);

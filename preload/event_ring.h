@@ -30,7 +30,7 @@
 //   producer waiting for room. finish() writes up to the last record.
 // - The tick (on_tick: time marks, write-error checks) runs on an appending
 //   thread, the first append after each 100 ms (the clock is read once per
-//   64 appends of a thread while a writer runs).
+//   256 appends of a thread while a writer runs).
 // - Without a writer (start(..., false), sampled recording, or no raw
 //   thread here), producers also flush once a segment's worth is complete,
 //   and at each tick.
