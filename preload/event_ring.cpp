@@ -36,7 +36,6 @@ void release_slot(void *p) {
 }
 void make_slot_key() { pthread_key_create(&g_slot_key, release_slot); }
 
-
 }  // namespace
 
 __thread EventRing::Slot *t_ring_slot __attribute__((tls_model("initial-exec")));
