@@ -4,6 +4,7 @@
 #include <cstring>
 #include <ctime>
 #include <linux/membarrier.h>
+#include <pthread.h>
 #include <sched.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>

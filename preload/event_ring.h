@@ -42,7 +42,6 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <pthread.h>
 
 #include "raw_thread.h"
 
@@ -155,7 +154,7 @@ class EventRing {
   int fd_ = -1;
   void (*on_tick_)() = nullptr;
   bool writer_thread_ = true;
-  std::atomic<uint64_t> next_tick_ns_{0};  // without a writer thread
+  std::atomic<uint64_t> next_tick_ns_{0};  // when the next tick is due
   RawThread writer_;
   int write_errno_ = 0;
   std::atomic<bool> running_{false};

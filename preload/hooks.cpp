@@ -111,6 +111,8 @@ void prof::resolve_real_functions() {
 // by a tail call where the compiler makes one, so that HERE there is the
 // program's call site (else it is in the hook, whose frame the walk drops
 // with the agent's own).
+namespace {
+
 __attribute__((noinline)) void *malloc_recorded(size_t size) {
   void *p = real.malloc(size);
   if (p) record_alloc(HERE, p, size);
@@ -148,13 +150,15 @@ inline void *malloc_body(size_t size) {
   return malloc_recorded(size);
 }
 
-EXPORT void *malloc(size_t size) { return malloc_body(size); }
-
 __attribute__((noinline)) void *realloc_from_arena(void *old, size_t size) {
   void *p = malloc_body(size);
   if (p) memcpy(p, old, arena_size(old) < size ? arena_size(old) : size);
   return p;
 }
+
+}  // namespace
+
+EXPORT void *malloc(size_t size) { return malloc_body(size); }
 
 EXPORT void free(void *p) {
   if (!p || in_arena(p)) return;
