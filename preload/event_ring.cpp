@@ -108,12 +108,11 @@ uint64_t EventRing::append_copy(const uint8_t *data, size_t len) {
 }
 
 void EventRing::after_append(uint64_t end) {
-  if (!running_.load(std::memory_order_relaxed) &&
-      end >= flushed_.load(std::memory_order_relaxed) + kSegSize)
-    flush(kSegSize);
+  const bool writer = running_.load(std::memory_order_relaxed);
+  if (!writer && end >= flushed_.load(std::memory_order_relaxed) + kSegSize) flush(kSegSize);
   // XXX: with a writer, the clock (~20 ns) once per 256 appends of a thread.
   if (t_appends_to_clock-- > 0) return;
-  t_appends_to_clock = writer_thread_ ? 255 : 0;
+  t_appends_to_clock = writer ? 255 : 0;
   timespec now;
   clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
   const uint64_t ns = uint64_t(now.tv_sec) * 1000000000u + uint64_t(now.tv_nsec);
@@ -124,7 +123,7 @@ void EventRing::after_append(uint64_t end) {
   const int saved_errno = errno;
   if (due != 0 && on_tick_) on_tick_();
   errno = saved_errno;
-  if (!running_.load(std::memory_order_relaxed)) flush(1);
+  if (!writer) flush(1);
 }
 
 void EventRing::reset_solo(Slot *slot) {
