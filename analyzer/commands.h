@@ -13,11 +13,11 @@
 #include <string>
 #include <vector>
 
-#include "folded.h"
-#include "memprof_report.h"
-#include "profile_diff.h"
-#include "profile.h"
-#include "summary.h"
+#include "report/folded.h"
+#include "report/memprof_report.h"
+#include "report/profile_diff.h"
+#include "model/profile.h"
+#include "report/summary.h"
 
 namespace prof {
 

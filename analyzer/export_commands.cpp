@@ -7,11 +7,11 @@
 #include <sstream>
 
 #include "commands.h"
-#include "flamegraph_svg.h"
-#include "heap_chart_svg.h"
-#include "html_report.h"
-#include "pprof_export.h"
-#include "speedscope_export.h"
+#include "render/flamegraph_svg.h"
+#include "render/heap_chart_svg.h"
+#include "render/html_report.h"
+#include "export/pprof_export.h"
+#include "export/speedscope_export.h"
 
 namespace prof {
 namespace {

@@ -10,8 +10,8 @@
 #include <cstdint>
 
 #include "config.h"
-#include "event_ring.h"
-#include "stack_interner.h"
+#include "stream/event_ring.h"
+#include "memory/stack_interner.h"
 
 namespace prof {
 

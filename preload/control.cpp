@@ -4,8 +4,8 @@
 #include "agent.h"
 #include "ext.h"
 #include "libprof.h"
-#include "sampler.h"
-#include "sampler_stream.h"
+#include "cpu/sampler.h"
+#include "cpu/stream.h"
 #include "stream_writer.h"
 #include "thread_state.h"
 

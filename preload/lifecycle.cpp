@@ -13,16 +13,16 @@
 #include <unistd.h>
 
 #include "agent.h"
-#include "alloc_sampling.h"
-#include "hooks.h"
+#include "memory/alloc_sampling.h"
+#include "memory/hooks.h"
 #include "host_stack.h"
 #include "memprof.h"
 #include "module_map.h"
-#include "output_file.h"
+#include "stream/output_file.h"
 #include "prologue.h"
-#include "recorder.h"
-#include "sampler.h"
-#include "stream_opening.h"
+#include "memory/recorder.h"
+#include "cpu/sampler.h"
+#include "stream/stream_opening.h"
 #include "stream_writer.h"
 #include "symtab.h"
 #include "thread_state.h"
@@ -88,7 +88,7 @@ uint64_t rss_bytes() {
   return p ? strtoull(p + 1, nullptr, 10) * uint64_t(sysconf(_SC_PAGESIZE)) : 0;
 }
 
-// Runs about every 100 ms, on a thread that has just appended (event_ring.h).
+// Runs about every 100 ms, on a thread that has just appended (stream/event_ring.h).
 void tick() {
   GuardScope guard;
   if (g_agent.ring.write_failed() && g_agent.on.exchange(false)) {
@@ -158,7 +158,7 @@ bool start_memory_stream() {
   if (!open_stream(getppid())) return false;
   g_agent.start_ns = monotonic_ns();
   // XXX: sampled recording has too few events to pay for a writer's
-  // wakeups (event_ring.h).
+  // wakeups (stream/event_ring.h).
   if (!g_agent.ring.start(g_fd, tick, g_agent.cfg.sample_bytes == 0)) {
     say("cannot map the event ring; profiling disabled");
     close(g_fd);

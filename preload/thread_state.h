@@ -13,7 +13,7 @@
 
 #include "host_stack.h"
 #include "libprof.h"
-#include "stack_interner.h"
+#include "memory/stack_interner.h"
 
 namespace prof {
 

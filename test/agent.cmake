@@ -33,14 +33,14 @@ set_source_files_properties(unwind_shapes.cpp PROPERTIES COMPILE_OPTIONS -fno-om
 catch_discover_tests(unwind_tests)
 
 # The event ring alone, its producers coming and going.
-add_executable(event_ring_tests event_ring_producers.cpp ${PROJECT_SOURCE_DIR}/preload/event_ring.cpp
-  ${PROJECT_SOURCE_DIR}/preload/raw_thread.cpp)
-target_include_directories(event_ring_tests PRIVATE ${PROJECT_SOURCE_DIR}/preload)
-target_link_libraries(event_ring_tests PRIVATE test_main prof_format Threads::Threads)
-catch_discover_tests(event_ring_tests)
+add_executable(stream_tests stream_event_ring.cpp ${PROJECT_SOURCE_DIR}/preload/stream/event_ring.cpp
+  ${PROJECT_SOURCE_DIR}/preload/stream/raw_thread.cpp)
+target_include_directories(stream_tests PRIVATE ${PROJECT_SOURCE_DIR}/preload)
+target_link_libraries(stream_tests PRIVATE test_main prof_format Threads::Threads)
+catch_discover_tests(stream_tests)
 
-add_executable(sampled_set_tests sampled_set.cpp ${PROJECT_SOURCE_DIR}/preload/alloc_sampling.cpp)
-target_include_directories(sampled_set_tests PRIVATE ${PROJECT_SOURCE_DIR}/preload
+add_executable(memory_tests memory_sampled_set.cpp ${PROJECT_SOURCE_DIR}/preload/memory/alloc_sampling.cpp)
+target_include_directories(memory_tests PRIVATE ${PROJECT_SOURCE_DIR}/preload
   ${PROJECT_SOURCE_DIR}/preload/include ${PROJECT_SOURCE_DIR}/unwind)
-target_link_libraries(sampled_set_tests PRIVATE test_main Threads::Threads)
-catch_discover_tests(sampled_set_tests)
+target_link_libraries(memory_tests PRIVATE test_main Threads::Threads)
+catch_discover_tests(memory_tests)

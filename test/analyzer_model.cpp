@@ -16,10 +16,10 @@
 #include <sstream>
 #include <unistd.h>
 
-#include "heap_model.h"
-#include "live_heap.h"
-#include "stack_merge.h"
-#include "symbolizer.h"
+#include "model/heap_model.h"
+#include "model/live_heap.h"
+#include "model/stack_merge.h"
+#include "read/symbolizer.h"
 
 using namespace prof;
 

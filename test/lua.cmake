@@ -24,13 +24,7 @@ set_target_properties(lua_stress_tests PROPERTIES ENABLE_EXPORTS ON)
 add_dependencies(lua_stress_tests prof_lua)
 catch_discover_tests(lua_stress_tests PROPERTIES TIMEOUT 900)
 
-set(LUA_E2E_SOURCES lua_e2e.cpp e2e/agent_run.cpp e2e/lua_streams.cpp)
-# The CPU half needs the agent's sampler (preload/sampler*.cpp).
-file(GLOB PROF_SAMPLER_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/preload/sampler*.cpp)
-if(PROF_SAMPLER_SOURCES)
-  list(APPEND LUA_E2E_SOURCES lua_e2e_cpu.cpp)
-endif()
-add_executable(lua_e2e_tests ${LUA_E2E_SOURCES})
+add_executable(lua_e2e_tests lua_e2e.cpp lua_e2e_cpu.cpp e2e/agent_run.cpp e2e/lua_streams.cpp)
 target_include_directories(lua_e2e_tests PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/e2e)
 target_link_libraries(lua_e2e_tests PRIVATE test_main prof_format)
 target_compile_definitions(lua_e2e_tests PRIVATE

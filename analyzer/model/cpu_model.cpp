@@ -1,0 +1,71 @@
+#include "model/cpu_model.h"
+
+namespace prof {
+namespace {
+
+std::string sampler_text(const ExtRecord &r) {
+  static const char *const kBackends[] = {"unknown backend", "perf task-clock",
+                                          "timer_create thread CPU clock", "ITIMER_PROF"};
+  static const char *const kModes[] = {"DEFAULT", "LEAF", "CALLGRAPH"};
+  return std::string(kBackends[r.value < 4 ? r.value : 0]) + ", " +
+         (r.value2 < 3 ? kModes[r.value2] : "unknown") + " mode, every " +
+         std::to_string(r.value3 / 1000) + " us";
+}
+
+}  // namespace
+
+void CpuModel::read(StreamContext &ctx) {
+  uint64_t tid = 0, weight = 1;
+  ctx.read_sysprof([&](const SysprofSample &s) {
+    if (s.record != SysprofRecord::Ext) {
+      add(ctx, s, double(weight), tid);
+      weight = 1;
+      return;
+    }
+    switch (s.ext.kind) {
+      case ExtKind::Thread: tid = s.ext.value; break;
+      case ExtKind::Weight: weight = s.ext.value; break;
+      case ExtKind::Sampler: samplers_.push_back(sampler_text(s.ext)); break;
+      default: break;
+    }
+  });
+}
+
+void CpuModel::add(StreamContext &ctx, const SysprofSample &s, double weight, uint64_t tid) {
+  samples_ += weight;
+  by_vmstate_[s.vmstate] += weight;
+  by_thread_[Thread{ctx.index, tid}] += weight;
+
+  if (raw_epoch_ != ctx.naming_epoch) {
+    by_raw_.clear();
+    raw_epoch_ = ctx.naming_epoch;
+  }
+  raw_.assign({ctx.index, s.vmstate, s.traceno, s.host.size()});
+  raw_.insert(raw_.end(), s.host.begin(), s.host.end());
+  for (const GuestFrame &g : s.guest) raw_.insert(raw_.end(), {g.type, g.addr, g.line});
+  auto raw = by_raw_.find(raw_);
+  if (raw != by_raw_.end()) {
+    stacks_[raw->second].samples += weight;
+    return;
+  }
+  Stack st;
+  st.file = ctx.index;
+  st.vmstate = s.vmstate;
+  st.frames = ctx.sample_frames(s);
+  std::string name(1, char(s.vmstate));
+  name += std::to_string(ctx.index);
+  for (const Frame &f : st.frames) name += "\n" + f.label();
+  auto named = by_name_.find(name);
+  uint32_t index;
+  if (named == by_name_.end()) {
+    index = uint32_t(stacks_.size());
+    stacks_.push_back(std::move(st));
+    by_name_.emplace(std::move(name), index);
+  } else {
+    index = named->second;
+  }
+  stacks_[index].samples += weight;
+  by_raw_.emplace(raw_, index);
+}
+
+}  // namespace prof

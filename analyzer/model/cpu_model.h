@@ -1,0 +1,62 @@
+// CpuModel: the samples of sysprof streams, aggregated by unique stack.
+//
+// Invariants: memory grows with unique stacks and threads, never with
+// samples. A sample is named with the symbols known when it is read, as
+// LuaJIT's parser does: a cache from raw stacks to named ones lives while no
+// symbol or module record arrives. A weight record makes the next sample
+// count that many times; a thread record assigns the samples that follow.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "model/frame.h"
+#include "read/stream_context.h"
+
+namespace prof {
+
+class CpuModel {
+ public:
+  struct Stack {
+    uint32_t file = 0;
+    uint8_t vmstate = 0;
+    std::vector<Frame> frames;  // root first
+    double samples = 0;
+  };
+  struct Thread {
+    uint32_t file = 0;
+    uint64_t tid = 0;
+    bool operator<(const Thread &o) const {
+      return file != o.file ? file < o.file : tid < o.tid;
+    }
+  };
+
+  // Reads every sample of a sysprof stream.
+  void read(StreamContext &ctx);
+
+  const std::vector<Stack> &stacks() const { return stacks_; }
+  double samples() const { return samples_; }
+  const std::map<uint8_t, double> &by_vmstate() const { return by_vmstate_; }
+  const std::map<Thread, double> &by_thread() const { return by_thread_; }
+  // "perf task-clock, CALLGRAPH mode, every 1000 us", one per stream that said.
+  const std::vector<std::string> &samplers() const { return samplers_; }
+
+ private:
+  void add(StreamContext &ctx, const SysprofSample &s, double weight, uint64_t tid);
+
+  std::vector<Stack> stacks_;
+  std::unordered_map<std::string, uint32_t> by_name_;  // vmstate + frame labels -> stack
+  std::map<std::vector<uint64_t>, uint32_t> by_raw_;   // raw sample -> stack (one naming epoch)
+  uint64_t raw_epoch_ = UINT64_MAX;
+  std::vector<uint64_t> raw_;
+  double samples_ = 0;
+  std::map<uint8_t, double> by_vmstate_;
+  std::map<Thread, double> by_thread_;
+  std::vector<std::string> samplers_;
+};
+
+}  // namespace prof

@@ -1,0 +1,173 @@
+// HeapModel: the native view of memory streams, built in one pass: totals,
+// peak heap and the stacks holding it at the peak, leaks by stack, temporary
+// allocations, a size histogram, per-stack MemProf-style statistics (count,
+// min/avg/max size and lifetime), heap over time and snapshots of its
+// holders, and the mmap domain.
+//
+// Invariants:
+// - Memory is proportional to the live blocks of the stream being read and to
+//   unique stacks, never to events (series and snapshots are bounded).
+// - Pairing: a free or realloc takes the OLDEST live block at its address
+//   (LiveHeap); a pointer never seen allocated counts as an unknown free.
+// - Every stream is its own process: peaks are found per stream, in stream
+//   order, and the peak of several streams is the sum of theirs (their
+//   timelines are not aligned). A stream's holders at its peak are exact in
+//   O(1) per event: a stack's bytes at the latest peak are captured lazily,
+//   the first time they change after it.
+// - Lifetimes count events (allocations, reallocations and frees) of the
+//   stream between a block's allocation and its free or reallocation.
+// - Temporary allocation (heaptrack's definition): a block freed by the next
+//   event after its own allocation.
+// - Sampled streams: every recorded block of size s stands for
+//   s / (1 - exp(-s / mean)) bytes and that many bytes / s blocks; sizes and
+//   lifetimes (min/max) describe the recorded blocks.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <utility>
+#include <vector>
+
+#include "model/live_heap.h"
+
+namespace prof {
+
+struct StackStats {
+  double alloc_bytes = 0, alloc_count = 0;  // estimated (scaled when sampled)
+  double live_bytes = 0, peak_bytes = 0;    // now / at its stream's peak
+  uint64_t allocs = 0, frees = 0, temporary = 0, live_blocks = 0;  // recorded blocks
+  uint64_t min_size = UINT64_MAX, max_size = 0;
+  uint64_t min_life = UINT64_MAX, max_life = 0, sum_life = 0;
+  uint64_t peak_epoch = 0;  // internal: the peak its peak_bytes belongs to
+};
+
+// A point of the heap over time: at a time mark (timed) or after a number of
+// events of a stream without time marks.
+struct HeapPoint {
+  uint32_t file = 0;
+  bool timed = false;
+  uint64_t time_ns = 0, rss = 0, events = 0;
+  double heap_bytes = 0;
+};
+
+// A stream's heap at its peak (the first time it reached it) and at its end.
+struct StreamHeap {
+  uint32_t file = 0;
+  uint64_t peak_events = 0, end_events = 0;  // the stream's events read by then
+  double peak_bytes = 0, end_bytes = 0;
+};
+
+// The RFC's heap snapshot: the heap at a point, and its largest holders.
+struct HeapSnapshot {
+  HeapPoint at;
+  std::vector<std::pair<uint32_t, double>> holders;  // (stack id, bytes), largest first
+};
+
+// XXX: aligned to a cache line: it is written on its own thread (Profile).
+class alignas(64) HeapModel {
+ public:
+  static constexpr size_t kMaxPoints = 1024;
+
+  // Streams are read one at a time, between these two calls; stacks are
+  // dense ids (StackIndex), and a stream's are `first_stack` and above.
+  void begin_stream(uint32_t file, uint32_t first_stack);
+  void end_stream();
+
+  void set_sampling(uint64_t mean_bytes) { mean_ = mean_bytes; }
+  // A hint that an event at addr comes soon: readers that decode a few
+  // events ahead hide the cache misses of the live-block table.
+  void prefetch(uint64_t addr) const { heap_.prefetch(addr); }
+  void alloc(uint32_t stack, uint64_t addr, uint64_t size);
+  void free(uint64_t addr);
+  void realloc(uint32_t stack, uint64_t oaddr, uint64_t naddr, uint64_t nsize);
+  void map(uint32_t stack, uint64_t addr, uint64_t len);
+  void unmap(uint64_t addr, uint64_t len);
+  // Heap over time: a time mark, or a point by event count.
+  void time_mark(uint64_t time_ns, uint64_t rss);
+  void event_mark();
+  // Records the heap now with its `top` largest holders (at most kMaxPoints
+  // snapshots; later ones are counted in snapshots_dropped()).
+  void snapshot(bool timed, uint64_t time_ns, size_t top);
+  // After the last stream: leaves a stack's leaked blocks out of the leaks
+  // (suppressions); its other figures stay.
+  void drop_leaks(uint32_t stack);
+
+  // Statistics by stack id; a stack the heap (or mmap) events never named
+  // has allocs == 0.
+  const std::vector<StackStats> &stacks() const { return stacks_; }
+  const std::vector<StackStats> &mmap_stacks() const { return mmap_stacks_; }
+  double peak_bytes() const { return peaks_ + peak_; }
+  double live_bytes() const { return leaked_ + live_; }
+  uint64_t live_blocks() const { return leaked_blocks_ + heap_.size(); }
+  uint64_t alloc_calls() const { return alloc_calls_; }
+  uint64_t realloc_calls() const { return realloc_calls_; }
+  uint64_t free_calls() const { return free_calls_; }
+  double allocated_bytes() const { return allocated_; }
+  double allocated_blocks() const { return allocated_count_; }
+  uint64_t unknown_frees() const { return unknown_frees_; }
+  uint64_t temporary() const { return temporary_; }
+  uint64_t sampling_mean() const { return mean_; }
+  const std::array<uint64_t, 65> &size_histogram() const { return histogram_; }
+  // The series by time marks if any stream had them, else by event counts.
+  const std::vector<HeapPoint> &over_time() const;
+  const std::vector<HeapSnapshot> &snapshots() const { return snapshots_; }
+  // One per stream read, in order.
+  const std::vector<StreamHeap> &stream_heaps() const { return stream_heaps_; }
+  uint64_t snapshots_dropped() const { return snapshots_dropped_; }
+  double mapped_bytes() const { return mapped_done_ + mapped_; }
+  double mapped_peak() const { return mapped_peaks_ + mapped_peak_; }
+  uint64_t maps() const { return maps_; }
+  uint64_t unmaps() const { return unmaps_; }
+
+ private:
+  struct Block {
+    uint64_t size;
+    uint64_t born;   // the stream's event clock
+    uint32_t stack;
+    float weight;    // estimated bytes this block stands for; 0: its size
+  };
+  // A series kept under kMaxPoints by dropping every other point and then
+  // taking one point in two, four, ...: bounded and deterministic.
+  struct Series {
+    std::vector<HeapPoint> points;
+    uint64_t stride = 1, offered = 0;
+    void add(const HeapPoint &p);
+  };
+  double scaled(uint64_t size) const;
+  StackStats &stats(std::vector<StackStats> &table, uint32_t stack);
+  void create(uint32_t stack, uint64_t addr, uint64_t size);
+  bool retire(uint64_t addr, bool is_free);
+  void change_live(StackStats &s, double delta);
+  void unmap_range(uint64_t addr, uint64_t len);
+  HeapPoint point(bool timed, uint64_t time_ns, uint64_t rss) const;
+
+  uint32_t file_ = 0, first_stack_ = 0;
+  uint64_t mean_ = 0;
+  uint64_t stream_events_ = 0, peak_events_ = 0;
+  uint64_t alloc_calls_ = 0, realloc_calls_ = 0, free_calls_ = 0, unknown_frees_ = 0;
+  double allocated_ = 0, allocated_count_ = 0;
+  double live_ = 0, peak_ = 0;  // this stream
+  double leaked_ = 0, peaks_ = 0;  // streams already read
+  uint64_t leaked_blocks_ = 0;
+  uint64_t peak_epoch_ = 1;
+  uint64_t temporary_ = 0;
+  uint64_t last_alloc_addr_ = 0;
+  bool last_alloc_valid_ = false;
+  std::array<uint64_t, 65> histogram_{};
+  LiveHeap<Block> heap_;
+  std::vector<StackStats> stacks_;
+  Series timed_, counted_;
+  std::vector<HeapSnapshot> snapshots_;
+  std::vector<StreamHeap> stream_heaps_;
+  uint64_t snapshots_dropped_ = 0;
+  // The mmap domain: start -> (length, its stack in mmap_stacks_).
+  std::map<uint64_t, std::pair<uint64_t, uint32_t>> mappings_;
+  std::vector<StackStats> mmap_stacks_;
+  double mapped_ = 0, mapped_peak_ = 0;       // this stream
+  double mapped_done_ = 0, mapped_peaks_ = 0;  // streams already read
+  uint64_t maps_ = 0, unmaps_ = 0;
+};
+
+}  // namespace prof

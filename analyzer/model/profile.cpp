@@ -1,0 +1,197 @@
+#include "model/profile.h"
+
+#include <exception>
+#include <thread>
+
+#include "read/batch_pipe.h"
+
+namespace prof {
+
+StreamContext &Profile::read(const std::string &path) {
+  streams_.push_back(std::make_unique<StreamContext>(path, uint32_t(streams_.size())));
+  StreamContext &ctx = *streams_.back();
+  ctx.window.set(opt_.window);
+  if (ctx.file.kind() == SectionKind::Memprof) {
+    has_memory_ = true;
+    read_memory(ctx);
+  } else {
+    has_cpu_ = true;
+    cpu_.read(ctx);
+  }
+  return ctx;
+}
+
+uint32_t Profile::site_of(StreamContext &ctx, const GuestLoc &loc) {
+  // XXX: names as LuaJIT's parser gives them when the event is read; ids are
+  // shared by all streams, so equal names merge.
+  if (loc_epoch_ != std::make_pair(ctx.index, ctx.naming_epoch)) {
+    loc_sites_.clear();
+    loc_epoch_ = {ctx.index, ctx.naming_epoch};
+  }
+  const auto loc_key = std::make_tuple(loc.addr, loc.line, loc.traceno);
+  auto known = loc_sites_.find(loc_key);
+  if (known != loc_sites_.end()) return known->second;
+  const std::string name = ctx.file.symbols().location_name(loc);
+  auto it = site_ids_.find(name);
+  if (it == site_ids_.end()) {
+    site_names_.push_back(name);
+    it = site_ids_.emplace(name, uint32_t(site_names_.size())).first;
+  }
+  return loc_sites_[loc_key] = it->second;
+}
+
+namespace {
+
+// What the reader hands the heap model: a memory event, or a record that
+// changes the model (a heap-over-time point by file offset is a Mark).
+struct HeapOp {
+  enum Kind : uint8_t { Alloc, Free, Realloc, Sampling, TimeMark, Map, Unmap, Mark } kind;
+  uint32_t stack;
+  uint64_t a = 0, b = 0, c = 0;
+};
+
+// The heap model's side of reading a stream: applies the ops in order, with
+// state of its own only (it runs on its own thread).
+class HeapFeed {
+ public:
+  HeapFeed(HeapModel &heap, const ProfileOptions &opt)
+      : heap_(heap), opt_(opt), snap_ns_(uint64_t(opt.snap_interval_s * 1e9)),
+        next_snap_ns_(snap_ns_) {}
+
+  void run(BatchPipe<HeapOp> &pipe) {
+    // XXX: nearly every event misses the cache in the live-block table: the
+    // slots of the events a few ahead are prefetched.
+    constexpr size_t kAhead = 8;
+    size_t n = 0;
+    while (const HeapOp *ops = pipe.take(&n))
+      for (size_t i = 0; i < n; i++) {
+        if (i + kAhead < n) prefetch(ops[i + kAhead]);
+        apply(ops[i]);
+      }
+  }
+
+ private:
+  void prefetch(const HeapOp &op) const {
+    if (op.kind == HeapOp::Free || op.kind == HeapOp::Realloc) heap_.prefetch(op.a);
+    if (op.kind == HeapOp::Alloc || op.kind == HeapOp::Realloc) heap_.prefetch(op.b);
+  }
+  void apply(const HeapOp &op) {
+    switch (op.kind) {
+      case HeapOp::Alloc: heap_.alloc(op.stack, op.b, op.c); break;
+      case HeapOp::Free: heap_.free(op.a); break;
+      case HeapOp::Realloc: heap_.realloc(op.stack, op.a, op.b, op.c); break;
+      case HeapOp::Sampling: heap_.set_sampling(op.a); return;
+      case HeapOp::TimeMark:
+        heap_.time_mark(op.a, op.b);
+        // The first time mark at or after each multiple of the interval.
+        if (snap_ns_ && op.a >= next_snap_ns_) {
+          heap_.snapshot(true, op.a, opt_.snap_top);
+          next_snap_ns_ = (op.a / snap_ns_ + 1) * snap_ns_;
+        }
+        return;
+      case HeapOp::Map: heap_.map(op.stack, op.a, op.b); return;
+      case HeapOp::Unmap: heap_.unmap(op.a, op.b); return;
+      case HeapOp::Mark: heap_.event_mark(); return;
+    }
+    if (opt_.snap_events && ++events_ % opt_.snap_events == 0)
+      heap_.snapshot(false, 0, opt_.snap_top);
+  }
+
+  HeapModel &heap_;
+  const ProfileOptions opt_;
+  const uint64_t snap_ns_;
+  uint64_t next_snap_ns_, events_ = 0;
+};
+
+}  // namespace
+
+void Profile::read_memory(StreamContext &ctx) {
+  heap_.begin_stream(ctx.index, stack_ids_.size());
+  // XXX: decoding and the heap model take about as long: the model runs on
+  // a second thread, fed in order through a bounded pipe.
+  BatchPipe<HeapOp> pipe;
+  std::exception_ptr failure;
+  std::thread model([this, &pipe, &failure] {
+    try {
+      HeapFeed(heap_, opt_).run(pipe);
+    } catch (...) {
+      failure = std::current_exception();
+      pipe.stop();
+    }
+  });
+  const uint64_t mark_step = ctx.file.size() / 64 + 1;
+  uint64_t next_mark = mark_step;
+  try {
+    ctx.read_memprof([&](const MemprofEvent &ev) {
+      if (ev.offset >= next_mark) {
+        pipe.put(HeapOp{HeapOp::Mark, 0});
+        next_mark = ev.offset + mark_step;
+      }
+      if (ev.record == MemprofRecord::Ext) {
+        const ExtRecord &x = ev.ext;
+        switch (x.kind) {
+          case ExtKind::Sampling: pipe.put(HeapOp{HeapOp::Sampling, 0, x.value}); break;
+          case ExtKind::TimeMark: pipe.put(HeapOp{HeapOp::TimeMark, 0, x.time_ns, x.value}); break;
+          case ExtKind::Map: {
+            const StackKey key{ctx.index, 0, x.host_stack, x.guest_stack};
+            pipe.put(HeapOp{HeapOp::Map, stack_ids_.id_of(key), x.addr, x.size});
+            break;
+          }
+          case ExtKind::Unmap: pipe.put(HeapOp{HeapOp::Unmap, 0, x.addr, x.size}); break;
+          default: break;
+        }
+        return;
+      }
+      if (ev.record == MemprofRecord::Free) {
+        pipe.put(HeapOp{HeapOp::Free, 0, ev.oaddr});
+        return;
+      }
+      StackKey key{ctx.index, 0, ev.host_stack, ev.guest_stack};
+      if (!ev.has_stacks && ev.loc.source != kAsourceNone) key.site = site_of(ctx, ev.loc);
+      const uint32_t stack = stack_ids_.id_of(key);
+      if (ev.record == MemprofRecord::Alloc)
+        pipe.put(HeapOp{HeapOp::Alloc, stack, 0, ev.naddr, ev.nsize});
+      else
+        pipe.put(HeapOp{HeapOp::Realloc, stack, ev.oaddr, ev.naddr, ev.nsize});
+    });
+  } catch (...) {
+    pipe.close();
+    model.join();
+    throw;
+  }
+  pipe.close();
+  model.join();
+  if (failure) std::rethrow_exception(failure);
+  heap_.end_stream();
+}
+
+void Profile::suppress_leaks(const Suppressions &suppressions) {
+  std::vector<SuppressedLeaks> used(suppressions.patterns().size());
+  for (uint32_t id = 0; id < heap_.stacks().size(); id++) {
+    const StackStats &s = heap_.stacks()[id];
+    if (s.live_blocks == 0) continue;
+    const int i = suppressions.match(frames(id));
+    if (i < 0) continue;
+    used[size_t(i)].blocks += s.live_blocks;
+    used[size_t(i)].bytes += s.live_bytes;
+    heap_.drop_leaks(id);
+  }
+  for (size_t i = 0; i < used.size(); i++)
+    if (used[i].blocks) {
+      used[i].pattern = suppressions.patterns()[i];
+      suppressed_.push_back(used[i]);
+    }
+}
+
+std::vector<Frame> Profile::frames(uint32_t stack) {
+  const StackKey &key = stack_ids_.key(stack);
+  if (key.site) {
+    Frame f;
+    f.kind = Frame::Kind::Guest;
+    f.function = site_names_[key.site - 1];
+    return {f};
+  }
+  return streams_[key.file]->stack_frames(key.host, key.guest);
+}
+
+}  // namespace prof

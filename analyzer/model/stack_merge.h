@@ -1,0 +1,36 @@
+// Splicing a guest VM's stack into the host stack that runs it.
+//
+// The rule, one table (kVmEntries in stack_merge.cpp) and three lines:
+// - The guest stack, root first, is a sequence of Lua frames (Lua and fast
+//   functions) and C frames (calls out of the VM into native code, which the
+//   host stack shows itself, with file and line).
+// - Walking the host stack root first, each host frame that is a VM entry
+//   receives guest frames right above it: an entry that runs Lua code
+//   (luaV_execute, lj_vm_call, lua_pcall, ...) skips the guest C frames and
+//   takes the next run of Lua frames; an entry that runs a C function
+//   (lua_cpcall, lj_vm_cpcall) skips one guest C frame and takes nothing.
+//   Entries that call each other directly (lua_pcall -> lj_vm_pcall) count
+//   once, at the innermost of them.
+// - Guest frames left over go above the innermost entry, C frames included,
+//   if a Lua frame is among them (trailing C frames alone are the native
+//   functions the host stack already shows).
+// - With no entry on the host stack (a VM missing from the table, or a
+//   truncated host stack) the whole guest stack goes above the innermost
+//   host frame.
+#pragma once
+
+#include <vector>
+
+#include "model/frame.h"
+
+namespace prof {
+
+struct GuestPart {
+  Frame frame;
+  bool cfunc = false;  // a call out of the VM into native code
+};
+
+// Host and guest frames root first; returns the merged stack, root first.
+std::vector<Frame> merge_stacks(std::vector<Frame> host, const std::vector<GuestPart> &guest);
+
+}  // namespace prof

@@ -1,0 +1,31 @@
+#include "model/stack_values.h"
+
+namespace prof {
+
+StackValues stack_values(Profile &profile) {
+  StackValues out;
+  if (profile.has_memory()) {
+    out.types = {{"alloc_objects", "count"},
+                 {"alloc_space", "bytes"},
+                 {"inuse_objects", "count"},
+                 {"inuse_space", "bytes"},
+                 {"peak_space", "bytes"}};
+    const std::vector<StackStats> &stacks = profile.memory().stacks();
+    for (uint32_t id = 0; id < stacks.size(); id++) {
+      const StackStats &s = stacks[id];
+      if (s.allocs == 0) continue;
+      const double per_block = s.alloc_count / double(s.allocs);
+      out.stacks.push_back({profile.frames(id),
+                            {s.alloc_count, s.alloc_bytes, double(s.live_blocks) * per_block,
+                             s.live_bytes, s.peak_bytes},
+                            ""});
+    }
+    return out;
+  }
+  out.types = {{"samples", "count"}};
+  for (const CpuModel::Stack &s : profile.cpu().stacks())
+    if (s.samples > 0) out.stacks.push_back({s.frames, {s.samples}, vmstate_name(s.vmstate)});
+  return out;
+}
+
+}  // namespace prof

@@ -1,0 +1,41 @@
+// The stacks of a Profile with their figures and whole frames (file, line,
+// module, address), for the exporters that keep more than folded names:
+// pprof and speedscope.
+//
+// Invariants: memory stacks come with five values, in this order:
+//   alloc_objects/count, alloc_space/bytes   everything allocated
+//   inuse_objects/count, inuse_space/bytes   still live at the end (leaks)
+//   peak_space/bytes                         held at the heap's peak
+// (estimates in sampled streams: inuse_objects scales the recorded live
+// blocks by the stack's mean blocks per recorded block); CPU stacks with
+// one, samples/count, and their VM state. Stacks with all values 0 are
+// left out; mmap stacks are not memory stacks here.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "model/frame.h"
+#include "model/profile.h"
+
+namespace prof {
+
+struct ValueType {
+  std::string type, unit;
+};
+
+struct ValuedStack {
+  std::vector<Frame> frames;   // root first
+  std::vector<double> values;  // one per ValueType
+  std::string vmstate;         // CPU samples: the VM state's name
+};
+
+struct StackValues {
+  std::vector<ValueType> types;
+  std::vector<ValuedStack> stacks;
+};
+
+// The memory stacks of a profile with memory streams, else its CPU stacks.
+StackValues stack_values(Profile &profile);
+
+}  // namespace prof

@@ -1,0 +1,62 @@
+// ProfileFile: one profile stream opened for reading: its leading symbol
+// table, and which profile section follows it.
+//
+// Invariants: opening reads the symtab and the section prologue and nothing
+// more; events are then pulled by the caller through a MemprofReader or
+// SysprofReader on reader(), so memory stays constant in the number of events.
+// Errors are FormatError (with the byte offset) or std::runtime_error (I/O).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "byte_reader.h"
+#include "read/guest_symbols.h"
+#include "prologue.h"
+
+namespace prof {
+
+class ProfileFile {
+ public:
+  explicit ProfileFile(const std::string &path);
+  ~ProfileFile();
+  ProfileFile(const ProfileFile &) = delete;
+  ProfileFile &operator=(const ProfileFile &) = delete;
+
+  const std::string &path() const { return path_; }
+  const Prologue &prologue() const { return prologue_; }
+  SectionKind kind() const { return prologue_.kind; }
+  ByteReader &reader() { return *reader_; }
+  GuestSymbols &symbols() { return symbols_; }
+  uint64_t size() const { return size_; }
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+  uint64_t size_ = 0;
+  std::unique_ptr<ByteReader> reader_;
+  GuestSymbols symbols_;
+  Prologue prologue_{};
+};
+
+// How a read ended: cleanly at the epilogue, or cut short (a killed writer).
+struct ReadEnd {
+  bool truncated = false;
+  uint64_t offset = 0;
+  std::string reason;
+};
+
+// Pulls every record of a section through `fn`, turning a truncation into a
+// ReadEnd (the records before it were delivered) and rethrowing corruption.
+template <class Fn>
+ReadEnd read_records(Fn &&fn) {
+  try {
+    fn();
+  } catch (const FormatError &e) {
+    if (!e.truncated()) throw;
+    return ReadEnd{true, e.offset(), e.reason()};
+  }
+  return ReadEnd{};
+}
+
+}  // namespace prof

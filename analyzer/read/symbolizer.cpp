@@ -1,0 +1,255 @@
+#include "read/symbolizer.h"
+
+#include <cstring>
+#include <cxxabi.h>
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <sys/stat.h>
+
+namespace prof {
+
+std::string demangle(const char *name) {
+  if (!name) return "";
+  int status = 0;
+  char *d = abi::__cxa_demangle(name, nullptr, nullptr, &status);
+  if (status != 0 || !d) return name;
+  std::string out(d);
+  free(d);
+  return out;
+}
+
+namespace {
+
+const Dwfl_Callbacks kOfflineCallbacks = {dwfl_build_id_find_elf, dwfl_standard_find_debuginfo,
+                                          dwfl_offline_section_address, nullptr};
+
+void warn(const std::string &what) { std::cerr << "prof-analyze: warning: " << what << "\n"; }
+
+std::string hex(uint64_t v) {
+  char buf[24];
+  snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+// Objects the kernel maps without a file: nothing to read, nothing to warn.
+bool is_virtual_object(const std::string &path) {
+  return path.empty() || path[0] == '[' || path.rfind("linux-vdso", 0) == 0 ||
+         path.rfind("linux-gate", 0) == 0;
+}
+
+// XXX: paths come from the stream; opening a FIFO or a device named there
+// could block or never end.
+bool is_regular_file(const std::string &path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+// "malloc@@GLIBC_2.2.5" -> "malloc": versions of .symtab names are noise.
+std::string unversioned(const char *name) {
+  const char *at = strchr(name, '@');
+  return at ? std::string(name, size_t(at - name)) : std::string(name);
+}
+
+// A function's name from its DIE: the demangled linkage name, else DW_AT_name
+// (both looked up through abstract origins and specifications).
+std::string die_function_name(Dwarf_Die *die) {
+  Dwarf_Attribute attr;
+  const char *linkage = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &attr));
+  if (!linkage)
+    linkage = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr));
+  if (linkage) return demangle(linkage);
+  const char *name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &attr));
+  return name ? name : "";
+}
+
+// The call site of an inlined subroutine, in its caller.
+void call_site(Dwarf_Die *inlined, Dwarf_Die *cu, std::string &file, uint32_t &line) {
+  Dwarf_Attribute attr;
+  Dwarf_Word value = 0;
+  line = dwarf_formudata(dwarf_attr(inlined, DW_AT_call_line, &attr), &value) == 0
+             ? uint32_t(value)
+             : 0;
+  file.clear();
+  Dwarf_Files *files = nullptr;
+  if (dwarf_formudata(dwarf_attr(inlined, DW_AT_call_file, &attr), &value) == 0 &&
+      dwarf_getsrcfiles(cu, &files, nullptr) == 0)
+    if (const char *f = dwarf_filesrc(files, value, nullptr, nullptr)) file = f;
+}
+
+}  // namespace
+
+struct Symbolizer::Module {
+  uint64_t base = 0, size = 0;
+  std::string path, build_id;
+  uint32_t loaded = 0, unloaded = UINT32_MAX;  // alive in epochs [loaded, unloaded)
+  Dwfl *dwfl = nullptr;
+  Dwfl_Module *mod = nullptr;
+  bool opened = false;
+  ~Module() {
+    if (dwfl) dwfl_end(dwfl);
+  }
+};
+
+Symbolizer::Symbolizer() = default;
+Symbolizer::~Symbolizer() = default;
+
+void Symbolizer::module_load(const ExtRecord &r) {
+  auto m = std::make_unique<Module>();
+  m->base = r.addr;
+  m->size = r.size;
+  m->path = r.text;
+  m->build_id = r.build_id;
+  m->loaded = ++epoch_;
+  modules_.push_back(std::move(m));
+}
+
+void Symbolizer::module_unload(uint64_t base) {
+  ++epoch_;
+  for (auto &m : modules_)
+    if (m->base == base && m->unloaded == UINT32_MAX) m->unloaded = epoch_;
+}
+
+void Symbolizer::load_perf_map(uint64_t pid) {
+  const std::string path = "/tmp/perf-" + std::to_string(pid) + ".map";
+  if (!is_regular_file(path)) return;
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream ls(line);
+    uint64_t start = 0, size = 0;
+    std::string name;
+    if (!(ls >> std::hex >> start >> size)) continue;
+    std::getline(ls >> std::ws, name);
+    perf_map_[start] = {start + size, name};
+  }
+}
+
+Symbolizer::Module *Symbolizer::find(uint64_t ip, uint32_t epoch) {
+  // XXX: the covering module with the highest base wins (ext.h); modules are
+  // few and every result is cached, so a scan is enough.
+  Module *best = nullptr;
+  for (auto &m : modules_) {
+    if (m->loaded > epoch || m->unloaded <= epoch) continue;
+    if (ip < m->base || ip - m->base >= m->size) continue;
+    if (!best || m->base > best->base) best = m.get();
+  }
+  return best;
+}
+
+
+void Symbolizer::open(Module &m) {
+  m.opened = true;
+  if (is_virtual_object(m.path)) return;
+  if (is_regular_file(m.path) && (m.dwfl = dwfl_begin(&kOfflineCallbacks))) {
+    dwfl_report_begin(m.dwfl);
+    m.mod = dwfl_report_elf(m.dwfl, basename_of(m.path).c_str(), m.path.c_str(), -1, m.base,
+                            false);
+    dwfl_report_end(m.dwfl, nullptr, nullptr);
+  }
+  if (!m.mod) {
+    warn("cannot read " + m.path + ": its frames show as offsets");
+    return;
+  }
+  if (m.build_id.empty()) return;
+  const unsigned char *bits = nullptr;
+  GElf_Addr vaddr;
+  const int n = dwfl_module_build_id(m.mod, &bits, &vaddr);
+  if (n <= 0 || std::string(reinterpret_cast<const char *>(bits), size_t(n)) != m.build_id)
+    warn(m.path + " on disk has another build-id than the profiled one: its names may be wrong");
+}
+
+std::vector<Frame> Symbolizer::resolve(Module &m, uint64_t ip, uint64_t pc) {
+  if (!m.opened) open(m);
+  Frame outer;
+  outer.kind = Frame::Kind::Native;
+  outer.module = m.path;
+  outer.addr = pc;
+  // XXX: unnamed code shows the return address as recorded, not ip-1.
+  const std::string offset_name = basename_of(m.path) + "+" + hex(ip - m.base);
+  if (!m.mod) {
+    outer.function = offset_name;
+    return {outer};
+  }
+  GElf_Off offset = 0;
+  GElf_Sym sym;
+  const char *sym_name =
+      dwfl_module_addrinfo(m.mod, pc, &offset, &sym, nullptr, nullptr, nullptr);
+  if (sym_name) outer.function = demangle(unversioned(sym_name).c_str());
+  if (Dwfl_Line *l = dwfl_module_getsrc(m.mod, pc)) {
+    int lineno = 0;
+    if (const char *file = dwfl_lineinfo(l, nullptr, &lineno, nullptr, nullptr, nullptr)) {
+      outer.file = file;
+      outer.line = uint32_t(lineno);
+    }
+  }
+
+  // DWARF: the concrete scopes around pc, innermost first. Each inlined
+  // subroutine is a frame at the current location; its call site becomes the
+  // location in the function around it.
+  std::vector<Frame> inlined;  // innermost first
+  Dwarf_Addr bias = 0;
+  if (Dwarf_Die *cu = dwfl_module_addrdie(m.mod, pc, &bias)) {
+    Dwarf_Die *scopes = nullptr;
+    const int n = dwarf_getscopes(cu, pc - bias, &scopes);
+    Dwarf_Die *chain = nullptr;
+    const int depth = n > 0 ? dwarf_getscopes_die(&scopes[0], &chain) : 0;
+    for (int i = 0; i < depth; i++) {
+      const int tag = dwarf_tag(&chain[i]);
+      if (tag == DW_TAG_subprogram) {
+        if (outer.function.empty()) outer.function = die_function_name(&chain[i]);
+        break;
+      }
+      if (tag != DW_TAG_inlined_subroutine) continue;
+      Frame f;
+      f.kind = Frame::Kind::Inlined;
+      f.module = m.path;
+      f.addr = pc;
+      f.function = die_function_name(&chain[i]);
+      if (f.function.empty()) f.function = "?";
+      f.file = outer.file;
+      f.line = outer.line;
+      inlined.push_back(f);
+      call_site(&chain[i], cu, outer.file, outer.line);
+    }
+    free(chain);
+    free(scopes);
+  }
+  if (outer.function.empty()) outer.function = offset_name;
+  std::vector<Frame> frames{outer};
+  frames.insert(frames.end(), inlined.rbegin(), inlined.rend());
+  return frames;
+}
+
+std::vector<Frame> Symbolizer::resolve_unmapped(uint64_t ip, uint64_t pc) const {
+  Frame f;
+  f.addr = pc;
+  auto p = perf_map_.upper_bound(pc);
+  if (p != perf_map_.begin() && pc < (--p)->second.first) {
+    f.function = p->second.second;
+    f.kind = Frame::Kind::Jit;
+  } else {
+    f.function = hex(ip);
+  }
+  return {f};
+}
+
+std::vector<Symbolizer::ModuleInfo> Symbolizer::modules() const {
+  std::vector<ModuleInfo> out;
+  for (const auto &m : modules_) out.push_back({m->base, m->size, m->path, m->build_id});
+  return out;
+}
+
+const std::vector<Frame> &Symbolizer::frames(uint64_t ip, uint32_t epoch) {
+  const uint64_t pc = ip > 0 ? ip - 1 : ip;
+  Module *m = find(pc, epoch);
+  const Key key{m, pc};
+  auto it = cache_.find(key);
+  if (it != cache_.end()) return it->second;
+  return cache_.emplace(key, m ? resolve(*m, ip, pc) : resolve_unmapped(ip, pc)).first->second;
+}
+
+}  // namespace prof

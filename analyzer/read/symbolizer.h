@@ -1,0 +1,81 @@
+// Symbolizer: host addresses of a libprof stream to frames, offline.
+//
+// Order of preference for an address: the module that covered it when its
+// stack was written (the stream's module-load records), read with libdw:
+// DWARF gives the function, file:line and the chain of inlined calls; else
+// the ELF .symtab/.dynsym name; else "module+0xoffset". An address no module
+// covers is looked up in /tmp/perf-<pid>.map (JIT code), else shown as
+// "0xaddr".
+//
+// Invariants: an address is resolved against the modules loaded at an epoch
+// (every load and unload starts one), so code of a dlclose'd object keeps its
+// name; results are cached per (module, pc), so memory grows with unique
+// frames only; a module that cannot be read, or whose build-id differs from
+// the profiled one, gives one warning line on stderr, once.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "ext.h"
+#include "model/frame.h"
+
+namespace prof {
+
+class Symbolizer {
+ public:
+  Symbolizer();
+  ~Symbolizer();
+  Symbolizer(const Symbolizer &) = delete;
+  Symbolizer &operator=(const Symbolizer &) = delete;
+
+  void module_load(const ExtRecord &r);
+  void module_unload(uint64_t base);
+  // Increments with every load and unload; stack nodes remember it.
+  uint32_t epoch() const { return epoch_; }
+  void load_perf_map(uint64_t pid);
+
+  // Frames of the code at return address `ip` (looked up at ip-1, in the
+  // call instruction): the function first, then the functions inlined into
+  // it, innermost last.
+  const std::vector<Frame> &frames(uint64_t ip, uint32_t epoch);
+
+  // Every module the stream loaded, unloaded ones included (exporters name
+  // their mappings with them).
+  struct ModuleInfo {
+    uint64_t base, size;
+    std::string path, build_id;  // build_id: raw bytes
+  };
+  std::vector<ModuleInfo> modules() const;
+
+ private:
+  struct Module;
+  struct Key {
+    const Module *module;
+    uint64_t pc;
+    bool operator==(const Key &o) const { return module == o.module && pc == o.pc; }
+  };
+  struct KeyHash {
+    size_t operator()(const Key &k) const {
+      return std::hash<uint64_t>()(k.pc * 0x9E3779B97F4A7C15ull ^ uintptr_t(k.module));
+    }
+  };
+  Module *find(uint64_t ip, uint32_t epoch);
+  void open(Module &m);
+  std::vector<Frame> resolve(Module &m, uint64_t ip, uint64_t pc);
+  std::vector<Frame> resolve_unmapped(uint64_t ip, uint64_t pc) const;
+
+  std::vector<std::unique_ptr<Module>> modules_;
+  uint32_t epoch_ = 0;
+  std::map<uint64_t, std::pair<uint64_t, std::string>> perf_map_;  // start -> (end, name)
+  std::unordered_map<Key, std::vector<Frame>, KeyHash> cache_;
+};
+
+// The C++ demangled form of a symbol name, or the name itself.
+std::string demangle(const char *name);
+
+}  // namespace prof

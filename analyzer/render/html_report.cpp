@@ -1,0 +1,104 @@
+#include "render/html_report.h"
+
+#include <sstream>
+
+#include "render/flamegraph_svg.h"
+#include "render/heap_chart_svg.h"
+#include "render/markup.h"
+
+namespace prof {
+namespace {
+
+const char kStyle[] = R"CSS(
+body { font-family: Verdana, 'DejaVu Sans', sans-serif; margin: 1em 2em; color: #222; background: #fff; }
+h1 { font-size: 1.4em; }
+h2 { font-size: 1.15em; margin-top: 1.6em; border-bottom: 1px solid #ccc; }
+nav a { margin-right: 1.2em; }
+pre { background: #f6f6f3; padding: 0.8em; overflow-x: auto; font-size: 12px; }
+svg { max-width: 100%; height: auto; display: block; }
+.note { color: #555; font-size: 0.9em; }
+)CSS";
+
+// XXX: registered before any picture's script, so their errors are seen.
+const char kErrorScript[] = R"JS(
+window.addEventListener('error', function (e) {
+  var root = document.documentElement;
+  root.setAttribute('data-errors', (root.getAttribute('data-errors') || '') + e.message + '\n');
+});
+)JS";
+
+const char kReadyScript[] = R"JS(
+document.body.setAttribute('data-ready',
+    String(document.querySelectorAll('svg.pf-flame[data-ready]').length));
+)JS";
+
+struct Section {
+  std::string id, heading, note, body;
+};
+
+}  // namespace
+
+void write_html_report(const std::vector<Profile *> &profiles,
+                       const std::vector<std::string> &names, const HtmlReportOptions &opt,
+                       std::ostream &out) {
+  std::vector<Section> sections;
+
+  const bool memory = !profiles.empty() && profiles[0]->has_memory();
+  if (memory) {
+    std::ostringstream chart;
+    HeapChartOptions chart_opt;
+    chart_opt.standalone = false;
+    chart_opt.id = "heap-svg";
+    if (render_heap_chart_svg(profiles, chart_opt, chart))
+      sections.push_back({"heap", "Heap over time",
+                          "Each process's heap (and RSS, from time marks); the dot marks its peak, "
+                          "at the first event that reached it.",
+                          chart.str()});
+  }
+
+  FlameGraphOptions flame;
+  flame.standalone = false;
+  flame.icicle = opt.icicle;
+  flame.memory = memory;
+  FoldedOptions folded = opt.folded;
+  const std::string how = "Click a frame to zoom, Search to highlight; widths are counts.";
+  auto add_flame = [&](const std::string &id, const std::string &title, const std::string &unit) {
+    std::ostringstream svg;
+    flame.id = id + "-svg";
+    flame.title = title;
+    flame.unit = unit;
+    render_flamegraph_svg(folded_stacks(profiles, folded, opt.per_process), flame, svg);
+    sections.push_back({id, title, how, svg.str()});
+  };
+  if (memory) {
+    for (const MemoryMetric &m : memory_metrics()) {
+      folded.metric = m.name;
+      add_flame(std::string("flame-") + m.name, m.title, m.unit);
+    }
+  } else {
+    add_flame("flame-cpu", "CPU samples", "samples");
+  }
+
+  std::ostringstream summary;
+  for (size_t i = 0; i < profiles.size(); i++) {
+    if (opt.per_process) summary << "== " << names[i] << "\n";
+    render_summary(summary_json(*profiles[i], opt.summary), opt.summary, summary);
+  }
+  sections.push_back({"summary", "Summary", "", "<pre>" + escape_markup(summary.str()) + "</pre>"});
+
+  out << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>"
+      << escape_markup(opt.title) << "</title>\n<style>" << kStyle << "</style>\n<script>"
+      << kErrorScript << "</script>\n</head>\n<body>\n<h1>" << escape_markup(opt.title)
+      << "</h1>\n<nav>";
+  for (const Section &s : sections)
+    out << "<a href=\"#" << s.id << "\">" << escape_markup(s.heading) << "</a>";
+  out << "</nav>\n";
+  for (const Section &s : sections) {
+    out << "<section id=\"" << s.id << "\">\n<h2>" << escape_markup(s.heading) << "</h2>\n";
+    if (!s.note.empty()) out << "<p class=\"note\">" << escape_markup(s.note) << "</p>\n";
+    out << s.body << "</section>\n";
+  }
+  out << "<script>" << kReadyScript << "</script>\n</body>\n</html>\n";
+}
+
+}  // namespace prof

@@ -1,0 +1,32 @@
+// ProfileDiff: a before/after comparison of two memory profiles (heaptrack
+// -d): per stack, the change of bytes allocated, allocation calls, bytes
+// leaked and bytes held at the peak, largest changes first.
+//
+// Invariants: stacks are matched by their frames' labels (function, file,
+// line), as merged streams are, since stack ids are per stream; a stack in
+// one profile only compares with 0; stacks whose four figures are all
+// unchanged are left out; ties are ordered by their frames.
+#pragma once
+
+#include <cstddef>
+#include <nlohmann/json.hpp>
+#include <ostream>
+#include <string>
+
+#include "model/profile.h"
+
+namespace prof {
+
+struct DiffOptions {
+  std::string sort = "alloc-bytes";  // alloc-bytes, alloc-count, leaked-bytes, peak-bytes
+  size_t top = 20;                   // stacks shown
+  size_t stack_depth = 12;           // frames per stack in text (0: all)
+};
+
+// {"before": totals, "after": totals, "sort", "stacks": [ { figure: {"before",
+//   "after", "delta"} ..., "stack": frames } ]}, totals = {"files",
+//   "alloc_bytes", "alloc_count", "leaked_bytes", "peak_bytes"}.
+nlohmann::json diff_json(Profile &before, Profile &after, const DiffOptions &opt);
+void render_diff(const nlohmann::json &diff, const DiffOptions &opt, std::ostream &out);
+
+}  // namespace prof

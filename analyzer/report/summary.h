@@ -1,0 +1,35 @@
+// The native summary of a Profile, as one JSON document (the data model of
+// `prof-analyze summary --json`, schema in the README) and as text rendered
+// from that document, so both always say the same.
+//
+// Invariants: every table is limited to `top` rows and sorted by its figure,
+// equal figures in a fixed order (the stacks' frames when streams merge,
+// else the order stacks were met in). Streams read together merge stacks
+// whose frames are alike.
+#pragma once
+
+#include <cstddef>
+#include <ostream>
+
+#include <nlohmann/json.hpp>
+
+#include "model/profile.h"
+
+namespace prof {
+
+struct SummaryOptions {
+  size_t top = 10;          // rows per table
+  size_t stack_depth = 12;  // frames per stack in text (0: all)
+};
+
+nlohmann::json summary_json(Profile &profile, const SummaryOptions &opt);
+void render_summary(const nlohmann::json &summary, const SummaryOptions &opt, std::ostream &out);
+
+// A frame as JSON: {"function", "file", "line", "module", "kind"}.
+nlohmann::json frame_json(const Frame &f);
+// A stack (frames root first) as JSON frames, innermost first as a backtrace.
+nlohmann::json stack_json(const std::vector<Frame> &root_first);
+// The text of such JSON frames, indented, at most `depth` (0: all) of them.
+void render_stack(const nlohmann::json &frames, size_t depth, std::ostream &out);
+
+}  // namespace prof

@@ -1,0 +1,202 @@
+// render_summary(): the native summary as text, read off its JSON.
+#include <cmath>
+#include <iomanip>
+#include <sstream>
+
+#include "report/memprof_report.h"
+#include "report/summary.h"
+
+namespace prof {
+namespace {
+
+using Json = nlohmann::json;
+
+std::string bytes(const Json &v) {
+  return format_bytes(int64_t(std::llround(v.get<double>())), true);
+}
+
+std::string count(const Json &v) { return std::to_string(uint64_t(std::llround(v.get<double>()))); }
+
+std::string frame_label(const Json &f) {
+  Frame frame;
+  frame.function = f["function"];
+  frame.file = f["file"];
+  frame.line = f["line"];
+  frame.kind = f["kind"] == "guest" ? Frame::Kind::Guest : Frame::Kind::Native;
+  return frame.label();
+}
+
+// One row of a stack table: its figure, then MemProf's MIB fields.
+void row(const Json &r, const std::string &figure, size_t depth, std::ostream &out) {
+  out << "  " << figure << "  " << count(r["alloc_count"]) << " allocations";
+  if (!r["size"].is_null())
+    out << ", size " << r["size"]["min"].get<uint64_t>() << ".." << r["size"]["max"].get<uint64_t>()
+        << " (avg " << count(r["size"]["avg"]) << ")";
+  out << ", " << r["frees"].get<uint64_t>() << " freed";
+  if (!r["lifetime"].is_null())
+    out << ", lifetime " << r["lifetime"]["min"].get<uint64_t>() << ".."
+        << r["lifetime"]["max"].get<uint64_t>() << " (avg " << count(r["lifetime"]["avg"])
+        << ") events";
+  if (r["temporary"].get<uint64_t>()) out << ", " << r["temporary"].get<uint64_t>() << " temporary";
+  out << "\n";
+  render_stack(r["stack"], depth, out);
+}
+
+void memory(const Json &m, const SummaryOptions &opt, std::ostream &out) {
+  out << "MEMORY\n";
+  if (m["sampling_mean_bytes"].get<uint64_t>())
+    out << "  sampled every " << m["sampling_mean_bytes"].get<uint64_t>()
+        << " bytes on average: bytes and counts are estimates scaled up per sample\n";
+  out << "  calls:         " << m["alloc_calls"].get<uint64_t>() << " allocations, "
+      << m["realloc_calls"].get<uint64_t>() << " reallocations, " << m["free_calls"].get<uint64_t>()
+      << " frees\n"
+      << "  allocated:     " << bytes(m["allocated_bytes"]) << " in "
+      << count(m["allocated_blocks"]) << " blocks\n"
+      << "  peak heap:     " << bytes(m["peak_bytes"]) << "\n"
+      << "  leaked:        " << bytes(m["leaked_bytes"]) << " in "
+      << m["leaked_blocks"].get<uint64_t>() << " blocks\n"
+      << "  temporary:     " << m["temporary_allocations"].get<uint64_t>()
+      << " allocations freed by the very next event\n"
+      << "  unknown frees: " << m["unknown_frees"].get<uint64_t>()
+      << " frees and reallocations of pointers never seen allocated\n";
+  for (const Json &u : m["suppressed"])
+    out << "  suppressed:    " << bytes(u["bytes"]) << " in " << u["blocks"].get<uint64_t>()
+        << " leaked blocks by leak:" << u["pattern"].get<std::string>() << "\n";
+
+  struct Table {
+    const char *key, *title, *figure, *unit;  // unit: "" for bytes
+  };
+  static const Table kTables[] = {
+      {"peak", "PEAK HEAP: stacks holding it at the peak", "peak_bytes", ""},
+      {"leaks", "LEAKS: stacks holding memory at the end", "live_bytes", ""},
+      {"allocated", "ALLOCATED: stacks by bytes allocated", "alloc_bytes", ""},
+      {"calls", "CALLS: stacks by allocations", "alloc_count", " calls"},
+      {"temporary", "TEMPORARY: stacks by allocations freed by the very next event", "temporary",
+       " temporary"},
+  };
+  for (const Table &t : kTables) {
+    out << "\n" << t.title << "\n";
+    for (const Json &r : m[t.key]) {
+      const Json figure = r[t.figure].get<double>();
+      row(r, *t.unit ? count(figure) + t.unit : bytes(figure), opt.stack_depth, out);
+    }
+  }
+
+  out << "\nSIZES: allocations by size\n";
+  for (const Json &b : m["size_histogram"])
+    out << "  " << std::setw(20) << b["min"].get<uint64_t>() << " .. " << std::setw(20)
+        << b["max"].get<uint64_t>() << "  " << b["count"].get<uint64_t>() << "\n";
+
+  const Json &series = m["over_time"];
+  if (!series.empty()) {
+    out << "\nHEAP OVER TIME\n";
+    const size_t step = series.size() > 24 ? series.size() / 24 : 1;
+    for (size_t i = 0; i < series.size(); i++) {
+      if (i % step && i + 1 != series.size()) continue;
+      const Json &p = series[i];
+      out << "  pid " << p["pid"].get<uint64_t>() << "  ";
+      if (p["time_ns"].is_null())
+        out << "after " << std::setw(10) << p["events"].get<uint64_t>() << " events";
+      else
+        out << std::fixed << std::setprecision(3) << std::setw(9)
+            << double(p["time_ns"].get<uint64_t>()) / 1e9 << " s";
+      out << "  heap " << bytes(p["heap_bytes"]);
+      if (!p["rss_bytes"].is_null()) out << "  rss " << bytes(Json(double(p["rss_bytes"].get<uint64_t>())));
+      out << "\n";
+    }
+  }
+  for (const Json &s : m["snapshots"]) {
+    out << "\n===== HEAP SNAPSHOT, pid " << s["pid"].get<uint64_t>() << ", ";
+    if (s["time_ns"].is_null())
+      out << s["events"].get<uint64_t>() << " events passed";
+    else
+      out << std::fixed << std::setprecision(3) << double(s["time_ns"].get<uint64_t>()) / 1e9
+          << " seconds passed";
+    out << ": heap " << bytes(s["heap_bytes"]) << "\n";
+    for (const Json &h : s["holders"]) {
+      out << "  " << bytes(h["bytes"]) << "\n";
+      render_stack(h["stack"], opt.stack_depth, out);
+    }
+  }
+  if (m["snapshots_dropped"].get<uint64_t>())
+    out << "  (" << m["snapshots_dropped"].get<uint64_t>() << " more snapshots not kept)\n";
+
+  const Json &mm = m["mmap"];
+  if (mm["maps"].get<uint64_t>() || mm["unmaps"].get<uint64_t>()) {
+    out << "\nMMAP DOMAIN: anonymous mappings, apart from the heap\n"
+        << "  " << mm["maps"].get<uint64_t>() << " maps, " << mm["unmaps"].get<uint64_t>()
+        << " unmaps; mapped at the end " << bytes(mm["mapped_bytes"]) << ", peak "
+        << bytes(mm["peak_bytes"]) << "\n";
+    for (const Json &r : mm["still_mapped"]) {
+      out << "  " << bytes(r["live_bytes"]) << " still mapped in " << r["live_blocks"].get<uint64_t>()
+          << " mappings\n";
+      render_stack(r["stack"], opt.stack_depth, out);
+    }
+  }
+}
+
+void cpu(const Json &c, const SummaryOptions &opt, std::ostream &out) {
+  out << "CPU\n";
+  for (const Json &s : c["samplers"]) out << "  sampler: " << s.get<std::string>() << "\n";
+  out << "  samples: " << count(c["samples"]) << "\n";
+  for (const auto &kv : c["vmstates"].items())
+    out << "    " << std::setw(8) << kv.key() << " " << count(kv.value()) << "\n";
+  if (c["threads"].size() > 1) {
+    out << "  by thread:\n";
+    for (const Json &t : c["threads"])
+      out << "    pid " << t["pid"].get<uint64_t>() << " tid " << t["tid"].get<uint64_t>() << ": "
+          << count(t["samples"]) << "\n";
+  }
+  out << "\nHOTTEST FUNCTIONS: samples in the function itself\n";
+  for (const Json &f : c["self"])
+    out << "  " << std::setw(10) << count(f["samples"]) << "  " << f["function"].get<std::string>()
+        << "\n";
+  out << "\nHOTTEST FUNCTIONS: samples in the function and what it calls\n";
+  for (const Json &f : c["total"])
+    out << "  " << std::setw(10) << count(f["samples"]) << "  " << f["function"].get<std::string>()
+        << "\n";
+  out << "\nHOTTEST STACKS\n";
+  for (const Json &s : c["stacks"]) {
+    out << "  " << count(s["samples"]) << " samples, " << s["vmstate"].get<std::string>() << "\n";
+    render_stack(s["stack"], opt.stack_depth, out);
+  }
+}
+
+}  // namespace
+
+void render_stack(const Json &frames, size_t depth, std::ostream &out) {
+  size_t shown = 0;
+  for (const Json &f : frames) {
+    if (depth && shown == depth) {
+      out << "      ... " << frames.size() - shown << " more\n";
+      return;
+    }
+    out << "      " << (f["kind"] == "inlined" ? "(inlined) " : "") << frame_label(f) << "\n";
+    shown++;
+  }
+  if (frames.empty()) out << "      [no stack]\n";
+}
+
+void render_summary(const Json &summary, const SummaryOptions &opt, std::ostream &out) {
+  std::ostringstream text;
+  for (const Json &s : summary["streams"])
+    if (!s["window"].is_null()) text << window_line(s["window"], s["pid"].get<uint64_t>()) << "\n";
+  if (!summary["memory"].is_null()) memory(summary["memory"], opt, text);
+  if (!summary["cpu"].is_null()) {
+    if (!summary["memory"].is_null()) text << "\n";
+    cpu(summary["cpu"], opt, text);
+  }
+  if (!summary["agent"].empty()) {
+    text << "\nAGENT COUNTERS\n";
+    for (const auto &kv : summary["agent"].items())
+      text << "  " << kv.key() << ": " << kv.value().get<uint64_t>() << "\n";
+  }
+  for (const Json &s : summary["streams"])
+    for (const Json &m : s["markers"])
+      text << "marker " << m["label"].get<std::string>() << " at "
+           << double(m["time_ns"].get<uint64_t>()) / 1e9 << " s (pid " << s["pid"].get<uint64_t>()
+           << ")\n";
+  out << text.str();
+}
+
+}  // namespace prof

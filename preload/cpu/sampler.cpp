@@ -1,0 +1,197 @@
+// The CPU sampler's life: the sampling signal's handler installed, each
+// thread's clock armed and disarmed, the ".sysprof" stream (stream.h)
+// opened at start and in a forked child, and finished with the stats.
+#include "cpu/sampler.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <pthread.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "agent.h"
+#include "cpu/stream.h"
+#include "signal_unwind.h"
+#include "thread_state.h"
+
+namespace prof {
+
+CpuSampler g_cpu;
+
+namespace {
+
+// Arming and disarming clocks of other threads (never in the handler).
+pthread_mutex_t g_clocks_mutex = PTHREAD_MUTEX_INITIALIZER;
+pthread_key_t g_thread_key;
+
+uint64_t gettid_now() { return uint64_t(syscall(SYS_gettid)); }
+
+// Blocks the sampling signal on the calling thread for a scope.
+class SignalBlock {
+ public:
+  SignalBlock() {
+    sigset_t s;
+    sigemptyset(&s);
+    sigaddset(&s, g_cpu.sig);
+    pthread_sigmask(SIG_BLOCK, &s, &old_);
+  }
+  ~SignalBlock() { pthread_sigmask(SIG_SETMASK, &old_, nullptr); }
+
+ private:
+  sigset_t old_;
+};
+
+void disarm_all() {
+  pthread_mutex_lock(&g_clocks_mutex);
+  sample_slots::for_each([](SampleSlot &s) {
+    if (s.state.load(std::memory_order_acquire) == SampleSlot::Live) disarm_thread(g_cpu.backend, &s);
+  });
+  disarm_process(g_cpu.backend);
+  pthread_mutex_unlock(&g_clocks_mutex);
+}
+
+void unregister_thread(void *p) {
+  auto *slot = static_cast<SampleSlot *>(p);
+  SignalBlock block;
+  t_sample_slot = nullptr;
+  pthread_mutex_lock(&g_clocks_mutex);
+  disarm_thread(g_cpu.backend, slot);
+  pthread_mutex_unlock(&g_clocks_mutex);
+  if (cpu_sampler_on()) weigh_thread_tail(*slot);
+  sysprof_stream::flush_slot(*slot);
+  sample_slots::release(slot);
+}
+
+// Gives the calling thread a slot and arms its clock; with `pick`, chooses
+// the backend on the way (the process's first thread).
+bool register_thread(const CpuBackend *pick) {
+  SampleSlot *slot = sample_slots::claim(gettid_now());
+  if (!slot) return false;
+  SignalUnwind::set_stack(&slot->walk);
+  t_sample_slot = slot;
+  pthread_mutex_lock(&g_clocks_mutex);
+  const bool armed = pick ? pick_backend(*pick, g_cpu.sig, g_cpu.interval_ns, slot, &g_cpu.backend)
+                          : arm_thread(g_cpu.backend, g_cpu.sig, g_cpu.interval_ns, slot);
+  pthread_mutex_unlock(&g_clocks_mutex);
+  if (!armed) {
+    t_sample_slot = nullptr;
+    sample_slots::release(slot);
+    return false;
+  }
+  pthread_setspecific(g_thread_key, slot);
+  return true;
+}
+
+// Starts sampling on the calling thread, the process's first.
+bool begin(CpuBackend wanted, pid_t ppid) {
+  if (!register_thread(&wanted)) {
+    say("no CPU clock could be armed (", strerror(errno), "); CPU profiling disabled");
+    return false;
+  }
+  if (!sysprof_stream::open(ppid)) {
+    disarm_all();
+    return false;
+  }
+  g_cpu.on.store(true, std::memory_order_release);
+  return true;
+}
+
+}  // namespace
+
+bool start_cpu_sampler() {
+  const Config &cfg = g_agent.cfg;
+  g_cpu.sig = cfg.cpu_signal ? cfg.cpu_signal : SIGPROF;
+  g_cpu.mode = cfg.cpu;
+  g_cpu.interval_ns = cfg.interval_ns;
+  g_cpu.max_depth = int(cfg.max_depth);
+  struct sigaction old {};
+  sigaction(g_cpu.sig, nullptr, &old);
+  if ((old.sa_flags & SA_SIGINFO) || (old.sa_handler != SIG_DFL && old.sa_handler != SIG_IGN)) {
+    char num[8];
+    snprintf(num, sizeof num, "%d", g_cpu.sig);
+    say("signal ", num, " already has a handler in this program; CPU profiling disabled "
+        "(PROF_CPU_SIGNAL picks another)");
+    return false;
+  }
+  SignalUnwind::init();
+  pthread_key_create(&g_thread_key, unregister_thread);
+  struct sigaction sa {};
+  sa.sa_sigaction = on_sample_signal;
+  sa.sa_flags = SA_SIGINFO | SA_RESTART;
+  sigfillset(&sa.sa_mask);
+  sigaction(g_cpu.sig, &sa, nullptr);
+  if (!begin(cfg.cpu_backend, getppid())) {
+    sigaction(g_cpu.sig, &old, nullptr);
+    return false;
+  }
+  return true;
+}
+
+void register_sampled_thread() {
+  if (!cpu_sampler_on()) return;
+  GuardScope guard;
+  if (!register_thread(nullptr)) g_cpu.arm_failures.fetch_add(1, std::memory_order_relaxed);
+}
+
+void restart_cpu_sampler_in_child() {
+  g_cpu.on.store(false);
+  if (!sysprof_stream::is_open()) return;
+  sysprof_stream::forget_in_child();
+  // The parent's clocks: perf fds were inherited (close ours), POSIX timers
+  // and the itimer were not.
+  sample_slots::for_each([](SampleSlot &s) {
+    if (s.perf_fd >= 0) close(s.perf_fd);
+  });
+  sample_slots::reset_in_child();
+  t_sample_slot = nullptr;
+  pthread_mutex_init(&g_clocks_mutex, nullptr);
+  if (!g_agent.cfg.follow_children) return;
+  disarm_process(g_cpu.backend);
+  g_cpu.samples = 0, g_cpu.unregistered = 0, g_cpu.in_agent = 0, g_cpu.stacks_cut = 0;
+  g_cpu.unwind_fallbacks = 0;
+  g_cpu.foreign_signals = 0, g_cpu.arm_failures = 0;
+  begin(CpuBackend(uint8_t(g_cpu.backend)), getppid());  // the parent's choice
+}
+
+void finish_cpu_stream() {
+  // A vfork child shares our memory and must leave the parent's stream be.
+  if (getpid() != sysprof_stream::owner_pid() || !sysprof_stream::is_open()) return;
+  GuardScope guard;
+  if (g_cpu.on.exchange(false)) {
+    disarm_all();
+    if (SampleSlot *own = t_sample_slot) weigh_thread_tail(*own);
+  }
+  uint64_t dropped = 0;
+  sample_slots::for_each([&](SampleSlot &s) { dropped += s.dropped.load(); });
+  const sysprof_stream::Stat stats[] = {
+      {"cpu_samples", g_cpu.samples.load()},
+      {"cpu_samples_dropped", dropped},
+      {"cpu_samples_unregistered_thread", g_cpu.unregistered.load()},
+      {"cpu_samples_in_agent", g_cpu.in_agent.load()},
+      {"cpu_stacks_cut", g_cpu.stacks_cut.load()},
+      {"cpu_unwind_fallbacks", g_cpu.unwind_fallbacks.load()},
+      {"cpu_foreign_signals", g_cpu.foreign_signals.load()},
+      {"cpu_thread_arm_failures", g_cpu.arm_failures.load()},
+      {"unwind_unregistered_objects", SignalUnwind::unregistered_objects()},
+  };
+  sysprof_stream::finish(stats, sizeof stats / sizeof stats[0]);
+}
+
+void yield_sampling_signal() {
+  if (!g_cpu.on.exchange(false)) return;
+  disarm_all();
+  char num[8];
+  snprintf(num, sizeof num, "%d", g_cpu.sig);
+  say("the program sets its own handler for signal ", num, "; CPU profiling stopped "
+      "(PROF_CPU_SIGNAL picks another signal)");
+}
+
+void cpu_modules_changed() {
+  if (!cpu_sampler_on()) return;
+  SignalBlock block;
+  SignalUnwind::sync_tables();
+  sysprof_stream::flush_all(true);
+}
+
+}  // namespace prof

@@ -1,0 +1,71 @@
+// The CPU sampler: every `interval` of a thread's CPU time its clock
+// (timer.h) signals it; the handler (handler.cpp) captures
+// the host stack from the signal's context and the guest stack from the
+// registered backtracer and encodes a sysprof sample into the thread's slot
+// (slots.h), from which it reaches the process's ".sysprof" file
+// (stream.h) with the guest symbols and the module changes.
+//
+// Invariants:
+// - The handler allocates nothing, takes no lock and uses no stdio; it works
+//   only on its own thread's slot and on atomics.
+// - A sample that interrupts the agent itself (the thread's guard is set:
+//   an allocation hook, perhaps inside libunwind or the guest backtracer,
+//   which are not re-entrant) carries only the interrupted address.
+// - Threads started with pthread_create are registered before their start
+//   routine runs, and unregistered when they exit. The sampler starts no
+//   thread of its own (stream.h says why).
+// - On any failure the sampler prints one line and switches itself off,
+//   leaving the program's signal disposition as it found it.
+#pragma once
+
+#include <atomic>
+#include <csignal>
+#include <cstdint>
+
+#include "config.h"
+#include "cpu/slots.h"
+#include "cpu/timer.h"
+
+namespace prof {
+
+struct CpuSampler {
+  std::atomic<bool> on{false};
+  SamplerBackend backend = SamplerBackend::Perf;
+  CpuMode mode = CpuMode::Callgraph;
+  int sig = SIGPROF;
+  uint64_t interval_ns = 1000000;
+  int max_depth = 128;
+  // Counted for the stats record.
+  std::atomic<uint64_t> samples{0};        // signals that became records
+  std::atomic<uint64_t> unregistered{0};   // signals on a thread without a slot
+  std::atomic<uint64_t> in_agent{0};       // samples that interrupted the agent
+  std::atomic<uint64_t> stacks_cut{0};     // host stacks that ended early
+  std::atomic<uint64_t> unwind_fallbacks{0};  // host stacks the rule walk left to libunwind
+  std::atomic<uint64_t> foreign_signals{0};  // the signal, not from our clock
+  std::atomic<uint64_t> arm_failures{0};   // threads whose clock could not be armed
+};
+
+extern CpuSampler g_cpu;
+
+// The calling thread's slot (initial-exec TLS: read in the handler).
+extern __thread SampleSlot *t_sample_slot __attribute__((tls_model("initial-exec")));
+
+void on_sample_signal(int sig, siginfo_t *info, void *ucontext);
+// On slot's thread as it ends (its signal blocked): the CPU time since its
+// last sample, which the tick-driven clocks may not have signalled yet, is
+// charged to that sample's stack again.
+void weigh_thread_tail(SampleSlot &slot);
+
+// Lifecycle (lifecycle.cpp, the thread and exec hooks).
+bool start_cpu_sampler();
+void register_sampled_thread();
+void restart_cpu_sampler_in_child();
+void finish_cpu_stream();
+void cpu_modules_changed();
+// The program changes the sampling signal's disposition: sampling stops
+// (one line on stderr) and the program gets the signal as it asked; the
+// stream is still finished at exit.
+void yield_sampling_signal();
+inline bool cpu_sampler_on() { return g_cpu.on.load(std::memory_order_relaxed); }
+
+}  // namespace prof

@@ -1,0 +1,188 @@
+#include "cpu/stream.h"
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <sched.h>
+#include <unistd.h>
+
+#include "agent.h"
+#include "ext.h"
+#include "guest_registry.h"
+#include "module_map.h"
+#include "stream/output_file.h"
+#include "stream/stream_opening.h"
+#include "cpu/sampler.h"
+#include "stream_writer.h"
+#include "sysprof.h"
+
+namespace prof {
+namespace sysprof_stream {
+namespace {
+
+int g_fd = -1;
+pid_t g_owner = 0;
+char g_path[600];
+std::atomic<bool> g_writing{false};  // the one writer flag
+std::atomic<bool> g_failed{false};
+// XXX: cleared under the flag before the file is closed: a thread exiting
+// after the end must not write to whatever file reuses the descriptor.
+std::atomic<bool> g_open{false};
+// The writer's state: touched only by the holder of g_writing.
+// XXX: a pointer, set by open(): the agent starts before this library's
+// static constructors run.
+uint8_t g_buf[1 << 16];
+StreamWriter *g_out = nullptr;
+ModuleMap g_modules;
+GuestSymbolCursor g_symbols;
+uint64_t g_last_tid = 0;  // the thread of the samples written last
+uint64_t g_unloads[256];  // seen by a sync, written after the samples
+size_t g_unload_count = 0;
+
+// Takes the flag; false (and not taken) when the stream has ended.
+bool try_take() {
+  if (g_writing.exchange(true, std::memory_order_acquire)) return false;
+  if (g_open) return true;
+  g_writing.store(false, std::memory_order_release);
+  return false;
+}
+bool take() {
+  while (g_writing.exchange(true, std::memory_order_acquire)) sched_yield();
+  if (g_open) return true;
+  g_writing.store(false, std::memory_order_release);
+  return false;
+}
+// Writes out what the holder encoded and lets go.
+void release() {
+  if (!g_out->flush() && !g_failed.exchange(true)) g_cpu.on.store(false);
+  g_writing.store(false, std::memory_order_release);
+}
+
+void write_module(const ModuleInfo &m, void *) {
+  put_module_load(*g_out, m.base, m.size, m.path, strlen(m.path), m.build_id, m.build_id_len);
+}
+void defer_unload(uint64_t base, void *) {
+  if (g_unload_count < sizeof g_unloads / sizeof g_unloads[0]) g_unloads[g_unload_count++] = base;
+}
+
+// Guest symbols published since the last call, as sysprof's sample-symtab.
+void write_symbols() {
+  g_symbols.drain([](const GuestSymbol &g) {
+    g_out->put_u8(uint8_t(kSysprofSymLfunc + (g.type == kSymCfunc ? kSymCfunc : kSymLfunc)));
+    g_out->put_uleb(g.addr);
+    g_out->put_string(g.name, g.name_len);
+    if (g.type != kSymCfunc) g_out->put_uleb(g.line);
+  });
+}
+
+void write_slot(SampleSlot &s) {
+  if (s.head.load(std::memory_order_acquire) == s.tail.load(std::memory_order_relaxed)) return;
+  if (s.tid != g_last_tid) {
+    put_ext_values(*g_out, ExtKind::Thread, s.tid);
+    g_last_tid = s.tid;
+  }
+  s.drain([](const uint8_t *p, size_t n) { g_out->put_bytes(p, n); });
+}
+
+// Everything: symbols, module loads, every slot, module unloads.
+void write_all(bool modules) {
+  write_symbols();
+  if (modules) g_modules.sync(write_module, defer_unload, nullptr);
+  sample_slots::for_each([](SampleSlot &s) {
+    if (s.state.load(std::memory_order_acquire) == SampleSlot::Live) write_slot(s);
+  });
+  for (size_t i = 0; i < g_unload_count; i++) put_ext_values(*g_out, ExtKind::ModuleUnload, g_unloads[i]);
+  g_unload_count = 0;
+}
+
+}  // namespace
+
+bool open(pid_t ppid) {
+  g_fd = create_output_file(g_agent.cfg.output, getpid(), "sysprof", g_path, sizeof g_path);
+  if (g_fd < 0) {
+    say("cannot create ", g_path, ": ", strerror(errno), "; CPU profiling disabled");
+    return false;
+  }
+  g_owner = getpid();
+  g_failed.store(false);
+  g_writing.store(false);
+  g_open = true;
+  static StreamWriter out(g_buf, sizeof g_buf, fd_sink, nullptr);
+  out = StreamWriter(g_buf, sizeof g_buf, fd_sink, reinterpret_cast<void *>(intptr_t(g_fd)));
+  g_out = &out;
+  g_modules.reset();
+  g_symbols = GuestSymbolCursor();
+  g_last_tid = 0;
+  g_unload_count = 0;
+  put_stream_opening(*g_out, SectionKind::Sysprof, ppid);
+  static const uint8_t kModes[] = {0, 0, 1, 2};  // CpuMode -> the record's mode
+  put_ext_values(*g_out, ExtKind::Sampler, uint64_t(g_cpu.backend), kModes[uint8_t(g_cpu.mode)],
+                 g_cpu.interval_ns);
+  write_all(true);
+  if (!g_out->flush()) {
+    say("cannot write ", g_path, ": ", strerror(g_out->saved_errno()), "; CPU profiling disabled");
+    g_open = false;
+    close(g_fd);
+    g_fd = -1;
+    return false;
+  }
+  return true;
+}
+
+void flush_from_handler(SampleSlot &own, size_t min_bytes) {
+  if (own.head.load(std::memory_order_relaxed) - own.tail.load(std::memory_order_relaxed) < min_bytes ||
+      !try_take())
+    return;
+  write_symbols();
+  write_slot(own);
+  release();
+}
+
+void flush_all(bool modules) {
+  if (!take()) return;
+  write_all(modules);
+  release();
+}
+
+void flush_slot(SampleSlot &own) {
+  if (!take()) return;
+  write_symbols();
+  write_slot(own);
+  release();
+}
+
+void write_marker(const uint8_t *record, size_t len) {
+  if (!take()) return;
+  write_all(false);
+  g_out->put_bytes(record, len);
+  release();
+}
+
+void finish(const Stat *stats, size_t count) {
+  if (!take()) return;
+  write_all(false);
+  put_stats_header(*g_out, count);
+  for (size_t i = 0; i < count; i++) put_stat(*g_out, stats[i].name, strlen(stats[i].name), stats[i].value);
+  put_sysprof_epilogue(*g_out);
+  if (!g_out->flush()) g_failed.store(true);
+  g_open = false;
+  g_writing.store(false, std::memory_order_release);
+  if (g_failed.load())
+    say("cannot write ", g_path, ": ", strerror(g_out->saved_errno()), "; the CPU profile is truncated");
+  close(g_fd);
+  g_fd = -1;
+}
+
+bool is_open() { return g_open; }
+pid_t owner_pid() { return g_owner; }
+
+void forget_in_child() {
+  g_open = false;
+  if (g_fd >= 0) close(g_fd);
+  g_fd = -1;
+  g_writing.store(false);
+}
+
+}  // namespace sysprof_stream
+}  // namespace prof

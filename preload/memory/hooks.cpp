@@ -1,0 +1,280 @@
+// Hot paths. Each hook: pass through while the agent records nothing or the
+// thread is inside the agent (guard), otherwise call the real function and
+// record. Frees are recorded before the real free, everything else after
+// (event_ring.h says why).
+#include "memory/hooks.h"
+
+#include <atomic>
+#include <cerrno>
+#include <cstdarg>
+#include <cstdint>
+#include <cstring>
+#include <dlfcn.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "agent.h"
+#include "memory/alloc_sampling.h"
+#include "memory/recorder.h"
+#include "thread_state.h"
+
+using namespace prof;
+
+namespace {
+
+struct RealFunctions {
+  void *(*malloc)(size_t);
+  void (*free)(void *);
+  void *(*calloc)(size_t, size_t);
+  void *(*realloc)(void *, size_t);
+  void *(*reallocarray)(void *, size_t, size_t);
+  int (*posix_memalign)(void **, size_t, size_t);
+  void *(*aligned_alloc)(size_t, size_t);
+  void *(*memalign)(size_t, size_t);
+  void *(*valloc)(size_t);
+  void *(*pvalloc)(size_t);
+  void *(*mmap)(void *, size_t, int, int, int, off_t);
+  int (*munmap)(void *, size_t);
+  void *(*mremap)(void *, size_t, size_t, int, ...);
+};
+RealFunctions real;
+std::atomic<int> g_resolved{0};  // 0 not yet, 1 resolving, 2 done
+
+// Serves allocations made while dlsym resolves the real allocator.
+alignas(64) char g_arena[1 << 16];
+std::atomic<size_t> g_arena_used{0};
+
+void *arena_alloc(size_t size) {
+  const size_t need = ((size + 15) & ~size_t(15)) + 16;
+  const size_t off = g_arena_used.fetch_add(need);
+  if (off + need > sizeof g_arena) return nullptr;
+  memcpy(g_arena + off, &size, sizeof size);
+  return g_arena + off + 16;
+}
+bool in_arena(const void *p) {
+  return p >= static_cast<const void *>(g_arena) && p < static_cast<const void *>(g_arena + sizeof g_arena);
+}
+size_t arena_size(const void *p) {
+  size_t size;
+  memcpy(&size, static_cast<const char *>(p) - 16, sizeof size);
+  return size;
+}
+
+inline bool ready() {
+  if (__builtin_expect(g_resolved.load(std::memory_order_acquire) == 2, 1)) return true;
+  resolve_real_functions();
+  return g_resolved.load(std::memory_order_acquire) == 2;
+}
+
+inline bool recording() { return !t_state.guard && agent_recording(); }
+inline uint64_t sample_mean() { return g_agent.cfg.sample_bytes; }
+// Frees are recorded even while paused, so blocks made before the pause do
+// not look leaked.
+inline bool recording_frees() { return !t_state.guard && g_agent.on.load(std::memory_order_relaxed); }
+// Whether this block goes to the recorder: sampling decides most calls here.
+inline bool records_alloc(size_t size) {
+  return recording() && !allocation_left_out(sample_mean(), size);
+}
+inline bool records_free(const void *p) { return recording_frees() && !free_left_out(sample_mean(), p); }
+
+}  // namespace
+
+void prof::resolve_real_functions() {
+  int expected = 0;
+  if (!g_resolved.compare_exchange_strong(expected, 1)) return;
+  GuardScope guard;
+#define RESOLVE(name) real.name = reinterpret_cast<decltype(real.name)>(dlsym(RTLD_NEXT, #name))
+  RESOLVE(malloc);
+  RESOLVE(free);
+  RESOLVE(calloc);
+  RESOLVE(realloc);
+  RESOLVE(reallocarray);
+  RESOLVE(posix_memalign);
+  RESOLVE(aligned_alloc);
+  RESOLVE(memalign);
+  RESOLVE(valloc);
+  RESOLVE(pvalloc);
+  RESOLVE(mmap);
+  RESOLVE(munmap);
+  RESOLVE(mremap);
+#undef RESOLVE
+  g_resolved.store(2, std::memory_order_release);
+}
+
+#define EXPORT extern "C" __attribute__((visibility("default")))
+// Where the program called the hook this expands in (host_stack.h).
+#define HERE caller_of(__builtin_frame_address(0))
+
+// The hot hooks (malloc, free, realloc) decide first and leave through a
+// tail call: passing a call through then saves no register and builds no
+// frame. What they record is done out of line, in functions they also reach
+// by a tail call where the compiler makes one, so that HERE there is the
+// program's call site (else it is in the hook, whose frame the walk drops
+// with the agent's own).
+namespace {
+
+__attribute__((noinline)) void *malloc_recorded(size_t size) {
+  void *p = real.malloc(size);
+  if (p) record_alloc(HERE, p, size);
+  return p;
+}
+
+__attribute__((noinline)) void free_recorded(void *p) {
+  record_free(HERE, p);
+  real.free(p);
+}
+
+__attribute__((noinline)) void *realloc_recorded(void *old, size_t size) {
+  if (size == 0) {  // glibc frees the block and returns NULL
+    if (records_free(old)) record_free(HERE, old);
+    return real.realloc(old, 0);
+  }
+  void *p = real.realloc(old, size);
+  if (p && !t_state.guard) {
+    const uint64_t mean = sample_mean();
+    if (agent_recording()) {
+      if (!free_left_out(mean, old) || !allocation_left_out(mean, size))
+        record_realloc(HERE, old, p, size);
+    } else if (records_free(old)) {
+      record_free(HERE, old);  // XXX: after the fact, but a paused agent has no new block to pair
+    }
+  }
+  return p;
+}
+
+inline void *malloc_body(size_t size) {
+  if (!ready()) return arena_alloc(size);
+  // XXX: sampling decides before the block exists; a failed malloc then
+  // only used up some of the countdown.
+  if (!records_alloc(size)) return real.malloc(size);
+  return malloc_recorded(size);
+}
+
+__attribute__((noinline)) void *realloc_from_arena(void *old, size_t size) {
+  void *p = malloc_body(size);
+  if (p) memcpy(p, old, arena_size(old) < size ? arena_size(old) : size);
+  return p;
+}
+
+}  // namespace
+
+EXPORT void *malloc(size_t size) { return malloc_body(size); }
+
+EXPORT void free(void *p) {
+  if (!p || in_arena(p)) return;
+  if (!ready()) return;  // XXX: only arena blocks exist before resolution
+  if (!records_free(p)) return real.free(p);
+  free_recorded(p);
+}
+
+EXPORT void *calloc(size_t n, size_t size) {
+  size_t total;
+  if (__builtin_mul_overflow(n, size, &total)) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+  if (!ready()) return arena_alloc(total);  // the arena is zeroed static memory
+  void *p = real.calloc(n, size);
+  if (p && records_alloc(total)) record_alloc(HERE, p, total);
+  return p;
+}
+
+EXPORT void *realloc(void *old, size_t size) {
+  if (!old) return malloc_body(size);  // Lua allocates this way
+  if (in_arena(old)) return realloc_from_arena(old, size);
+  if (!ready()) return arena_alloc(size);
+  // Sampling leaves out both the old block and the new one: nothing to record.
+  const uint64_t mean = sample_mean();
+  if (size && recording() && free_left_out(mean, old) && allocation_left_out(mean, size))
+    return real.realloc(old, size);
+  return realloc_recorded(old, size);
+}
+
+EXPORT void *reallocarray(void *old, size_t n, size_t size) {
+  size_t total;
+  if (__builtin_mul_overflow(n, size, &total)) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+  return realloc(old, total);
+}
+
+EXPORT int posix_memalign(void **out, size_t align, size_t size) {
+  if (!ready()) return ENOMEM;
+  const int rc = real.posix_memalign(out, align, size);
+  if (rc == 0 && records_alloc(size)) record_alloc(HERE, *out, size);
+  return rc;
+}
+
+EXPORT void *aligned_alloc(size_t align, size_t size) {
+  if (!ready()) return nullptr;
+  void *p = real.aligned_alloc(align, size);
+  if (p && records_alloc(size)) record_alloc(HERE, p, size);
+  return p;
+}
+
+EXPORT void *memalign(size_t align, size_t size) {
+  if (!ready()) return nullptr;
+  void *p = real.memalign(align, size);
+  if (p && records_alloc(size)) record_alloc(HERE, p, size);
+  return p;
+}
+
+EXPORT void *valloc(size_t size) {
+  if (!ready()) return nullptr;
+  void *p = real.valloc(size);
+  if (p && records_alloc(size)) record_alloc(HERE, p, size);
+  return p;
+}
+
+EXPORT void *pvalloc(size_t size) {
+  if (!ready()) return nullptr;
+  void *p = real.pvalloc(size);
+  if (p && records_alloc(size)) record_alloc(HERE, p, size);
+  return p;
+}
+
+EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off) {
+  if (!ready()) {
+    errno = ENOMEM;
+    return MAP_FAILED;
+  }
+  void *p = real.mmap(addr, len, prot, flags, fd, off);
+  if (p != MAP_FAILED && (flags & MAP_ANONYMOUS) && g_agent.cfg.mmap && recording())
+    record_map(HERE, p, len);
+  return p;
+}
+
+EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t off) {
+  return mmap(addr, len, prot, flags, fd, off);
+}
+
+EXPORT int munmap(void *addr, size_t len) {
+  if (!ready()) {
+    errno = EINVAL;
+    return -1;
+  }
+  if (g_agent.on.load(std::memory_order_relaxed)) HostStack::forget_mapping(uint64_t(addr), len);
+  if (g_agent.cfg.mmap && recording_frees()) record_unmap(addr, len);
+  return real.munmap(addr, len);
+}
+
+EXPORT void *mremap(void *old, size_t old_len, size_t new_len, int flags, ...) {
+  if (!ready()) {
+    errno = ENOMEM;
+    return MAP_FAILED;
+  }
+  void *target = nullptr;
+  if (flags & MREMAP_FIXED) {
+    va_list ap;
+    va_start(ap, flags);
+    target = va_arg(ap, void *);
+    va_end(ap);
+  }
+  const bool track = g_agent.cfg.mmap && recording_frees();
+  if (g_agent.on.load(std::memory_order_relaxed)) HostStack::forget_mapping(uint64_t(old), old_len);
+  if (track) record_unmap(old, old_len);
+  void *p = real.mremap(old, old_len, new_len, flags, target);
+  if (track) record_map(HERE, p != MAP_FAILED ? p : old, p != MAP_FAILED ? new_len : old_len);
+  return p;
+}

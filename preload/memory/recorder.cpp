@@ -1,0 +1,190 @@
+#include "memory/recorder.h"
+
+#include <atomic>
+#include <cstdint>
+
+#include "agent.h"
+#include "memory/alloc_sampling.h"
+#include "guest_registry.h"
+#include "host_stack.h"
+#include "memprof.h"
+#include "stream_writer.h"
+#include "thread_state.h"
+
+namespace prof {
+namespace {
+
+struct Where {
+  GuestLoc loc;
+  uint64_t host = 0, guest = 0;
+};
+
+// Captures and interns the calling thread's stacks.
+Where capture(const CallSite &at, ThreadScratch *s) {
+  Where w;
+  // A walk that provably repeats a remembered one has that one's id.
+  const uint64_t epoch = g_agent.stacks.generation();
+  if (!HostStack::recall(at, &s->unwind, epoch, &w.host)) {
+    int n, unchanged;
+    const uint64_t *root =
+        HostStack::capture_root_first(at, int(g_agent.cfg.max_depth), &s->unwind, &n, &unchanged);
+    if (n == 0) g_agent.unwind_failures.fetch_add(1, std::memory_order_relaxed);
+    // The previous capture was interned with host_path: its outer frames are known.
+    w.host = g_agent.stacks.intern([root, n](int i) { return FrameKey{root[n - 1 - i], 0}; }, n,
+                                   s->host_path, unchanged);
+    HostStack::remember(&s->unwind, epoch, w.host);
+  }
+  if (!guest_registered()) return w;
+
+  int vmstate = 0;
+  const int g = guest_backtrace(s->guest, int(sizeof s->guest / sizeof s->guest[0]), &vmstate);
+  w.loc.source = kAsourceInternal;
+  // The memprof location: the innermost Lua frame when a built-in or C
+  // function it called allocates (as LuaJIT charges its fast functions to
+  // the calling frame, and the memprof RFC's report charges string.rep to
+  // the Lua line); else the C function. The guest stack keeps both.
+  const int lua = g > 1 && s->guest[0].type != PROF_FRAME_LFUNC &&
+                          s->guest[1].type == PROF_FRAME_LFUNC ? 1 : 0;
+  if (g > 0 && s->guest[lua].type == PROF_FRAME_LFUNC)
+    w.loc = GuestLoc{kAsourceLfunc, s->guest[lua].addr, s->guest[lua].line, 0};
+  else if (g > 0 && s->guest[0].type == PROF_FRAME_CFUNC)
+    w.loc = GuestLoc{kAsourceCfunc, s->guest[0].addr, 0, 0};
+  w.guest = g_agent.stacks.intern(
+      [s](int i) {
+        return FrameKey{s->guest[i].addr, kGuestBit | s->guest[i].line << 2 | (s->guest[i].type & 3)};
+      },
+      g, s->guest_path);
+  drain_guest_symbols();
+  return w;
+}
+
+static_assert(kMaxEventBytes <= EventRing::kMaxInPlace, "events are encoded in place");
+
+// An event's encoder, for any Out (a SpanWriter, a SizeCounter).
+struct Event {
+  uint8_t aevent;
+  bool stacks;
+  Where w;
+  uint64_t oaddr, naddr, nsize;
+  template <class Out>
+  void put(Out &out) const {
+    put_memprof_event(out, aevent, w.loc, stacks, w.host, w.guest, oaddr, 0, naddr, nsize);
+  }
+};
+
+// Beside other producers: sized first, then encoded straight into the ring.
+__attribute__((noinline)) void emit_sized(const Event &e) {
+  SizeCounter size;
+  e.put(size);
+  g_agent.ring.append_in_place(size.size(), [&e](uint8_t *dst) {
+    SpanWriter out(dst);
+    e.put(out);
+  });
+}
+
+void emit(uint8_t aevent, const Where &w, bool stacks, const void *oaddr, const void *naddr,
+          size_t nsize) {
+  // The solo producer encodes at the head at once.
+  if (!g_agent.ring.append_solo(kMaxEventBytes, [&](uint8_t *dst) {
+        SpanWriter out(dst);
+        put_memprof_event(out, aevent, w.loc, stacks, w.host, w.guest, uint64_t(oaddr), 0,
+                          uint64_t(naddr), nsize);
+        return out.size();
+      }))
+    emit_sized(Event{aevent, stacks, w, uint64_t(oaddr), uint64_t(naddr), uint64_t(nsize)});
+}
+
+void emit_with_stacks(const CallSite &at, uint8_t aevent, const void *oaddr, const void *naddr,
+                      size_t nsize) {
+  ThreadScratch *s = thread_scratch();
+  if (!s) {
+    emit(aevent, Where{}, false, oaddr, naddr, nsize);
+    return;
+  }
+  emit(aevent, capture(at, s), true, oaddr, naddr, nsize);
+}
+
+}  // namespace
+
+void record_alloc(const CallSite &at, const void *p, size_t size) {
+  GuardScope guard;
+  const uint64_t mean = g_agent.cfg.sample_bytes;
+  if (mean) {
+    if (!sample_allocation(mean, size)) return;
+    g_sampled.insert(uint64_t(p));
+  }
+  emit_with_stacks(at, kAeventAlloc, nullptr, p, size);
+}
+
+void record_free(const CallSite &at, const void *p) {
+  GuardScope guard;
+  if (g_agent.cfg.sample_bytes && !g_sampled.remove(uint64_t(p))) return;
+  if (g_agent.cfg.free_stacks)
+    emit_with_stacks(at, kAeventFree, p, nullptr, 0);
+  else
+    emit(kAeventFree, Where{}, false, p, nullptr, 0);
+}
+
+void record_realloc(const CallSite &at, const void *old, const void *p, size_t size) {
+  GuardScope guard;
+  const uint64_t mean = g_agent.cfg.sample_bytes;
+  if (!mean) {
+    emit_with_stacks(at, kAeventRealloc, old, p, size);
+    return;
+  }
+  const bool old_sampled = g_sampled.remove(uint64_t(old));
+  const bool new_sampled = sample_allocation(mean, size);
+  if (new_sampled) g_sampled.insert(uint64_t(p));
+  if (new_sampled)
+    emit_with_stacks(at, old_sampled ? kAeventRealloc : kAeventAlloc, old, p, size);
+  else if (old_sampled)
+    emit(kAeventFree, Where{}, false, old, nullptr, 0);
+}
+
+void record_map(const CallSite &at, const void *p, size_t len) {
+  GuardScope guard;
+  ThreadScratch *s = thread_scratch();
+  const Where w = s ? capture(at, s) : Where{};
+  uint8_t buf[kMaxEventBytes];
+  SpanWriter out(buf);
+  put_map(out, uint64_t(p), len, w.host, w.guest);
+  g_agent.ring.append(out.data(), out.size());
+}
+
+void record_unmap(const void *p, size_t len) {
+  GuardScope guard;
+  uint8_t buf[kMaxEventBytes];
+  SpanWriter out(buf);
+  put_ext_values(out, ExtKind::Unmap, uint64_t(p), len);
+  g_agent.ring.append(out.data(), out.size());
+}
+
+namespace {
+std::atomic<bool> g_draining{false};
+GuestSymbolCursor g_symbol_cursor;  // what this stream has written
+}  // namespace
+
+void restart_guest_symbols() {
+  g_symbol_cursor = GuestSymbolCursor();
+  g_draining.store(false);  // a parent thread may have been draining at fork()
+}
+
+void drain_guest_symbols() {
+  if (g_draining.exchange(true, std::memory_order_acquire)) return;
+  g_symbol_cursor.drain([](const GuestSymbol &g) {
+    uint8_t buf[512];
+    SpanWriter out(buf);
+    // XXX: names are capped so the record fits this buffer; chunk names of
+    // load()ed strings can be whole source texts.
+    const size_t len = g.name_len < 400 ? g.name_len : 400;
+    static const uint8_t kSource[] = {kAsourceLfunc, kAsourceCfunc};
+    out.put_u8(uint8_t(kAeventSymtab | kSource[g.type == kSymCfunc]));
+    out.put_uleb(g.addr);
+    out.put_string(g.name, len);
+    if (g.type != kSymCfunc) out.put_uleb(g.line);
+    g_agent.ring.append(out.data(), out.size());
+  });
+  g_draining.store(false, std::memory_order_release);
+}
+
+}  // namespace prof

@@ -1,0 +1,28 @@
+// Recorder: turns one allocation call into stream records: host stack (and
+// guest stack) captured, interned, the event encoded and appended.
+//
+// Invariants: called only by the hooks, with the thread's guard NOT yet set;
+// each function sets the guard for its whole duration, so whatever libunwind
+// or the guest backtracer allocates is never recorded. Order (see
+// stream/event_ring.h): record_free() runs before the real free, the others after
+// the real call returned.
+#pragma once
+
+#include <cstddef>
+
+#include "host_stack.h"
+
+namespace prof {
+
+// `at` is where the program called the hook (caller_of() in the hook).
+void record_alloc(const CallSite &at, const void *p, size_t size);
+void record_free(const CallSite &at, const void *p);
+void record_realloc(const CallSite &at, const void *old, const void *p, size_t size);
+void record_map(const CallSite &at, const void *p, size_t len);
+void record_unmap(const void *p, size_t len);
+// Writes guest symbols published since the last call (any thread may call).
+void drain_guest_symbols();
+// A new stream (forked child): every symbol is to be written again.
+void restart_guest_symbols();
+
+}  // namespace prof

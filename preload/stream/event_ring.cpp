@@ -1,0 +1,317 @@
+#include "stream/event_ring.h"
+
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+#include <linux/membarrier.h>
+#include <pthread.h>
+#include <sched.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "stream/raw_thread.h"
+
+namespace prof {
+
+namespace {
+
+// Appends this thread makes before it next reads the clock for the tick.
+__thread unsigned t_appends_to_clock __attribute__((tls_model("initial-exec")));
+
+bool register_membarrier() {
+  const long cmds = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
+  return cmds > 0 && (cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED) &&
+         syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
+}
+
+pthread_key_t g_slot_key;
+pthread_once_t g_slot_key_once = PTHREAD_ONCE_INIT;
+
+// Thread exit: the slot is free for another thread.
+void release_slot(void *p) {
+  auto *slot = static_cast<EventRing::Slot *>(p);
+  if (t_ring_slot == slot) t_ring_slot = nullptr;
+  slot->busy_from.store(EventRing::kIdle, std::memory_order_release);
+  slot->owned.store(false, std::memory_order_release);
+}
+void make_slot_key() { pthread_key_create(&g_slot_key, release_slot); }
+
+}  // namespace
+
+__thread EventRing::Slot *t_ring_slot __attribute__((tls_model("initial-exec")));
+
+bool EventRing::start(int fd, void (*on_tick)(), bool writer_thread) {
+  ring_ = static_cast<uint8_t *>(
+      mmap(nullptr, kRingSize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  if (ring_ == MAP_FAILED) {
+    ring_ = nullptr;
+    return false;
+  }
+  fd_ = fd;
+  on_tick_ = on_tick;
+  writer_thread_ = writer_thread;
+  shared_.busy_from.store(kIdle);
+  membarrier_ = register_membarrier();
+  reset_solo(nullptr);
+  return launch();
+}
+
+bool EventRing::launch() {
+  discard_.store(false);
+  closed_.store(false);
+  if (!writer_thread_) return true;
+  running_.store(true);
+  // Without a raw thread (clone refused, not x86-64) the producers write.
+  if (!writer_.start(writer_main, this)) running_.store(false);
+  return true;
+}
+
+EventRing::Slot *EventRing::claim_slot() {
+  for (size_t i = 0; i < kSlots; i++) {
+    bool free = false;
+    if (!slots_[i].owned.compare_exchange_strong(free, true, std::memory_order_acquire)) continue;
+    slots_[i].busy_from.store(kIdle, std::memory_order_relaxed);
+    // Published before this thread's first reservation (complete() reads it).
+    size_t used = slots_used_.load(std::memory_order_relaxed);
+    while (used < i + 1 &&
+           !slots_used_.compare_exchange_weak(used, i + 1, std::memory_order_release)) {
+    }
+    pthread_once(&g_slot_key_once, make_slot_key);
+    pthread_setspecific(g_slot_key, &slots_[i]);
+    t_ring_slot = &slots_[i];
+    // The first program thread to append is the solo producer; any later one
+    // ends that for good.
+    Slot *none = nullptr;
+    if (!(membarrier_ && solo_.compare_exchange_strong(none, t_ring_slot))) {
+      solo_ended_.store(true, std::memory_order_relaxed);
+      intrude();
+    }
+    return t_ring_slot;
+  }
+  return nullptr;
+}
+
+void EventRing::append(const uint8_t *data, size_t len) {
+  if (closed_.load(std::memory_order_relaxed)) return;
+  const uint64_t end = append_copy(data, len);
+  after_append(end);
+}
+
+uint64_t EventRing::append_copy(const uint8_t *data, size_t len) {
+  Slot *slot;
+  uint64_t end;
+  if (uint8_t *dst = begin_append(len, &slot, &end)) memcpy(dst, data, len);
+  else copy_in(end - len, data, len);
+  end_append(slot);
+  return end;
+}
+
+void EventRing::after_append(uint64_t end) {
+  const bool writer = running_.load(std::memory_order_relaxed);
+  if (!writer && end >= flushed_.load(std::memory_order_relaxed) + kSegSize) flush(kSegSize);
+  // XXX: with a writer, the clock (~20 ns) once per 256 appends of a thread.
+  if (t_appends_to_clock-- > 0) return;
+  t_appends_to_clock = writer ? 255 : 0;
+  timespec now;
+  clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
+  const uint64_t ns = uint64_t(now.tv_sec) * 1000000000u + uint64_t(now.tv_nsec);
+  uint64_t due = next_tick_ns_.load(std::memory_order_relaxed);
+  // One appender wins each tick; the tick's own appends find it taken.
+  if (ns < due || !next_tick_ns_.compare_exchange_strong(due, ns + 100000000u)) return;
+  // The program's errno is its own: the tick reads files.
+  const int saved_errno = errno;
+  if (due != 0 && on_tick_) on_tick_();
+  errno = saved_errno;
+  if (!writer) flush(1);
+}
+
+void EventRing::reset_solo(Slot *slot) {
+  solo_.store(membarrier_ ? slot : nullptr, std::memory_order_relaxed);
+  intruders_.store(0, std::memory_order_relaxed);
+  solo_ended_.store(false, std::memory_order_relaxed);
+}
+
+void EventRing::intrude() {
+  intruders_.fetch_add(1, std::memory_order_seq_cst);
+  Slot *solo = solo_.load(std::memory_order_acquire);
+  if (!solo || solo == t_ring_slot) return;
+  // Every store the solo thread made before its barrier is visible now, and
+  // every load after it sees us: wait out an append it began before.
+  syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
+  while (solo->busy_from.load(std::memory_order_acquire) != kIdle) sched_yield();
+}
+
+uint8_t *EventRing::begin_append(size_t len, Slot **slot, uint64_t *end) {
+  Slot *own = t_ring_slot ? t_ring_slot : claim_slot();
+  if (!own) {
+    // (Every slot taken: other threads have long ended the solo producer.)
+    shared_uses_.fetch_add(1, std::memory_order_relaxed);
+    while (shared_lock_.exchange(true, std::memory_order_acquire)) sched_yield();
+    own = &shared_;
+  }
+  *slot = own;
+  const uint64_t pos = reserve(own, len);
+  *end = pos + len;
+  const size_t off = pos % kRingSize;
+  // The ring is larger than the caches and the writer thread read it last:
+  // ask for the line a few hundred records ahead now, so that the write
+  // that reaches it does not wait for it.
+  __builtin_prefetch(ring_ + (off + kPrefetchAhead) % kRingSize, 1, 3);
+  return len <= kRingSize - off ? ring_ + off : nullptr;
+}
+
+void EventRing::end_append(Slot *slot) {
+  slot->busy_from.store(kIdle, std::memory_order_release);
+  if (slot == &shared_) shared_lock_.store(false, std::memory_order_release);
+}
+
+uint64_t EventRing::reserve(Slot *slot, size_t len) {
+  // XXX: the lower bound is stored (release) before the reservation, which
+  // is a release RMW: whoever sees the reservation in head_ sees the bound.
+  slot->busy_from.store(head_.load(std::memory_order_relaxed), std::memory_order_release);
+  // Only a compiler fence between publishing the slot and reading
+  // intruders_: an intruder's membarrier supplies the CPU's.
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  uint64_t pos;
+  if (slot == solo_.load(std::memory_order_relaxed) &&
+      intruders_.load(std::memory_order_relaxed) == 0) {
+    pos = head_.load(std::memory_order_relaxed);
+    head_.store(pos + len, std::memory_order_release);
+  } else {
+    pos = head_.fetch_add(len, std::memory_order_acq_rel);
+  }
+  if (pos + len > flushed_.load(std::memory_order_acquire) + kRingSize)
+    wait_for_room(slot, pos, pos + len);
+  return pos;
+}
+
+void EventRing::copy_in(uint64_t pos, const uint8_t *data, size_t len) {
+  const size_t off = pos % kRingSize;
+  const size_t first = len < kRingSize - off ? len : kRingSize - off;
+  memcpy(ring_ + off, data, first);
+  memcpy(ring_, data + first, len - first);
+}
+
+// Backpressure: a bounded spin, then short naps; flushes itself when no one
+// else does (the writer may be the one waiting, from its tick).
+void EventRing::wait_for_room(Slot *slot, uint64_t pos, uint64_t end) {
+  full_waits_.fetch_add(1, std::memory_order_relaxed);
+  // The exact position, so that flushing can reach it while we wait.
+  slot->busy_from.store(pos, std::memory_order_release);
+  for (unsigned spins = 0; end > flushed_.load(std::memory_order_acquire) + kRingSize; spins++) {
+    if (flush(1)) continue;
+    if (spins < 64)
+      sched_yield();
+    else
+      raw_nap(50000);
+  }
+}
+
+uint64_t EventRing::complete() const {
+  uint64_t done = head_.load(std::memory_order_acquire);
+  const size_t used = slots_used_.load(std::memory_order_acquire);
+  for (size_t i = 0; i < used; i++) {
+    const uint64_t busy = slots_[i].busy_from.load(std::memory_order_acquire);
+    if (busy < done) done = busy;
+  }
+  const uint64_t busy = shared_.busy_from.load(std::memory_order_acquire);
+  return busy < done ? busy : done;
+}
+
+void EventRing::write_out(uint64_t from, uint64_t to) {
+  while (from < to) {
+    const size_t off = from % kRingSize;
+    const size_t n = to - from < kRingSize - off ? to - from : kRingSize - off;
+    if (!discard_.load(std::memory_order_relaxed) && !failed_.load(std::memory_order_relaxed)) {
+      // Raw: this may run on the writer, which must not touch errno.
+      const long rc = raw_write_all(fd_, ring_ + off, n);
+      if (rc < 0) {
+        write_errno_ = int(-rc);
+        failed_.store(true, std::memory_order_relaxed);
+      }
+    }
+    from += n;
+  }
+}
+
+bool EventRing::flush(size_t min_bytes) {
+  if (flushing_.exchange(true, std::memory_order_acquire)) return false;
+  const uint64_t from = flushed_.load(std::memory_order_relaxed), to = complete();
+  const bool any = to > from && to - from >= min_bytes;
+  if (any) {
+    write_out(from, to);
+    flushed_.store(to, std::memory_order_release);
+  }
+  flushing_.store(false, std::memory_order_release);
+  return any;
+}
+
+int EventRing::writer_main(void *arg) {
+  // A raw thread (raw_thread.h): raw calls, atomics and plain memory only.
+  auto *self = static_cast<EventRing *>(arg);
+  uint64_t last = raw_monotonic_ns();
+  long idle_ns = 1000000;
+  while (self->running_.load(std::memory_order_acquire)) {
+    // XXX: back off while there is little to write (quiet programs): each
+    // wakeup costs the program CPU time, and a producer that needs room
+    // flushes by itself anyway.
+    if (self->flush(kSegSize)) {
+      idle_ns = 1000000;
+    } else {
+      raw_nap(idle_ns);
+      if (idle_ns < 16000000) idle_ns *= 2;
+    }
+    const uint64_t now = raw_monotonic_ns();
+    if (now - last >= 100000000u) {
+      last = now;
+      // A quiet program's events reach the file within 100 ms.
+      self->flush(1);
+    }
+  }
+  return 0;
+}
+
+void EventRing::finish(const uint8_t *data, size_t len) {
+  if (closed_.exchange(true)) return;
+  if (running_.exchange(false)) writer_.join();
+  const uint64_t end = append_copy(data, len);
+  while (flushing_.exchange(true, std::memory_order_acquire)) sched_yield();
+  // Wait (bounded) for threads still copying records placed before ours,
+  // then write up to our record. A thread stuck longer than that loses its
+  // bytes and everything after them: the file ends as a truncated stream.
+  uint64_t to = complete();
+  for (int spins = 0; to < end && spins < 100000; spins++) {
+    sched_yield();
+    to = complete();
+  }
+  const uint64_t from = flushed_.load(std::memory_order_relaxed);
+  if (to > end) to = end;
+  write_out(from, to);
+  flushed_.store(end, std::memory_order_release);
+  // Whatever late producers still copy is past the stream's end.
+  discard_.store(true);
+  flushing_.store(false, std::memory_order_release);
+}
+
+bool EventRing::restart_in_child(int fd) {
+  // The parent's other threads do not exist here: their slots are free.
+  for (size_t i = 0; i < kSlots; i++) {
+    slots_[i].busy_from.store(kIdle);
+    if (&slots_[i] != t_ring_slot) slots_[i].owned.store(false);
+  }
+  shared_.busy_from.store(kIdle);
+  shared_lock_.store(false);
+  head_.store(0);
+  flushed_.store(0);
+  flushing_.store(false);
+  failed_.store(false);
+  fd_ = fd;
+  running_.store(false);
+  writer_.forget();  // the parent's writer does not exist here
+  membarrier_ = register_membarrier();
+  reset_solo(t_ring_slot);  // this thread is the child's only one
+  return launch();
+}
+
+}  // namespace prof

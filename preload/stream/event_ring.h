@@ -1,0 +1,210 @@
+// EventRing: the single lock-free byte stream that every thread appends its
+// records to, and the writer thread that moves it to the output file.
+//
+// Invariants:
+// - append() never takes a lock and never allocates: a thread encodes its
+//   record first, then reserves exactly its length with one fetch_add on the
+//   global position, and copies it in. Reservation order is file order,
+//   which is what keeps a free ahead of any reuse of its address (the hooks
+//   record a free before calling the real free, an allocation after).
+// - The solo producer: while only one program thread appends (most
+//   interpreters), it reserves with a plain load and store instead of the
+//   fetch_add, which costs some 15 ns per event on a VM. Everyone else
+//   announces itself first (an asymmetric Dekker fence): it raises
+//   `intruders_`, runs membarrier(PRIVATE_EXPEDITED), which puts a full
+//   barrier into the solo thread wherever it runs, and waits for the solo
+//   slot to be idle; from then on the solo thread, which reads `intruders_`
+//   after publishing its slot, takes the fetch_add too: a second program
+//   thread intrudes for good. Without membarrier, every append uses
+//   fetch_add.
+// - Completion without a second atomic: each thread owns a slot that says
+//   "I may still be copying at or after position p" (p is read before its
+//   reservation, so it is a lower bound), or "idle". Everything below the
+//   head and below every slot's p is complete. Threads that find no free
+//   slot share one under a spinlock.
+// - The writer is a raw thread (raw_thread.h), which glibc does not count:
+//   a pthread would make glibc's malloc take its multi-threaded paths in the
+//   program, 8.6% of binary-trees. It only flushes, with raw calls: bytes
+//   are written in position order by whoever holds the flush flag, the
+//   writer (a segment's worth, and every 100 ms whatever is complete), or a
+//   producer waiting for room. finish() writes up to the last record.
+// - The tick (on_tick: time marks, write-error checks) runs on an appending
+//   thread, the first append after each 100 ms (the clock is read once per
+//   256 appends of a thread while a writer runs).
+// - Without a writer (start(..., false), sampled recording, or no raw
+//   thread here), producers also flush once a segment's worth is complete,
+//   and at each tick.
+// - When the ring is full, append() waits (flushing itself when it can),
+//   it never drops. After a write error the bytes are discarded instead (the
+//   agent is then switched off), so a producer never waits on a dead file.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include "stream/raw_thread.h"
+
+namespace prof {
+
+class EventRing {
+ public:
+  // Maps the ring and, with `writer_thread`, starts the writer thread on
+  // `fd`. `on_tick` runs about every 100 ms (time marks, write-error
+  // checks), on the writer thread or on an appending one.
+  bool start(int fd, void (*on_tick)(), bool writer_thread);
+  void append(const uint8_t *data, size_t len);
+  // Appends a record of exactly `len` (at most kMaxInPlace) bytes that
+  // encode(dst) writes straight into the ring: bytes just written byte by
+  // byte and read back at once stall the CPU (failed store forwarding).
+  static constexpr size_t kMaxInPlace = 256;
+  template <class Encode>
+  void append_in_place(size_t len, Encode &&encode) {
+    if (closed_.load(std::memory_order_relaxed)) return;
+    Slot *slot;
+    uint64_t end;
+    if (uint8_t *dst = begin_append(len, &slot, &end)) {
+      encode(dst);
+    } else {  // the record wraps around the ring's end
+      uint8_t wrapped[kMaxInPlace];
+      encode(wrapped);
+      copy_in(end - len, wrapped, len);
+    }
+    end_append(slot);
+    after_append(end);
+  }
+  // The solo producer's shortcut: encode(dst) writes at most max_len bytes
+  // (at most kMaxInPlace) straight at the head and returns how many, with no
+  // sizing pass first. False, with nothing written, when this thread is not
+  // the solo producer, another thread is intruding, or the bytes could wrap
+  // or not fit: the caller then sizes the record for append_in_place().
+  template <class Encode>
+  bool append_solo(size_t max_len, Encode &&encode) {
+    uint64_t pos;
+    uint8_t *dst = begin_solo(max_len, &pos);
+    if (!dst) return false;
+    end_solo(pos + encode(dst));
+    return true;
+  }
+  // Appends the stream's last record, writes everything reserved before it
+  // and stops the writer. Later appends are dropped.
+  void finish(const uint8_t *data, size_t len);
+  // In a forked child: forget the parent's bytes and threads and restart on `fd`.
+  bool restart_in_child(int fd);
+
+  bool write_failed() const { return failed_.load(std::memory_order_relaxed); }
+  int write_errno() const { return write_errno_; }
+  uint64_t full_waits() const { return full_waits_.load(std::memory_order_relaxed); }
+  // Threads that found every slot taken and shared the locked one.
+  uint64_t shared_slot_uses() const { return shared_uses_.load(std::memory_order_relaxed); }
+  // True while a solo producer appends without the fetch_add (the writer's
+  // ticks aside, which intrude one record at a time).
+  bool solo() const {
+    return solo_.load(std::memory_order_relaxed) && !solo_ended_.load(std::memory_order_relaxed);
+  }
+
+  // A producing thread's slot (public for the thread-exit destructor).
+  struct alignas(64) Slot {
+    std::atomic<uint64_t> busy_from;  // kIdle, or a lower bound of where it copies
+    std::atomic<bool> owned;
+  };
+  static constexpr uint64_t kIdle = ~uint64_t(0);
+
+ private:
+  static constexpr size_t kSegSize = 1 << 16;  // the writer's usual write size
+  static constexpr size_t kRingSize = size_t(1) << 22;
+  static constexpr size_t kSlots = 1024;
+  static constexpr size_t kPrefetchAhead = 2048;
+
+  static int writer_main(void *self);
+  bool launch();
+  // An appending thread's share of the writing: the tick, and without a
+  // running writer the flushes too.
+  void after_append(uint64_t end);
+  Slot *claim_slot();
+  // Reserves len bytes through the thread's slot (or the shared one, whose
+  // lock it then holds), which it marks busy; *end: where they end. Returns
+  // where to write them, or nullptr when they wrap around the ring's end.
+  uint8_t *begin_append(size_t len, Slot **slot, uint64_t *end);
+  // The bytes reserved are written: frees the slot.
+  void end_append(Slot *slot);
+  // append_solo's halves (inline: the caller's record stays in registers):
+  // where to write (its position in *pos), or nullptr; then the record is
+  // written up to `end`.
+  inline uint8_t *begin_solo(size_t max_len, uint64_t *pos);
+  inline void end_solo(uint64_t end);
+  // One record copied in; returns where it ends.
+  uint64_t append_copy(const uint8_t *data, size_t len);
+  uint64_t reserve(Slot *slot, size_t len);
+  // Copies len bytes to ring position pos, wrapping around.
+  void copy_in(uint64_t pos, const uint8_t *data, size_t len);
+  // The solo producer's protocol (above): start without one, or with the
+  // calling thread's slot as the solo one (fork); announce another producer.
+  void reset_solo(Slot *slot);
+  void intrude();
+  void wait_for_room(Slot *slot, uint64_t pos, uint64_t end);
+  uint64_t complete() const;
+  void write_out(uint64_t from, uint64_t to);
+  // Writes the complete bytes (at least `min_bytes` of them, else nothing)
+  // if no one else is flushing; true when it wrote something.
+  bool flush(size_t min_bytes);
+
+  // Read-mostly state.
+  uint8_t *ring_ = nullptr;
+  int fd_ = -1;
+  void (*on_tick_)() = nullptr;
+  bool writer_thread_ = true;
+  std::atomic<uint64_t> next_tick_ns_{0};  // when the next tick is due
+  RawThread writer_;
+  int write_errno_ = 0;
+  std::atomic<bool> running_{false};
+  std::atomic<bool> closed_{true};
+  std::atomic<bool> failed_{false};
+  std::atomic<bool> discard_{false};  // after finish(): the stream has ended
+  std::atomic<size_t> slots_used_{0};  // slots_[0..slots_used_) were ever claimed
+  // XXX: each producer-written word on its own cache line, away from what
+  // the writer thread polls, or every append stalls on a line transfer.
+  alignas(64) std::atomic<uint64_t> head_{0};     // bytes reserved
+  alignas(64) std::atomic<uint64_t> flushed_{0};  // bytes written (or discarded) and free again
+  alignas(64) std::atomic<bool> flushing_{false};
+  alignas(64) std::atomic<uint64_t> full_waits_{0};
+  std::atomic<uint64_t> shared_uses_{0};
+  alignas(64) std::atomic<bool> shared_lock_{false};
+  // Read by every append, written only when producers change.
+  alignas(64) std::atomic<Slot *> solo_{nullptr};
+  std::atomic<uint32_t> intruders_{0};
+  std::atomic<bool> solo_ended_{false};  // a second program thread appended
+  bool membarrier_ = false;  // registered for MEMBARRIER_CMD_PRIVATE_EXPEDITED
+  Slot shared_{};
+  Slot slots_[kSlots] = {};
+};
+
+// The calling thread's slot (initial-exec: usable inside malloc).
+extern __thread EventRing::Slot *t_ring_slot __attribute__((tls_model("initial-exec")));
+
+uint8_t *EventRing::begin_solo(size_t max_len, uint64_t *pos) {
+  Slot *own = t_ring_slot;
+  if (!own || own != solo_.load(std::memory_order_relaxed) || closed_.load(std::memory_order_relaxed))
+    return nullptr;
+  // reserve()'s protocol: publish a lower bound, then look for intruders;
+  // with none, head_ is this thread's until the slot is idle again.
+  own->busy_from.store(head_.load(std::memory_order_relaxed), std::memory_order_release);
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  if (intruders_.load(std::memory_order_acquire) == 0) {
+    *pos = head_.load(std::memory_order_relaxed);
+    const size_t off = *pos % kRingSize;
+    if (off + max_len <= kRingSize && *pos + max_len <= flushed_.load(std::memory_order_acquire) + kRingSize)
+      return ring_ + off;
+  }
+  own->busy_from.store(kIdle, std::memory_order_release);
+  return nullptr;
+}
+
+void EventRing::end_solo(uint64_t end) {
+  head_.store(end, std::memory_order_release);
+  __builtin_prefetch(ring_ + (end + kPrefetchAhead) % kRingSize, 1, 3);
+  t_ring_slot->busy_from.store(kIdle, std::memory_order_release);
+  after_append(end);
+}
+
+}  // namespace prof

@@ -1,0 +1,23 @@
+# End-to-end tests of the CPU sampler: programs run under libprof.so with
+# PROF_CPU set, their sysprof (and memprof) streams read back.
+set(E2E_DIR ${CMAKE_CURRENT_SOURCE_DIR}/e2e)
+foreach(prog cpu_burn cpu_alloc cpu_toyvm cpu_own_signal)
+  add_executable(${prog} ${E2E_DIR}/${prog}.c)
+  target_compile_options(${prog} PRIVATE -O1 -g)
+endforeach()
+target_link_libraries(cpu_burn PRIVATE Threads::Threads)
+target_link_libraries(cpu_alloc PRIVATE Threads::Threads)
+target_include_directories(cpu_toyvm PRIVATE ${PROJECT_SOURCE_DIR}/preload/include)
+
+add_executable(cpu_e2e cpu_e2e.cpp ${E2E_DIR}/agent_run.cpp ${E2E_DIR}/lua_streams.cpp)
+target_include_directories(cpu_e2e PRIVATE ${E2E_DIR})
+target_link_libraries(cpu_e2e PRIVATE test_main prof_format)
+target_compile_definitions(cpu_e2e PRIVATE
+  PROF_AGENT_PATH="$<TARGET_FILE:prof>"
+  PROF_CPU_AGENT_PATH="$<TARGET_FILE:prof_cpu>"
+  PROF_ANALYZER_PATH="$<TARGET_FILE:prof-analyze>"
+  PROF_E2E_BIN_DIR="${CMAKE_CURRENT_BINARY_DIR}")
+add_dependencies(cpu_e2e prof prof_cpu prof-analyze cpu_burn cpu_alloc cpu_toyvm cpu_own_signal)
+# Rates are measured in CPU time, so a loaded machine slows them down but
+# does not skew them; still, they run alone.
+catch_discover_tests(cpu_e2e PROPERTIES RUN_SERIAL ON TIMEOUT 300)
