@@ -283,7 +283,8 @@ void put_ext(Out &out, const ext::BasicModuleLoad<Text> &r) {
   out.put_uleb(r.base);
   out.put_uleb(r.size);
   out.put_string(r.path.data(), written_len(r.path, kMaxWrittenPath));
-  out.put_string(r.build_id.data(), r.build_id.size() <= kMaxWrittenBuildId ? r.build_id.size() : 0);
+  out.put_string(r.build_id.data(),
+                 r.build_id.size() <= kMaxWrittenBuildId ? r.build_id.size() : 0);
 }
 
 template <class Out>

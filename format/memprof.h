@@ -79,8 +79,9 @@ struct AllocEvent {
   uint64_t oaddr = 0, osize = 0, naddr = 0, nsize = 0;
 };
 
-// The longest AllocEvent encoding: header + 9 ULEB128s.
-constexpr size_t kMaxEventBytes = 1 + 9 * kUleb128Max;
+// The longest AllocEvent encoding: an event-realloc with loc-lua and stacks,
+// header + 8 ULEB128s.
+constexpr size_t kMaxEventBytes = 1 + 8 * kUleb128Max;
 
 enum class MemprofRecord : uint8_t { Alloc, Realloc, Free, Symbol, Ext };
 

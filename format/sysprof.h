@@ -96,9 +96,10 @@ inline bool vmstate_has_guest(uint8_t vmstate) {
   return vmstate == kVmstLfunc || vmstate == kVmstFfunc || vmstate == kVmstCfunc;
 }
 
-// The longest sample-guest or sample-host with these many frames.
+// The longest sample-guest or sample-host with these many frames: header,
+// frame-lfuncs, frame-lua-last, frame-hosts, frame-host-last.
 constexpr size_t max_sample_bytes(size_t guest_frames, size_t host_frames) {
-  return 1 + guest_frames * (1 + 2 * kUleb128Max) + 1 + (host_frames + 1) * kUleb128Max;
+  return 1 + guest_frames * (1 + 2 * kUleb128Max) + 1 + host_frames * kUleb128Max + 1;
 }
 
 // A sample-guest or sample-host (vmstate other than TRACE), innermost frame

@@ -67,7 +67,8 @@ void publish(uint8_t type, uint64_t addr, const char *name, uint64_t line) {
   const size_t len = strlen(name);
   const char *copy = copy_name(name, len);
   if (!copy) return;
-  g_blocks[block][index % kBlockEntries] = GuestSymbol{type, addr, line, 0, std::string_view(copy, len)};
+  g_blocks[block][index % kBlockEntries] =
+      GuestSymbol{type, addr, line, 0, std::string_view(copy, len)};
   g_symbol_count.store(index + 1, std::memory_order_release);
 }
 

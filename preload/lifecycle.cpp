@@ -111,8 +111,10 @@ bool open_stream(pid_t ppid) {
   pthread_mutex_lock(&g_modules_mutex);
   g_modules.reset();
   g_modules.sync(
-      [](const ModuleInfo &m, void *w) { put_ext(*static_cast<StreamWriter *>(w), module_load_record(m)); },
-                 [](uint64_t, void *) {}, &out);
+      [](const ModuleInfo &m, void *w) {
+        put_ext(*static_cast<StreamWriter *>(w), module_load_record(m));
+      },
+      [](uint64_t, void *) {}, &out);
   pthread_mutex_unlock(&g_modules_mutex);
   if (!out.flush()) {
     say("cannot write ", g_path, ": ", strerror(out.saved_errno()), "; profiling disabled");

@@ -60,9 +60,11 @@ inline std::vector<uint8_t> native_memory_stream(uint64_t pid = 42, uint64_t id_
   put_ext(o, ext::StackHost{b, root, 0x3000});
   const GuestLoc none{};
   for (uint64_t i = 0; i < 10; i++)
-    put_memprof_event(o, AllocEvent{kAeventAlloc, none, true, a, 0, 0, 0, 0x10000 + i * 0x100, 100});
+    put_memprof_event(o,
+                      AllocEvent{kAeventAlloc, none, true, a, 0, 0, 0, 0x10000 + i * 0x100, 100});
   for (uint64_t i = 0; i < 5; i++)
-    put_memprof_event(o, AllocEvent{kAeventAlloc, none, true, b, 0, 0, 0, 0x20000 + i * 0x1000, 1000});
+    put_memprof_event(o,
+                      AllocEvent{kAeventAlloc, none, true, b, 0, 0, 0, 0x20000 + i * 0x1000, 1000});
   put_time_mark(o, 1000000000, 1 << 20);
   for (uint64_t i = 0; i < 9; i++)
     put_memprof_event(o, AllocEvent{kAeventFree, none, false, 0, 0, 0x10000 + i * 0x100, 0, 0, 0});

@@ -46,9 +46,13 @@ auto fields(const ext::StackHost &r) { return std::make_tuple(r.id, r.parent, r.
 auto fields(const ext::StackGuest &r) {
   return std::make_tuple(r.id, r.parent, r.frame_type, r.frame_addr, r.line);
 }
-auto fields(const ext::ModuleLoad &r) { return std::make_tuple(r.base, r.size, r.path, r.build_id); }
+auto fields(const ext::ModuleLoad &r) {
+  return std::make_tuple(r.base, r.size, r.path, r.build_id);
+}
 auto fields(const ext::ModuleUnload &r) { return std::make_tuple(r.base); }
-auto fields(const ext::TimeMark &r) { return std::make_tuple(r.time_ns, r.rss_bytes, r.heap_bytes); }
+auto fields(const ext::TimeMark &r) {
+  return std::make_tuple(r.time_ns, r.rss_bytes, r.heap_bytes);
+}
 auto fields(const ext::Sampling &r) { return std::make_tuple(r.mean_bytes); }
 auto fields(const ext::Marker &r) { return std::make_tuple(r.time_ns, r.label); }
 auto fields(const ext::Stats &r) {
@@ -56,9 +60,13 @@ auto fields(const ext::Stats &r) {
   for (const ext::Stat &c : r.counters) counters.emplace_back(c.name, c.value);
   return counters;
 }
-auto fields(const ext::Map &r) { return std::make_tuple(r.addr, r.length, r.host_stack, r.guest_stack); }
+auto fields(const ext::Map &r) {
+  return std::make_tuple(r.addr, r.length, r.host_stack, r.guest_stack);
+}
 auto fields(const ext::Unmap &r) { return std::make_tuple(r.addr, r.length); }
-auto fields(const ext::Process &r) { return std::make_tuple(r.pid, r.ppid, r.time_unix_ns, r.exe_path); }
+auto fields(const ext::Process &r) {
+  return std::make_tuple(r.pid, r.ppid, r.time_unix_ns, r.exe_path);
+}
 auto fields(const ext::Sampler &r) { return std::make_tuple(r.backend, r.mode, r.interval_ns); }
 auto fields(const ext::Thread &r) { return std::make_tuple(r.tid); }
 auto fields(const ext::Weight &r) { return std::make_tuple(r.sample_weight); }
@@ -252,8 +260,8 @@ TEST_CASE("genuine sections refuse libprof-only records") {
 
   VecOut stacks = symtab_with({});
   put_prologue(stacks, SectionKind::Memprof, false);
-  put_memprof_event(stacks, AllocEvent{kAeventAlloc, GuestLoc{kAsourceInternal, 0, 0, 0}, true, 1, 0,
-                                       0, 0, 16, 16});
+  put_memprof_event(stacks, AllocEvent{kAeventAlloc, GuestLoc{kAsourceInternal, 0, 0, 0}, true, 1,
+                                       0, 0, 0, 16, 16});
   CHECK(first_error(stacks).find("bad event header 0x25") != std::string::npos);
 
   VecOut native = symtab_with({});

@@ -53,8 +53,8 @@ bool MarkerWindow::pass(MemprofEvent &ev) {
 
 bool MarkerWindow::pass(const SysprofSample &s) {
   if (state_ == State::Inside) return true;
-  return s.record == SysprofRecord::Ext &&
-         (std::holds_alternative<ext::Thread>(s.ext) || std::holds_alternative<ext::Sampler>(s.ext));
+  return s.record == SysprofRecord::Ext && (std::holds_alternative<ext::Thread>(s.ext) ||
+                                            std::holds_alternative<ext::Sampler>(s.ext));
 }
 
 std::string MarkerWindow::warning() const {

@@ -7,8 +7,9 @@ void StackTable::add(const ext::StackHost &n, uint32_t module_epoch) {
 }
 
 void StackTable::add(const ext::StackGuest &n, uint32_t module_epoch) {
-  add_node(n.id, n.parent,
-           StackFrame{true, static_cast<uint8_t>(n.frame_type), n.frame_addr, n.line, module_epoch});
+  add_node(
+      n.id, n.parent,
+      StackFrame{true, static_cast<uint8_t>(n.frame_type), n.frame_addr, n.line, module_epoch});
 }
 
 void StackTable::add_node(uint64_t id, uint64_t parent, const StackFrame &frame) {

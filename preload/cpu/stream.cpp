@@ -111,7 +111,8 @@ bool open(pid_t ppid) {
   g_unload_count = 0;
   put_stream_opening(*g_out, SectionKind::Sysprof, ppid);
   static const uint8_t kModes[] = {0, 0, 1, 2};  // CpuMode -> the record's mode
-  put_ext(*g_out, ext::Sampler{uint64_t(g_cpu.backend), kModes[uint8_t(g_cpu.mode)], g_cpu.interval_ns});
+  put_ext(*g_out,
+          ext::Sampler{uint64_t(g_cpu.backend), kModes[uint8_t(g_cpu.mode)], g_cpu.interval_ns});
   write_all(true);
   if (!g_out->flush()) {
     say("cannot write ", g_path, ": ", strerror(g_out->saved_errno()), "; CPU profiling disabled");

@@ -74,7 +74,8 @@ void emit(uint8_t aevent, const Where &w, bool stacks, const void *oaddr, const 
           size_t nsize) {
   // osize 0: the agent cannot know what free() releases (memprof.h).
   const auto event = [&] {
-    return AllocEvent{aevent, w.loc, stacks, w.host, w.guest, uint64_t(oaddr), 0, uint64_t(naddr), nsize};
+    return AllocEvent{aevent, w.loc, stacks, w.host, w.guest,
+                      uint64_t(oaddr), 0, uint64_t(naddr), nsize};
   };
   // The solo producer encodes at the head at once.
   if (!g_agent.ring.append_solo(kMaxEventBytes, [&](uint8_t *dst) {

@@ -49,7 +49,7 @@ struct Recorded {
   std::map<uint64_t, std::vector<uint64_t>> stacks_by_size;  // host stack ids per alloc size
   std::map<uint64_t, std::vector<prof::GuestLoc>> locs_by_size;     // guest locations per alloc size
   std::map<uint64_t, std::vector<uint64_t>> guest_stacks_by_size;  // guest stack ids per alloc size
-  std::map<uint64_t, prof::ext::StackGuest> guest_nodes;            // by id
+  std::map<uint64_t, prof::ext::StackGuest> guest_nodes;           // by id
   std::map<uint64_t, std::string> symbols;                          // in-stream symbols: addr -> name
   // The host frames (innermost first) of a stack id.
   std::vector<uint64_t> frames(uint64_t id) const;

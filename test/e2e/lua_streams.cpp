@@ -18,7 +18,8 @@ std::string chunk_base(const std::string &chunk) {
 // The records both sections share.
 void add_ext(GuestProfile &p, const prof::ExtRecord &r) {
   if (const auto *m = std::get_if<prof::ext::ModuleLoad>(&r)) p.modules.push_back(*m);
-  if (const auto *proc = std::get_if<prof::ext::Process>(&r)) p.pid = proc->pid, p.ppid = proc->ppid;
+  if (const auto *proc = std::get_if<prof::ext::Process>(&r))
+    p.pid = proc->pid, p.ppid = proc->ppid;
   if (const auto *s = std::get_if<prof::ext::Sampler>(&r)) p.sampler = *s;
   if (const auto *st = std::get_if<prof::ext::Stats>(&r))
     for (const prof::ext::Stat &c : st->counters) p.stats[c.name] += c.value;
@@ -109,8 +110,8 @@ GuestProfile read_guest_memprof(const std::string &path) {
       for (uint64_t id = ev.guest_stack; id && frames.size() < 4096;) {
         auto it = p.guest_nodes.find(id);
         if (it == p.guest_nodes.end()) break;
-        frames.push_back(
-            prof::GuestFrame{uint8_t(it->second.frame_type), it->second.frame_addr, it->second.line});
+        frames.push_back(prof::GuestFrame{uint8_t(it->second.frame_type), it->second.frame_addr,
+                                          it->second.line});
         id = it->second.parent;
       }
       p.stack_names.push_back(p.names(frames));
