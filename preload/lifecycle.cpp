@@ -18,6 +18,7 @@
 #include "host_stack.h"
 #include "memprof.h"
 #include "module_map.h"
+#include "stream/module_record.h"
 #include "stream/output_file.h"
 #include "prologue.h"
 #include "memory/recorder.h"
@@ -55,24 +56,17 @@ int g_fd = -1;
 pid_t g_stream_pid = 0;  // the process the open stream belongs to
 char g_path[600];
 
-template <class Out>
-void put_module(Out &out, const ModuleInfo &m) {
-  put_module_load(out, m.base, m.size, m.path, strlen(m.path), m.build_id, m.build_id_len);
-}
-
 // Module records while running go through the ring.
 void ring_load(const ModuleInfo &m, void *) {
-  uint8_t buf[4096 + 512];
+  uint8_t buf[ext::ModuleLoadView::kMaxBytes];
   SpanWriter out(buf);
-  const size_t len = strnlen(m.path, 4096);
-  put_module_load(out, m.base, m.size, m.path, len, m.build_id,
-                  m.build_id_len < 256 ? m.build_id_len : 0);
+  put_ext(out, module_load_record(m));
   g_agent.ring.append(out.data(), out.size());
 }
 void ring_unload(uint64_t base, void *) {
-  uint8_t buf[16];
+  uint8_t buf[ext::ModuleUnload::kMaxBytes];
   SpanWriter out(buf);
-  put_ext_values(out, ExtKind::ModuleUnload, base);
+  put_ext(out, ext::ModuleUnload{base});
   g_agent.ring.append(out.data(), out.size());
 }
 
@@ -95,9 +89,9 @@ void tick() {
     say("cannot write ", g_path, ": ", strerror(g_agent.ring.write_errno()), "; profiling disabled");
     return;
   }
-  uint8_t buf[64];
+  uint8_t buf[ext::TimeMark::kMaxBytes];
   SpanWriter out(buf);
-  put_ext_values(out, ExtKind::TimeMark, monotonic_ns() - g_agent.start_ns, rss_bytes(), 0);
+  put_ext(out, ext::TimeMark{monotonic_ns() - g_agent.start_ns, rss_bytes(), 0});
   g_agent.ring.append(out.data(), out.size());
   drain_guest_symbols();
 }
@@ -113,11 +107,14 @@ bool open_stream(pid_t ppid) {
   static uint8_t buf[1 << 16];
   StreamWriter out(buf, sizeof buf, fd_sink, reinterpret_cast<void *>(intptr_t(g_fd)));
   put_stream_opening(out, SectionKind::Memprof, ppid);
-  put_ext_values(out, ExtKind::Sampling, g_agent.cfg.sample_bytes);
+  put_ext(out, ext::Sampling{g_agent.cfg.sample_bytes});
   pthread_mutex_lock(&g_modules_mutex);
   g_modules.reset();
-  g_modules.sync([](const ModuleInfo &m, void *w) { put_module(*static_cast<StreamWriter *>(w), m); },
-                 [](uint64_t, void *) {}, &out);
+  g_modules.sync(
+      [](const ModuleInfo &m, void *w) {
+        put_ext(*static_cast<StreamWriter *>(w), module_load_record(m));
+      },
+      [](uint64_t, void *) {}, &out);
   pthread_mutex_unlock(&g_modules_mutex);
   if (!out.flush()) {
     say("cannot write ", g_path, ": ", strerror(out.saved_errno()), "; profiling disabled");
@@ -215,10 +212,7 @@ void finish_memory_stream() {
   drain_guest_symbols();
   uint8_t buf[512];
   SpanWriter out(buf);
-  const struct {
-    const char *name;
-    uint64_t value;
-  } stats[] = {
+  const ext::StatView stats[] = {
       {"unwind_failures", g_agent.unwind_failures.load()},
       {"unwind_fallbacks", HostStack::fallbacks()},
       {"stack_table_full", g_agent.stacks.table_full()},
@@ -226,8 +220,7 @@ void finish_memory_stream() {
       {"ring_shared_slot_uses", g_agent.ring.shared_slot_uses()},
       {"sampled_set_overflow", g_sampled.overflow()},
   };
-  put_stats_header(out, sizeof stats / sizeof stats[0]);
-  for (const auto &s : stats) put_stat(out, s.name, strlen(s.name), s.value);
+  put_ext(out, ext::StatsView{stats});
   put_memprof_epilogue(out);
   g_agent.ring.finish(out.data(), out.size());
   if (g_agent.ring.write_failed())

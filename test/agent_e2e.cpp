@@ -107,7 +107,7 @@ TEST_CASE("the safe unwinding mode (libunwind) finds the same stacks") {
       for (uint64_t ip : rec.frames(id)) {
         uint64_t base = 0;
         for (const auto &m : rec.modules)
-          if (ip >= m.addr && ip < m.addr + m.size && m.addr > base) base = m.addr;
+          if (ip >= m.base && ip < m.base + m.size && m.base > base) base = m.base;
         frames.push_back(ip - base);
       }
       out.push_back(frames);
@@ -121,8 +121,8 @@ TEST_CASE("the safe unwinding mode (libunwind) finds the same stacks") {
     CHECK(fa == fb);
   }
   uint64_t fallbacks = 1;
-  for (const auto &kv : a.stats.at(0).stats)
-    if (kv.first == "unwind_fallbacks") fallbacks = kv.second;
+  for (const auto &c : a.stats.at(0).counters)
+    if (c.name == "unwind_fallbacks") fallbacks = c.value;
   CHECK(fallbacks == 0);
 }
 
@@ -171,14 +171,14 @@ TEST_CASE("a registered guest's frames and symbols reach both sides of a fork") 
     }
     for (uint64_t id : rec->guest_stacks_by_size.at(4321)) {
       REQUIRE(rec->guest_nodes.count(id));
-      const prof::ExtRecord &top = rec->guest_nodes.at(id);
+      const prof::ext::StackGuest &top = rec->guest_nodes.at(id);
       CHECK(top.frame_type == 1);
-      CHECK(top.addr == 0x1000);
+      CHECK(top.frame_addr == 0x1000);
       CHECK(top.line == 7);
       REQUIRE(rec->guest_nodes.count(top.parent));
-      const prof::ExtRecord &caller = rec->guest_nodes.at(top.parent);
+      const prof::ext::StackGuest &caller = rec->guest_nodes.at(top.parent);
       CHECK(caller.frame_type == 2);
-      CHECK(caller.addr == 0x2000);
+      CHECK(caller.frame_addr == 0x2000);
       CHECK(caller.parent == 0);
     }
   }
@@ -234,19 +234,19 @@ TEST_CASE("a dlopen'd library's allocations stay attributed after dlclose") {
   CHECK(r.err.find("dropping RTLD_DEEPBIND") != std::string::npos);
   const Recorded rec = only_file(r);
   CHECK(count(rec.allocs_by_size, 9009) == 3);
-  const prof::ExtRecord *plugin = nullptr;
+  const prof::ext::ModuleLoad *plugin = nullptr;
   for (const auto &m : rec.modules)
-    if (m.text.find("libmem_plugin.so") != std::string::npos) plugin = &m;
+    if (m.path.find("libmem_plugin.so") != std::string::npos) plugin = &m;
   REQUIRE(plugin != nullptr);
   CHECK_FALSE(plugin->build_id.empty());
   bool unloaded = false;
-  for (const auto &u : rec.unloads) unloaded |= u.addr == plugin->addr;
+  for (const auto &u : rec.unloads) unloaded |= u.base == plugin->base;
   CHECK(unloaded);
   for (uint64_t id : rec.stacks_by_size.at(9009)) {
     const auto frames = rec.frames(id);
     REQUIRE_FALSE(frames.empty());
-    CHECK(frames[0] >= plugin->addr);
-    CHECK(frames[0] < plugin->addr + plugin->size);
+    CHECK(frames[0] >= plugin->base);
+    CHECK(frames[0] < plugin->base + plugin->size);
   }
 }
 

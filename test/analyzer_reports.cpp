@@ -216,10 +216,10 @@ TEST_CASE("human-readable units and ALIASES of chunks with line breaks follow th
   put_prologue(o, SectionKind::Memprof, false);
   const uint64_t sizes[] = {1023, 1024, 1536, 3ull << 30, 4ull << 40};
   for (uint64_t line = 1; line <= 5; line++)
-    put_memprof_event(o, kAeventAlloc, GuestLoc{kAsourceLfunc, 0x100, line, 0}, false, 0, 0, 0,
-                      0, 0x1000 * line, sizes[line - 1]);
-  put_memprof_event(o, kAeventAlloc, GuestLoc{kAsourceLfunc, 0x200, 3, 0}, false, 0, 0, 0, 0,
-                    0x9000, 10);
+    put_memprof_event(o, AllocEvent{kAeventAlloc, GuestLoc{kAsourceLfunc, 0x100, line, 0}, false, 0,
+                                    0, 0, 0, 0x1000 * line, sizes[line - 1]});
+  put_memprof_event(o, AllocEvent{kAeventAlloc, GuestLoc{kAsourceLfunc, 0x200, 3, 0}, false, 0, 0,
+                                  0, 0, 0x9000, 10});
   put_memprof_epilogue(o);
   const std::string path = write_temp(o.b);
   const RunResult r = analyze({"report", "--human-readable", path});

@@ -164,7 +164,7 @@ void finish_cpu_stream() {
   }
   uint64_t dropped = 0;
   sample_slots::for_each([&](SampleSlot &s) { dropped += s.dropped.load(); });
-  const sysprof_stream::Stat stats[] = {
+  const ext::StatView stats[] = {
       {"cpu_samples", g_cpu.samples.load()},
       {"cpu_samples_dropped", dropped},
       {"cpu_samples_unregistered_thread", g_cpu.unregistered.load()},
@@ -175,7 +175,7 @@ void finish_cpu_stream() {
       {"cpu_thread_arm_failures", g_cpu.arm_failures.load()},
       {"unwind_unregistered_objects", SignalUnwind::unregistered_objects()},
   };
-  sysprof_stream::finish(stats, sizeof stats / sizeof stats[0]);
+  sysprof_stream::finish(stats);
 }
 
 void yield_sampling_signal() {

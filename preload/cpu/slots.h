@@ -21,16 +21,19 @@
 #include <cstdint>
 #include <ctime>
 
+#include "ext.h"
 #include "libprof.h"
 #include "signal_unwind.h"
+#include "sysprof.h"
 
 namespace prof {
 
 struct SampleSlot {
   static constexpr size_t kMaxHostFrames = 1024;
   static constexpr size_t kMaxGuestFrames = 256;
-  // The largest record: header, weight, every frame at its widest.
-  static constexpr size_t kMaxRecord = 16 + kMaxHostFrames * 10 + kMaxGuestFrames * 21 + 16;
+  // The largest record: a weight, then a sample with every frame at its widest.
+  static constexpr size_t kMaxRecord =
+      ext::Weight::kMaxBytes + max_sample_bytes(kMaxGuestFrames, kMaxHostFrames);
   static constexpr size_t kRingBytes = size_t(1) << 18;
   // The handler writes its samples out past this (stream.h).
   static constexpr size_t kFlushBytes = kRingBytes / 4;

@@ -11,6 +11,7 @@
 #include "ext.h"
 #include "guest_registry.h"
 #include "module_map.h"
+#include "stream/module_record.h"
 #include "stream/output_file.h"
 #include "stream/stream_opening.h"
 #include "cpu/sampler.h"
@@ -59,27 +60,20 @@ void release() {
   g_writing.store(false, std::memory_order_release);
 }
 
-void write_module(const ModuleInfo &m, void *) {
-  put_module_load(*g_out, m.base, m.size, m.path, strlen(m.path), m.build_id, m.build_id_len);
-}
+void write_module(const ModuleInfo &m, void *) { put_ext(*g_out, module_load_record(m)); }
 void defer_unload(uint64_t base, void *) {
   if (g_unload_count < sizeof g_unloads / sizeof g_unloads[0]) g_unloads[g_unload_count++] = base;
 }
 
 // Guest symbols published since the last call, as sysprof's sample-symtab.
 void write_symbols() {
-  g_symbols.drain([](const GuestSymbol &g) {
-    g_out->put_u8(uint8_t(kSysprofSymLfunc + (g.type == kSymCfunc ? kSymCfunc : kSymLfunc)));
-    g_out->put_uleb(g.addr);
-    g_out->put_string(g.name, g.name_len);
-    if (g.type != kSymCfunc) g_out->put_uleb(g.line);
-  });
+  g_symbols.drain([](const GuestSymbol &g) { put_sysprof_symbol(*g_out, g); });
 }
 
 void write_slot(SampleSlot &s) {
   if (s.head.load(std::memory_order_acquire) == s.tail.load(std::memory_order_relaxed)) return;
   if (s.tid != g_last_tid) {
-    put_ext_values(*g_out, ExtKind::Thread, s.tid);
+    put_ext(*g_out, ext::Thread{s.tid});
     g_last_tid = s.tid;
   }
   s.drain([](const uint8_t *p, size_t n) { g_out->put_bytes(p, n); });
@@ -92,7 +86,7 @@ void write_all(bool modules) {
   sample_slots::for_each([](SampleSlot &s) {
     if (s.state.load(std::memory_order_acquire) == SampleSlot::Live) write_slot(s);
   });
-  for (size_t i = 0; i < g_unload_count; i++) put_ext_values(*g_out, ExtKind::ModuleUnload, g_unloads[i]);
+  for (size_t i = 0; i < g_unload_count; i++) put_ext(*g_out, ext::ModuleUnload{g_unloads[i]});
   g_unload_count = 0;
 }
 
@@ -117,8 +111,8 @@ bool open(pid_t ppid) {
   g_unload_count = 0;
   put_stream_opening(*g_out, SectionKind::Sysprof, ppid);
   static const uint8_t kModes[] = {0, 0, 1, 2};  // CpuMode -> the record's mode
-  put_ext_values(*g_out, ExtKind::Sampler, uint64_t(g_cpu.backend), kModes[uint8_t(g_cpu.mode)],
-                 g_cpu.interval_ns);
+  put_ext(*g_out,
+          ext::Sampler{uint64_t(g_cpu.backend), kModes[uint8_t(g_cpu.mode)], g_cpu.interval_ns});
   write_all(true);
   if (!g_out->flush()) {
     say("cannot write ", g_path, ": ", strerror(g_out->saved_errno()), "; CPU profiling disabled");
@@ -159,11 +153,10 @@ void write_marker(const uint8_t *record, size_t len) {
   release();
 }
 
-void finish(const Stat *stats, size_t count) {
+void finish(Span<ext::StatView> stats) {
   if (!take()) return;
   write_all(false);
-  put_stats_header(*g_out, count);
-  for (size_t i = 0; i < count; i++) put_stat(*g_out, stats[i].name, strlen(stats[i].name), stats[i].value);
+  put_ext(*g_out, ext::StatsView{stats});
   put_sysprof_epilogue(*g_out);
   if (!g_out->flush()) g_failed.store(true);
   g_open = false;

@@ -24,6 +24,8 @@
 #include <sys/types.h>
 
 #include "cpu/slots.h"
+#include "ext.h"
+#include "span.h"
 
 namespace prof {
 namespace sysprof_stream {
@@ -43,11 +45,7 @@ void flush_slot(SampleSlot &own);
 // that it follows every sample taken before it.
 void write_marker(const uint8_t *record, size_t len);
 // Stats, epilogue, close; says so when a write failed.
-struct Stat {
-  const char *name;
-  uint64_t value;
-};
-void finish(const Stat *stats, size_t count);
+void finish(Span<ext::StatView> stats);
 // True from open() until finish() (or a forked child forgets it).
 bool is_open();
 pid_t owner_pid();

@@ -129,12 +129,14 @@ Recorded read_memprof(const std::string &path) {
     while (reader.next(ev)) {
       if (ev.record == prof::MemprofRecord::Ext) {
         const prof::ExtRecord &x = ev.ext;
-        if (x.kind == prof::ExtKind::Process) rec.pid = x.value, rec.ppid = x.value2;
-        if (x.kind == prof::ExtKind::ModuleLoad) rec.modules.push_back(x);
-        if (x.kind == prof::ExtKind::ModuleUnload) rec.unloads.push_back(x);
-        if (x.kind == prof::ExtKind::Stats) rec.stats.push_back(x);
-        if (x.kind == prof::ExtKind::StackHost) rec.nodes[x.id] = {x.parent, x.addr};
-        if (x.kind == prof::ExtKind::StackGuest) rec.guest_nodes[x.id] = x;
+        if (const auto *p = std::get_if<prof::ext::Process>(&x))
+          rec.pid = p->pid, rec.ppid = p->ppid;
+        if (const auto *m = std::get_if<prof::ext::ModuleLoad>(&x)) rec.modules.push_back(*m);
+        if (const auto *u = std::get_if<prof::ext::ModuleUnload>(&x)) rec.unloads.push_back(*u);
+        if (const auto *s = std::get_if<prof::ext::Stats>(&x)) rec.stats.push_back(*s);
+        if (const auto *n = std::get_if<prof::ext::StackHost>(&x))
+          rec.nodes[n->id] = {n->parent, n->ip};
+        if (const auto *g = std::get_if<prof::ext::StackGuest>(&x)) rec.guest_nodes[g->id] = *g;
         continue;
       }
       if (ev.record == prof::MemprofRecord::Symbol) {

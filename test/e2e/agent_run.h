@@ -42,12 +42,14 @@ struct Recorded {
   std::map<uint64_t, uint64_t> leaks_by_size;
   uint64_t unknown_frees = 0;
   uint64_t events = 0;
-  std::vector<prof::ExtRecord> modules, unloads, stats;
+  std::vector<prof::ext::ModuleLoad> modules;
+  std::vector<prof::ext::ModuleUnload> unloads;
+  std::vector<prof::ext::Stats> stats;
   std::map<uint64_t, std::pair<uint64_t, uint64_t>> nodes;  // id -> (parent, ip)
   std::map<uint64_t, std::vector<uint64_t>> stacks_by_size;  // host stack ids per alloc size
   std::map<uint64_t, std::vector<prof::GuestLoc>> locs_by_size;     // guest locations per alloc size
   std::map<uint64_t, std::vector<uint64_t>> guest_stacks_by_size;  // guest stack ids per alloc size
-  std::map<uint64_t, prof::ExtRecord> guest_nodes;                  // id -> StackGuest record
+  std::map<uint64_t, prof::ext::StackGuest> guest_nodes;           // by id
   std::map<uint64_t, std::string> symbols;                          // in-stream symbols: addr -> name
   // The host frames (innermost first) of a stack id.
   std::vector<uint64_t> frames(uint64_t id) const;
