@@ -143,8 +143,8 @@ TEST_CASE("the installed prof-run profiles memory, and prof-analyze reads it") {
   REQUIRE(files.size() == 1);
   // The agent that recorded is the installed one.
   bool installed_agent = false;
-  for (const prof::ExtRecord &m : read_memprof(files[0]).modules)
-    installed_agent |= m.text == at.lib("libprof.so");
+  for (const prof::ext::ModuleLoad &m : read_memprof(files[0]).modules)
+    installed_agent |= m.path == at.lib("libprof.so");
   CHECK(installed_agent);
 
   const Json s = summary(at, files);
