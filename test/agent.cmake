@@ -12,6 +12,12 @@ add_executable(mem_guest ${E2E_DIR}/mem_guest.c)
 target_include_directories(mem_guest PRIVATE ${PROJECT_SOURCE_DIR}/preload/include)
 add_executable(mem_secure ${E2E_DIR}/mem_secure.c)
 target_link_libraries(mem_secure PRIVATE prof)
+# XXX: a setuid program ignores LD_LIBRARY_PATH, and $ORIGIN outside trusted
+# directories, and the build tree may be closed to others (a home directory):
+# the test runs copies in a directory of its own, libprof.so beside them, and
+# RUNPATH "." (the working directory) finds it there.
+set_target_properties(mem_secure PROPERTIES SKIP_BUILD_RPATH TRUE)
+target_link_options(mem_secure PRIVATE -Wl,-rpath,.)
 add_library(mem_plugin MODULE ${E2E_DIR}/mem_plugin.c)
 target_link_options(mem_plugin PRIVATE -Wl,--build-id)
 

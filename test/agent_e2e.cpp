@@ -315,8 +315,8 @@ void copy_file(const std::string &from, const std::string &to, mode_t mode) {
   REQUIRE(chmod(to.c_str(), mode) == 0);
 }
 
-// Runs `path` as user nobody with PROF_OUTPUT in `dir`; returns its stdout
-// and sets *exit_code.
+// Runs `path` as user nobody in `dir`, with PROF_OUTPUT there; returns its
+// stdout and sets *exit_code.
 std::string run_as_nobody(const std::string &path, const std::string &dir, int *exit_code) {
   const std::string out_path = dir + "/stdout";
   const int out = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -324,7 +324,7 @@ std::string run_as_nobody(const std::string &path, const std::string &dir, int *
   const pid_t pid = fork();
   if (pid == 0) {
     dup2(out, 1);
-    if (setgid(65534) != 0 || setuid(65534) != 0) _exit(126);
+    if (chdir(dir.c_str()) != 0 || setgid(65534) != 0 || setuid(65534) != 0) _exit(126);
     const std::string output = "PROF_OUTPUT=" + dir + "/prof.%p";
     char *const argv[] = {const_cast<char *>(path.c_str()), nullptr};
     char *const envp[] = {const_cast<char *>(output.c_str()), nullptr};
@@ -360,7 +360,9 @@ TEST_CASE("under secure execution (a setuid program) the agent stays inert") {
   char tmpl[] = "/tmp/libprof-secure-XXXXXX";
   const std::string dir = mkdtemp(tmpl);
   const std::shared_ptr<void> cleanup(nullptr, [&dir](void *) { remove_tree(dir); });
+  // What nobody runs, in a directory it can enter: the checkout's may be closed.
   REQUIRE(chmod(dir.c_str(), 0777) == 0);
+  copy_file(PROF_AGENT_PATH, dir + "/libprof.so", 0755);
   copy_file(program("mem_secure"), dir + "/plain", 0755);
   copy_file(program("mem_secure"), dir + "/setuid", 04755);
 
