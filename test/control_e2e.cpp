@@ -265,6 +265,23 @@ TEST_CASE("prof-run passes SIGTERM and SIGINT on, and its status is the command'
   CHECK(p.exit_code == 128 + SIGTERM);
 }
 
+TEST_CASE("a command killed by a signal has only its own output, and 128 + the signal") {
+  for (const int sig : {SIGINT, SIGTERM, SIGSEGV}) {
+    const std::string n = std::to_string(sig);
+    INFO("signal " << n);
+    TempDir dir;
+    const Proc p = run(prof_run({"-q", "-o", dir.path, "--", PROF_CTL_PROGRAM, "raise", n}));
+    CHECK(p.err == "raising " + n + "\n");
+    CHECK(p.out.empty());
+    CHECK(p.exit_code == 128 + sig);
+    CHECK(memprof_files(dir.path).size() == 1);
+    // At a terminal the launcher runs it otherwise (the terminal's stdin kept).
+    const Proc tty = run_on_terminal(prof_run({"-q", "-o", dir / "tty", "--", PROF_CTL_PROGRAM, "raise", n}));
+    CHECK(tty.out == "raising " + n + "\r\n");
+    CHECK(tty.exit_code == 128 + sig);
+  }
+}
+
 TEST_CASE("at a terminal, Ctrl-C reaches the command once and the launcher survives it") {
   TempDir dir;
   const Proc p =
