@@ -366,6 +366,24 @@ TEST_CASE("children are followed by default and not with --no-follow") {
   const auto one = memprof_files(dir / "alone");
   REQUIRE(one.size() == 1);
   CHECK(count(read_memprof(one[0]).allocs_by_size, 40) == 2);
+
+  // Inside another program's --no-follow profile (the agent wrote that
+  // program's pid into PROF_FOLLOW), prof-run's command is profiled the same
+  // way, not left inert as a child of that program.
+  CHECK(run(prof_run({"-q", "-o", dir / "nested", "--", PROF_CTL_PROGRAM, "fork"}),
+            {"PROF_FOLLOW=0:1"})
+            .exit_code == 0);
+  const auto nested = memprof_files(dir / "nested");
+  REQUIRE(nested.size() == 1);
+  CHECK(count(read_memprof(nested[0]).allocs_by_size, 40) == 2);
+}
+
+TEST_CASE("a '%' in prof-run's output directory is kept as it is") {
+  TempDir dir;
+  const Proc p = run(prof_run({"-q", "-o", dir / "100%p", "--", PROF_CTL_PROGRAM, "exit", "0"}));
+  INFO(p.err);
+  CHECK(p.exit_code == 0);
+  CHECK(memprof_files(dir / "100%p").size() == 1);
 }
 
 // ------------------------------------------------------------ run-time control
