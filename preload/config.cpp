@@ -66,6 +66,18 @@ bool parse_bool(const char *s, bool *out) {
   return false;
 }
 
+// 0|1, or 0:<pid> as the agent rewrites 0 (inheritance.h).
+bool parse_follow(const char *s, Config *cfg) {
+  uint64_t pid;
+  if (s[0] == '0' && s[1] == ':') {
+    if (!parse_number(s + 2, nullptr, 0, &pid) || pid < 1 || pid > INT32_MAX) return false;
+    cfg->follow_children = false;
+    cfg->root_pid = int32_t(pid);
+    return true;
+  }
+  return parse_bool(s, &cfg->follow_children);
+}
+
 bool parse_signal(const char *s, int *out) {
   uint64_t v;
   if (!parse_number(s, nullptr, 0, &v) || v < 1 || v >= uint64_t(NSIG)) return false;
@@ -93,7 +105,7 @@ bool parse_config(char **envp, Config *cfg) {
     return invalid(cfg, "PROF_MMAP", v, "0 or 1");
   if ((v = find_env(envp, "PROF_FREE_STACKS")) && !parse_bool(v, &cfg->free_stacks))
     return invalid(cfg, "PROF_FREE_STACKS", v, "0 or 1");
-  if ((v = find_env(envp, "PROF_FOLLOW")) && !parse_bool(v, &cfg->follow_children))
+  if ((v = find_env(envp, "PROF_FOLLOW")) && !parse_follow(v, cfg))
     return invalid(cfg, "PROF_FOLLOW", v, "0 or 1");
   if ((v = find_env(envp, "PROF_UNWIND"))) {
     if (strcmp(v, "fast") && strcmp(v, "libunwind"))

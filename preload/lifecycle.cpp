@@ -16,6 +16,7 @@
 #include "memory/alloc_sampling.h"
 #include "memory/hooks.h"
 #include "host_stack.h"
+#include "inheritance.h"
 #include "memprof.h"
 #include "module_map.h"
 #include "stream/module_record.h"
@@ -186,10 +187,11 @@ __attribute__((constructor(101))) void agent_start() {
     say(g_agent.cfg.error, "; profiling disabled");
     return;
   }
+  if (!records_here(g_agent.cfg)) return;  // a child, under PROF_FOLLOW=0
+  if (!pin_inherited_settings(&g_agent.cfg)) return;
 #ifdef PROF_CPU_ONLY
   g_agent.cfg.memory = false;
 #endif
-  if (!g_agent.cfg.follow_children) unsetenv("LD_PRELOAD");
   g_agent.start_ns = monotonic_ns();  // markers' clock, also without a memory stream
   pthread_atfork(nullptr, nullptr, after_fork_child);
   if (g_agent.cfg.toggle_signal) {

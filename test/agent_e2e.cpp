@@ -2,6 +2,7 @@
 // counts each test program makes by construction (see test/e2e/mem_*.c).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
@@ -28,6 +29,31 @@ uint64_t count(const std::map<uint64_t, uint64_t> &m, uint64_t key) {
 Recorded only_file(const RunResult &r) {
   REQUIRE(r.memprof_files.size() == 1);
   return read_memprof(r.memprof_files[0]);
+}
+
+// The memory profiles in dir, sorted by name.
+std::vector<std::string> memprof_files_in(const std::string &dir) {
+  std::vector<std::string> files;
+  if (DIR *d = opendir(dir.c_str())) {
+    while (dirent *e = readdir(d))
+      if (strstr(e->d_name, ".memprof")) files.push_back(dir + "/" + e->d_name);
+    closedir(d);
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+// Allocations of `size` bytes over all the files.
+uint64_t allocs_in(const std::vector<std::string> &files, uint64_t size) {
+  uint64_t n = 0;
+  for (const auto &f : files) n += count(read_memprof(f).allocs_by_size, size);
+  return n;
+}
+
+std::string make_temp_dir(const char *kind) {
+  std::string tmpl = std::string("/tmp/libprof-") + kind + "-XXXXXX";
+  REQUIRE(mkdtemp(&tmpl[0]) != nullptr);
+  return tmpl;
 }
 
 }  // namespace
@@ -197,6 +223,69 @@ TEST_CASE("exec keeps the pid and the earlier image's file") {
   CHECK(count(after.allocs_by_size, 3003) == 0);
 }
 
+// What mem_children's descendants print, in order, once each has run.
+const char *const kChildrenOutput = "fork\nvfork\nposix_spawn\nsystem\npopen\n";
+
+TEST_CASE("PROF_FOLLOW=0 profiles the process through its execs and none of its children") {
+  // An interpreter script: env's image, then mem_children's, then its exec
+  // of itself, all one pid; their children are made by fork, vfork,
+  // posix_spawn, system() and popen().
+  const std::string dir = make_temp_dir("follow");
+  const std::shared_ptr<void> cleanup(nullptr, [&dir](void *) { remove_tree(dir); });
+  const std::string script = dir + "/script";
+  std::ofstream(script) << "#!/usr/bin/env -S " << program("mem_children") << " exec-chain\n";
+  REQUIRE(chmod(script.c_str(), 0755) == 0);
+
+  const RunResult alone = run_under_agent({script}, {"PROF_FOLLOW=0"});
+  INFO(alone.err);
+  CHECK(alone.exit_code == 0);
+  CHECK(alone.out == kChildrenOutput);  // the children ran
+  CHECK(alone.err.empty());
+  REQUIRE(alone.memprof_files.size() == 3);  // prof.<pid>.memprof, .1 and .2
+  const Recorded env = read_memprof(alone.memprof_files[0]),
+                 chain = read_memprof(alone.memprof_files[1]),
+                 spawner = read_memprof(alone.memprof_files[2]);
+  CHECK(env.pid == chain.pid);
+  CHECK(chain.pid == spawner.pid);
+  for (const Recorded *rec : {&env, &chain, &spawner}) CHECK_FALSE(rec->truncated);
+  CHECK(count(chain.allocs_by_size, 3003) == 3);
+  CHECK(count(spawner.allocs_by_size, 4004) == 4);
+  CHECK(allocs_in(alone.memprof_files, 2002) == 0);  // the fork child's
+  CHECK(allocs_in(alone.memprof_files, 5005) == 0);  // the exec'd children's
+
+  // Followed (the default), each child writes its own file: the control.
+  const RunResult all = run_under_agent({script});
+  CHECK(all.exit_code == 0);
+  CHECK(all.out == kChildrenOutput);
+  CHECK(allocs_in(all.memprof_files, 2002) == 20);
+  CHECK(allocs_in(all.memprof_files, 5005) == 4 * 5);
+}
+
+TEST_CASE("a relative PROF_OUTPUT is resolved where profiling started, for every descendant") {
+  // A '%' in a directory's name is no template's %p.
+  const std::string launch = make_temp_dir("launch%p"), elsewhere = make_temp_dir("elsewhere");
+  const std::shared_ptr<void> cleanup(nullptr, [&](void *) {
+    remove_tree(launch);
+    remove_tree(elsewhere);
+  });
+  char cwd[4096];
+  REQUIRE(getcwd(cwd, sizeof cwd) != nullptr);
+  REQUIRE(chdir(launch.c_str()) == 0);
+  // mem_children moves to `elsewhere`, then execs itself and starts children.
+  const RunResult r =
+      run_under_agent({program("mem_children"), "chdir", elsewhere}, {"PROF_OUTPUT=prof.%p"});
+  REQUIRE(chdir(cwd) == 0);
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(r.out == kChildrenOutput);
+  CHECK(memprof_files_in(elsewhere).empty());
+  const auto files = memprof_files_in(launch);
+  CHECK(allocs_in(files, 3003) == 3);  // before the chdir
+  CHECK(allocs_in(files, 4004) == 4);  // the exec'd image, after it
+  CHECK(allocs_in(files, 2002) == 20);
+  CHECK(allocs_in(files, 5005) == 4 * 5);
+}
+
 TEST_CASE("exit() while another thread allocates flushes and ends the stream") {
   const RunResult r = run_under_agent({program("mem_lifecycle"), "exit-threads"});
   CHECK(r.exit_code == 0);
@@ -315,8 +404,8 @@ void copy_file(const std::string &from, const std::string &to, mode_t mode) {
   REQUIRE(chmod(to.c_str(), mode) == 0);
 }
 
-// Runs `path` as user nobody with PROF_OUTPUT in `dir`; returns its stdout
-// and sets *exit_code.
+// Runs `path` as user nobody in `dir`, with PROF_OUTPUT there; returns its
+// stdout and sets *exit_code.
 std::string run_as_nobody(const std::string &path, const std::string &dir, int *exit_code) {
   const std::string out_path = dir + "/stdout";
   const int out = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -324,7 +413,7 @@ std::string run_as_nobody(const std::string &path, const std::string &dir, int *
   const pid_t pid = fork();
   if (pid == 0) {
     dup2(out, 1);
-    if (setgid(65534) != 0 || setuid(65534) != 0) _exit(126);
+    if (chdir(dir.c_str()) != 0 || setgid(65534) != 0 || setuid(65534) != 0) _exit(126);
     const std::string output = "PROF_OUTPUT=" + dir + "/prof.%p";
     char *const argv[] = {const_cast<char *>(path.c_str()), nullptr};
     char *const envp[] = {const_cast<char *>(output.c_str()), nullptr};
@@ -341,15 +430,6 @@ std::string run_as_nobody(const std::string &path, const std::string &dir, int *
   return ss.str();
 }
 
-size_t memprof_files_in(const std::string &dir) {
-  size_t n = 0;
-  if (DIR *d = opendir(dir.c_str())) {
-    while (dirent *e = readdir(d)) n += strstr(e->d_name, ".memprof") != nullptr;
-    closedir(d);
-  }
-  return n;
-}
-
 }  // namespace
 
 TEST_CASE("under secure execution (a setuid program) the agent stays inert") {
@@ -360,7 +440,9 @@ TEST_CASE("under secure execution (a setuid program) the agent stays inert") {
   char tmpl[] = "/tmp/libprof-secure-XXXXXX";
   const std::string dir = mkdtemp(tmpl);
   const std::shared_ptr<void> cleanup(nullptr, [&dir](void *) { remove_tree(dir); });
+  // What nobody runs, in a directory it can enter: the checkout's may be closed.
   REQUIRE(chmod(dir.c_str(), 0777) == 0);
+  copy_file(PROF_AGENT_PATH, dir + "/libprof.so", 0755);
   copy_file(program("mem_secure"), dir + "/plain", 0755);
   copy_file(program("mem_secure"), dir + "/setuid", 04755);
 
@@ -368,10 +450,10 @@ TEST_CASE("under secure execution (a setuid program) the agent stays inert") {
   int code = -1;
   CHECK(run_as_nobody(dir + "/plain", dir, &code) == "secure ok\n");
   CHECK(code == 0);
-  REQUIRE(memprof_files_in(dir) == 1);
+  REQUIRE(memprof_files_in(dir).size() == 1);
 
   // nobody running a setuid-root program: AT_SECURE is set.
   CHECK(run_as_nobody(dir + "/setuid", dir, &code) == "secure ok\n");
   CHECK(code == 0);
-  CHECK(memprof_files_in(dir) == 1);
+  CHECK(memprof_files_in(dir).size() == 1);
 }

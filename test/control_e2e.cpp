@@ -265,6 +265,23 @@ TEST_CASE("prof-run passes SIGTERM and SIGINT on, and its status is the command'
   CHECK(p.exit_code == 128 + SIGTERM);
 }
 
+TEST_CASE("a command killed by a signal has only its own output, and 128 + the signal") {
+  for (const int sig : {SIGINT, SIGTERM, SIGSEGV}) {
+    const std::string n = std::to_string(sig);
+    INFO("signal " << n);
+    TempDir dir;
+    const Proc p = run(prof_run({"-q", "-o", dir.path, "--", PROF_CTL_PROGRAM, "raise", n}));
+    CHECK(p.err == "raising " + n + "\n");
+    CHECK(p.out.empty());
+    CHECK(p.exit_code == 128 + sig);
+    CHECK(memprof_files(dir.path).size() == 1);
+    // At a terminal the launcher runs it otherwise (the terminal's stdin kept).
+    const Proc tty = run_on_terminal(prof_run({"-q", "-o", dir / "tty", "--", PROF_CTL_PROGRAM, "raise", n}));
+    CHECK(tty.out == "raising " + n + "\r\n");
+    CHECK(tty.exit_code == 128 + sig);
+  }
+}
+
 TEST_CASE("at a terminal, Ctrl-C reaches the command once and the launcher survives it") {
   TempDir dir;
   const Proc p =
@@ -349,6 +366,24 @@ TEST_CASE("children are followed by default and not with --no-follow") {
   const auto one = memprof_files(dir / "alone");
   REQUIRE(one.size() == 1);
   CHECK(count(read_memprof(one[0]).allocs_by_size, 40) == 2);
+
+  // Inside another program's --no-follow profile (the agent wrote that
+  // program's pid into PROF_FOLLOW), prof-run's command is profiled the same
+  // way, not left inert as a child of that program.
+  CHECK(run(prof_run({"-q", "-o", dir / "nested", "--", PROF_CTL_PROGRAM, "fork"}),
+            {"PROF_FOLLOW=0:1"})
+            .exit_code == 0);
+  const auto nested = memprof_files(dir / "nested");
+  REQUIRE(nested.size() == 1);
+  CHECK(count(read_memprof(nested[0]).allocs_by_size, 40) == 2);
+}
+
+TEST_CASE("a '%' in prof-run's output directory is kept as it is") {
+  TempDir dir;
+  const Proc p = run(prof_run({"-q", "-o", dir / "100%p", "--", PROF_CTL_PROGRAM, "exit", "0"}));
+  INFO(p.err);
+  CHECK(p.exit_code == 0);
+  CHECK(memprof_files(dir / "100%p").size() == 1);
 }
 
 // ------------------------------------------------------------ run-time control
