@@ -8,8 +8,10 @@
 #include <cerrno>
 #include <cstdarg>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
+#include <malloc.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -22,20 +24,17 @@ using namespace prof;
 
 namespace {
 
+// The functions hooked here, the one list of them (memray's hooks.h keeps
+// its own the same way): each is exported below, and the real one, of the
+// type libc declares, is looked up under its name.
+#define HOOKED_FUNCTIONS(X)                                                                   \
+  X(malloc) X(free) X(calloc) X(realloc) X(reallocarray) X(posix_memalign) X(aligned_alloc) \
+  X(memalign) X(valloc) X(pvalloc) X(mmap) X(munmap) X(mremap)
+
 struct RealFunctions {
-  void *(*malloc)(size_t);
-  void (*free)(void *);
-  void *(*calloc)(size_t, size_t);
-  void *(*realloc)(void *, size_t);
-  void *(*reallocarray)(void *, size_t, size_t);
-  int (*posix_memalign)(void **, size_t, size_t);
-  void *(*aligned_alloc)(size_t, size_t);
-  void *(*memalign)(size_t, size_t);
-  void *(*valloc)(size_t);
-  void *(*pvalloc)(size_t);
-  void *(*mmap)(void *, size_t, int, int, int, off_t);
-  int (*munmap)(void *, size_t);
-  void *(*mremap)(void *, size_t, size_t, int, ...);
+#define REAL_FUNCTION(name) decltype(&::name) name;
+  HOOKED_FUNCTIONS(REAL_FUNCTION)
+#undef REAL_FUNCTION
 };
 RealFunctions real;
 std::atomic<int> g_resolved{0};  // 0 not yet, 1 resolving, 2 done
@@ -83,20 +82,8 @@ void prof::resolve_real_functions() {
   int expected = 0;
   if (!g_resolved.compare_exchange_strong(expected, 1)) return;
   GuardScope guard;
-#define RESOLVE(name) real.name = reinterpret_cast<decltype(real.name)>(dlsym(RTLD_NEXT, #name))
-  RESOLVE(malloc);
-  RESOLVE(free);
-  RESOLVE(calloc);
-  RESOLVE(realloc);
-  RESOLVE(reallocarray);
-  RESOLVE(posix_memalign);
-  RESOLVE(aligned_alloc);
-  RESOLVE(memalign);
-  RESOLVE(valloc);
-  RESOLVE(pvalloc);
-  RESOLVE(mmap);
-  RESOLVE(munmap);
-  RESOLVE(mremap);
+#define RESOLVE(name) real.name = reinterpret_cast<decltype(real.name)>(dlsym(RTLD_NEXT, #name));
+  HOOKED_FUNCTIONS(RESOLVE)
 #undef RESOLVE
   g_resolved.store(2, std::memory_order_release);
 }
