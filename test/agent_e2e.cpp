@@ -285,6 +285,42 @@ TEST_CASE("sampled mode records a consistent subset and its mean") {
   CHECK(count(rec.allocs_by_size, 4242) < 100);
 }
 
+TEST_CASE("each realloc is recorded once, whole or sampled, and a failed one keeps its block") {
+  // See test/e2e/mem_realloc.c: the chains' 11 sizes, 24 B << k.
+  constexpr uint64_t kChains = 1000, kSizes = 11, kFailing = 100, kFailingSize = 64 * 1024;
+  SECTION("every event") {
+    const RunResult r = run_under_agent({program("mem_realloc")});
+    REQUIRE(r.exit_code == 0);
+    CHECK(r.out == "failed reallocs 100\n");
+    const Recorded rec = only_file(r);
+    for (uint64_t k = 0; k < kSizes; k++) {
+      INFO("size " << (24 << k));
+      CHECK(count(rec.allocs_by_size, 24 << k) == kChains);
+      CHECK(count(rec.frees_by_size, 24 << k) == kChains);
+    }
+    CHECK(count(rec.allocs_by_size, kFailingSize) == kFailing);
+    CHECK(count(rec.frees_by_size, kFailingSize) == kFailing);
+    CHECK(rec.leaks_by_size.empty());
+    CHECK(rec.unknown_frees == 0);
+  }
+  SECTION("sampled") {
+    const RunResult r = run_under_agent({program("mem_realloc")}, {"PROF_SAMPLE_BYTES=4k"});
+    REQUIRE(r.exit_code == 0);
+    CHECK(r.out == "failed reallocs 100\n");
+    const Recorded rec = only_file(r);
+    // Exactly the sampled blocks' frees, also of blocks whose realloc failed:
+    // nothing unknown, nothing left live.
+    CHECK(rec.unknown_frees == 0);
+    CHECK(rec.leaks_by_size.empty());
+    // 64 KiB against a 4 KiB mean: sampled with probability 1 - exp(-16).
+    CHECK(count(rec.allocs_by_size, kFailingSize) == kFailing);
+    CHECK(count(rec.frees_by_size, kFailingSize) == kFailing);
+    // 24 B: with probability 1 - exp(-24/4096), about 6 of the 1000.
+    CHECK(count(rec.allocs_by_size, 24) < kChains / 10);
+    CHECK(rec.allocs_by_size.rbegin()->first == kFailingSize);  // no failed realloc's size
+  }
+}
+
 TEST_CASE("third-party programs run unharmed under the agent") {
   const std::vector<std::vector<std::string>> programs = {
       {"sh", "-c", "ls / | sort | wc -l; exit 3"},
