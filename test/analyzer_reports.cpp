@@ -413,7 +413,28 @@ TEST_CASE("folded memory stacks, by metric, are the stream's figures") {
     CHECK(r.exit_code == 0);
     CHECK(r.out == c.expected);
   }
-  CHECK(analyze({"folded", "--metric", "bogus", path}).exit_code != 0);
+  CHECK(analyze({"folded", "--metric", "bogus", path}).exit_code == 2);
+  unlink(path.c_str());
+}
+
+TEST_CASE("an unknown command is named, and any command-line error exits 2") {
+  const std::string path = write_temp(native_memory_stream());
+  const RunResult unknown = analyze({"sumary", path});
+  CHECK(unknown.exit_code == 2);
+  CHECK(unknown.out.empty());
+  CHECK(unknown.err.find("unknown command 'sumary'") != std::string::npos);
+  const RunResult option = analyze({"summary", "--bogus", path});
+  CHECK(option.exit_code == 2);
+  CHECK(option.out.empty());
+  CHECK(option.err.find("--bogus") != std::string::npos);
+  CHECK(analyze({"summary", "--top", "0", path}).exit_code == 2);  // out of range
+  CHECK(analyze({"summary"}).exit_code == 2);                       // no file
+  CHECK(analyze({"summary", path + ".missing"}).exit_code == 2);
+  CHECK(analyze({"diff", path}).exit_code == 2);                    // no AFTER
+  CHECK(analyze({}).exit_code == 2);                                // no command
+  const RunResult help = analyze({"--help"});
+  CHECK(help.exit_code == 0);
+  CHECK(help.out.find("speedscope") != std::string::npos);
   unlink(path.c_str());
 }
 
