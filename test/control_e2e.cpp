@@ -313,7 +313,7 @@ TEST_CASE("setuid programs are refused in one line, without running them") {
   CHECK_FALSE(exists(dir / "ready"));
 }
 
-TEST_CASE("CPU flags reach the agent's environment; bad ones stop before running") {
+TEST_CASE("CPU flags reach the agent's environment, and bad ones stop before running") {
   TempDir dir;
   const Proc p = run(prof_run({"-q", "-o", dir.path, "--no-memory", "--cpu", "callgraph",
                                "--interval", "500us", "--", "env"}));
