@@ -8,13 +8,13 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <fstream>
-#include <memory>
 #include <sstream>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "agent_run.h"
+#include "temp_files.h"
 
 namespace {
 
@@ -393,21 +393,19 @@ TEST_CASE("under secure execution (a setuid program) the agent stays inert") {
     std::fprintf(stderr, "SKIPPED: making a setuid-root copy needs root\n");
     std::exit(4);
   }
-  char tmpl[] = "/tmp/libprof-secure-XXXXXX";
-  const std::string dir = mkdtemp(tmpl);
-  const std::shared_ptr<void> cleanup(nullptr, [&dir](void *) { remove_tree(dir); });
-  REQUIRE(chmod(dir.c_str(), 0777) == 0);
-  copy_file(program("mem_secure"), dir + "/plain", 0755);
-  copy_file(program("mem_secure"), dir + "/setuid", 04755);
+  const TempDir dir;
+  REQUIRE(chmod(dir.path.c_str(), 0777) == 0);
+  copy_file(program("mem_secure"), dir / "plain", 0755);
+  copy_file(program("mem_secure"), dir / "setuid", 04755);
 
   // The same program without the setuid bit is profiled: the control.
   int code = -1;
-  CHECK(run_as_nobody(dir + "/plain", dir, &code) == "secure ok\n");
+  CHECK(run_as_nobody(dir / "plain", dir.path, &code) == "secure ok\n");
   CHECK(code == 0);
-  REQUIRE(memprof_files_in(dir) == 1);
+  REQUIRE(memprof_files_in(dir.path) == 1);
 
   // nobody running a setuid-root program: AT_SECURE is set.
-  CHECK(run_as_nobody(dir + "/setuid", dir, &code) == "secure ok\n");
+  CHECK(run_as_nobody(dir / "setuid", dir.path, &code) == "secure ok\n");
   CHECK(code == 0);
-  CHECK(memprof_files_in(dir) == 1);
+  CHECK(memprof_files_in(dir.path) == 1);
 }
