@@ -47,8 +47,8 @@ class SampledSet {
   std::atomic<uint64_t> *slots_ = nullptr;
   // XXX: nearly every free is of an unsampled block; a small counting filter
   // (cache-resident, unlike the table) answers those without a table probe.
-  // 16 KiB: as bytes (64 KiB) its probe missed the L1 cache on a quarter of
-  // binary-trees' frees.
+  // 2-bit counts (16 KiB), not bytes (64 KiB), so that its probe stays in
+  // the L1 cache.
   std::atomic<uint64_t> filter_[kFilter / kPerWord] = {};
   std::atomic<uint64_t> overflow_{0};
 };
