@@ -125,8 +125,8 @@ bool parse_config(char **envp, Config *cfg) {
   if ((v = find_env(envp, "PROF_INTERVAL"))) {
     static const Unit kTime[] = {{"ns", 1}, {"us", 1000}, {"ms", 1000000}, {"s", 1000000000}};
     uint64_t ns;
-    // XXX: no shorter than 100us: a sample's signal costs up to ~60us on a
-    // VM, and a 20us period there left the program under 1% of its CPU.
+    // XXX: no shorter than 100us: on a VM a sample's signal can take nearly
+    // as long, and shorter periods left the program almost none of its CPU.
     if (!parse_number(v, kTime, 4, &ns) || ns < 100000 || ns > 10000000000ull)
       return invalid(cfg, "PROF_INTERVAL", v, "100us..10s, e.g. 1ms, 500us");
     cfg->interval_ns = ns;

@@ -9,13 +9,13 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <fstream>
-#include <memory>
 #include <sstream>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "agent_run.h"
+#include "temp_files.h"
 
 namespace {
 
@@ -48,12 +48,6 @@ uint64_t allocs_in(const std::vector<std::string> &files, uint64_t size) {
   uint64_t n = 0;
   for (const auto &f : files) n += count(read_memprof(f).allocs_by_size, size);
   return n;
-}
-
-std::string make_temp_dir(const char *kind) {
-  std::string tmpl = std::string("/tmp/libprof-") + kind + "-XXXXXX";
-  REQUIRE(mkdtemp(&tmpl[0]) != nullptr);
-  return tmpl;
 }
 
 }  // namespace
@@ -230,9 +224,8 @@ TEST_CASE("PROF_FOLLOW=0 profiles the process through its execs and none of its 
   // An interpreter script: env's image, then mem_children's, then its exec
   // of itself, all one pid; their children are made by fork, vfork,
   // posix_spawn, system() and popen().
-  const std::string dir = make_temp_dir("follow");
-  const std::shared_ptr<void> cleanup(nullptr, [&dir](void *) { remove_tree(dir); });
-  const std::string script = dir + "/script";
+  const TempDir dir("follow");
+  const std::string script = dir / "script";
   std::ofstream(script) << "#!/usr/bin/env -S " << program("mem_children") << " exec-chain\n";
   REQUIRE(chmod(script.c_str(), 0755) == 0);
 
@@ -263,11 +256,8 @@ TEST_CASE("PROF_FOLLOW=0 profiles the process through its execs and none of its 
 
 TEST_CASE("a relative PROF_OUTPUT is resolved where profiling started, for every descendant") {
   // A '%' in a directory's name is no template's %p.
-  const std::string launch = make_temp_dir("launch%p"), elsewhere = make_temp_dir("elsewhere");
-  const std::shared_ptr<void> cleanup(nullptr, [&](void *) {
-    remove_tree(launch);
-    remove_tree(elsewhere);
-  });
+  const TempDir launch_dir("launch%p"), elsewhere_dir("elsewhere");
+  const std::string &launch = launch_dir.path, &elsewhere = elsewhere_dir.path;
   char cwd[4096];
   REQUIRE(getcwd(cwd, sizeof cwd) != nullptr);
   REQUIRE(chdir(launch.c_str()) == 0);
@@ -374,6 +364,42 @@ TEST_CASE("sampled mode records a consistent subset and its mean") {
   CHECK(count(rec.allocs_by_size, 4242) < 100);
 }
 
+TEST_CASE("each realloc is recorded once, whole or sampled, and a failed one keeps its block") {
+  // See test/e2e/mem_realloc.c: the chains' 11 sizes, 24 B << k.
+  constexpr uint64_t kChains = 1000, kSizes = 11, kFailing = 100, kFailingSize = 64 * 1024;
+  SECTION("every event") {
+    const RunResult r = run_under_agent({program("mem_realloc")});
+    REQUIRE(r.exit_code == 0);
+    CHECK(r.out == "failed reallocs 100\n");
+    const Recorded rec = only_file(r);
+    for (uint64_t k = 0; k < kSizes; k++) {
+      INFO("size " << (24 << k));
+      CHECK(count(rec.allocs_by_size, 24 << k) == kChains);
+      CHECK(count(rec.frees_by_size, 24 << k) == kChains);
+    }
+    CHECK(count(rec.allocs_by_size, kFailingSize) == kFailing);
+    CHECK(count(rec.frees_by_size, kFailingSize) == kFailing);
+    CHECK(rec.leaks_by_size.empty());
+    CHECK(rec.unknown_frees == 0);
+  }
+  SECTION("sampled") {
+    const RunResult r = run_under_agent({program("mem_realloc")}, {"PROF_SAMPLE_BYTES=4k"});
+    REQUIRE(r.exit_code == 0);
+    CHECK(r.out == "failed reallocs 100\n");
+    const Recorded rec = only_file(r);
+    // Exactly the sampled blocks' frees, also of blocks whose realloc failed:
+    // nothing unknown, nothing left live.
+    CHECK(rec.unknown_frees == 0);
+    CHECK(rec.leaks_by_size.empty());
+    // 64 KiB against a 4 KiB mean: sampled with probability 1 - exp(-16).
+    CHECK(count(rec.allocs_by_size, kFailingSize) == kFailing);
+    CHECK(count(rec.frees_by_size, kFailingSize) == kFailing);
+    // 24 B: with probability 1 - exp(-24/4096), about 6 of the 1000.
+    CHECK(count(rec.allocs_by_size, 24) < kChains / 10);
+    CHECK(rec.allocs_by_size.rbegin()->first == kFailingSize);  // no failed realloc's size
+  }
+}
+
 TEST_CASE("third-party programs run unharmed under the agent") {
   const std::vector<std::vector<std::string>> programs = {
       {"sh", "-c", "ls / | sort | wc -l; exit 3"},
@@ -395,14 +421,6 @@ TEST_CASE("third-party programs run unharmed under the agent") {
 }
 
 namespace {
-
-void copy_file(const std::string &from, const std::string &to, mode_t mode) {
-  std::ifstream in(from, std::ios::binary);
-  std::ofstream out(to, std::ios::binary);
-  out << in.rdbuf();
-  out.close();
-  REQUIRE(chmod(to.c_str(), mode) == 0);
-}
 
 // Runs `path` as user nobody in `dir`, with PROF_OUTPUT there; returns its
 // stdout and sets *exit_code.
@@ -437,23 +455,21 @@ TEST_CASE("under secure execution (a setuid program) the agent stays inert") {
     std::fprintf(stderr, "SKIPPED: making a setuid-root copy needs root\n");
     std::exit(4);
   }
-  char tmpl[] = "/tmp/libprof-secure-XXXXXX";
-  const std::string dir = mkdtemp(tmpl);
-  const std::shared_ptr<void> cleanup(nullptr, [&dir](void *) { remove_tree(dir); });
+  const TempDir dir("secure");
   // What nobody runs, in a directory it can enter: the checkout's may be closed.
-  REQUIRE(chmod(dir.c_str(), 0777) == 0);
-  copy_file(PROF_AGENT_PATH, dir + "/libprof.so", 0755);
-  copy_file(program("mem_secure"), dir + "/plain", 0755);
-  copy_file(program("mem_secure"), dir + "/setuid", 04755);
+  REQUIRE(chmod(dir.path.c_str(), 0777) == 0);
+  copy_file(PROF_AGENT_PATH, dir / "libprof.so", 0755);
+  copy_file(program("mem_secure"), dir / "plain", 0755);
+  copy_file(program("mem_secure"), dir / "setuid", 04755);
 
   // The same program without the setuid bit is profiled: the control.
   int code = -1;
-  CHECK(run_as_nobody(dir + "/plain", dir, &code) == "secure ok\n");
+  CHECK(run_as_nobody(dir / "plain", dir.path, &code) == "secure ok\n");
   CHECK(code == 0);
-  REQUIRE(memprof_files_in(dir).size() == 1);
+  REQUIRE(memprof_files_in(dir.path).size() == 1);
 
   // nobody running a setuid-root program: AT_SECURE is set.
-  CHECK(run_as_nobody(dir + "/setuid", dir, &code) == "secure ok\n");
+  CHECK(run_as_nobody(dir / "setuid", dir.path, &code) == "secure ok\n");
   CHECK(code == 0);
-  CHECK(memprof_files_in(dir).size() == 1);
+  CHECK(memprof_files_in(dir.path).size() == 1);
 }

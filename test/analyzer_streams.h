@@ -3,8 +3,6 @@
 #pragma once
 
 #include <cstdint>
-#include <string>
-#include <unistd.h>
 #include <vector>
 
 #include "memprof.h"
@@ -14,14 +12,6 @@
 namespace analyzer_test {
 
 using namespace prof;
-
-inline std::string write_temp(const std::vector<uint8_t> &bytes) {
-  char path[] = "/tmp/libprof-analyzer-XXXXXX";
-  const int fd = mkstemp(path);
-  if (fd < 0 || write(fd, bytes.data(), bytes.size()) != ssize_t(bytes.size())) return "";
-  close(fd);
-  return path;
-}
 
 inline void put_time_mark(VecOut &o, uint64_t time_ns, uint64_t rss) {
   put_ext(o, ext::TimeMark{time_ns, rss, 0});

@@ -21,6 +21,7 @@
 #include <sstream>
 
 #include "agent_run.h"
+#include "temp_files.h"
 
 namespace {
 
@@ -31,18 +32,6 @@ struct Proc {
   int signal = 0;
   bool timed_out = false;
   std::string out, err;  // a pseudo-terminal's output is all in `out`
-};
-
-// A fresh directory, removed with the last copy.
-struct TempDir {
-  std::string path;
-  std::shared_ptr<void> remove;
-  TempDir() {
-    char tmpl[] = "/tmp/libprof-ctl-XXXXXX";
-    path = mkdtemp(tmpl);
-    remove = std::shared_ptr<void>(nullptr, [p = path](void *) { remove_tree(p); });
-  }
-  std::string operator/(const std::string &name) const { return path + "/" + name; }
 };
 
 std::string slurp(const std::string &path) {
@@ -330,7 +319,7 @@ TEST_CASE("setuid programs are refused in one line, without running them") {
   CHECK_FALSE(exists(dir / "ready"));
 }
 
-TEST_CASE("CPU flags reach the agent's environment; bad ones stop before running") {
+TEST_CASE("CPU flags reach the agent's environment, and bad ones stop before running") {
   TempDir dir;
   const Proc p = run(prof_run({"-q", "-o", dir.path, "--no-memory", "--cpu", "callgraph",
                                "--interval", "500us", "--", "env"}));

@@ -109,7 +109,7 @@ TEST_CASE("pprof: go tool pprof reads the memory profile: counts, inlined frames
   CHECK(top.out.find("Showing nodes accounting for 7, ") != std::string::npos);
 }
 
-TEST_CASE("pprof: CPU samples labelled with their VM state; per process, a pid label") {
+TEST_CASE("pprof: CPU samples labelled with their VM state, and per process a pid label") {
   TempDir dir;
   const std::string cpu = dir.path + "/cpu.sysprof", mem = dir.path + "/mem.memprof";
   write_file(cpu, analyzer_test::native_cpu_stream());

@@ -24,15 +24,12 @@ using Json = nlohmann::json;
 // to run from; both removed at the end of the test. The environment loses
 // what could point the tools elsewhere.
 struct Installed {
-  std::string root, prefix, work;
-  std::shared_ptr<void> remove;
+  TempDir root{"install"};
+  std::string prefix, work;
 
   explicit Installed(const std::string &prefix_name = "prefix") {
-    char tmpl[] = "/tmp/libprof-install-XXXXXX";
-    root = mkdtemp(tmpl);
-    remove = std::shared_ptr<void>(nullptr, [r = root](void *) { remove_tree(r); });
-    prefix = root + "/" + prefix_name;
-    work = root + "/work";
+    prefix = root / prefix_name;
+    work = root / "work";
     REQUIRE(mkdir(work.c_str(), 0755) == 0);
     for (const char *name : {"LUA_CPATH", "LUA_CPATH_5_4", "LUA_INIT", "LUA_INIT_5_4"})
       unsetenv(name);
@@ -44,15 +41,6 @@ struct Installed {
   std::string bin(const std::string &tool) const { return prefix + "/bin/" + tool; }
   std::string lib(const std::string &file) const { return prefix + "/lib/" + file; }
 };
-
-void copy_file(const std::string &from, const std::string &to, mode_t mode) {
-  {
-    std::ifstream in(from, std::ios::binary);
-    std::ofstream out(to, std::ios::binary);
-    out << in.rdbuf();
-  }
-  REQUIRE(chmod(to.c_str(), mode) == 0);
-}
 
 // The value of NAME in `env`'s output, or "" when it is not set.
 std::string env_value(const std::string &env_out, const std::string &name) {

@@ -8,8 +8,8 @@
 
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
+#include <fcntl.h>
 #include <memory>
 #include <sys/single_threaded.h>
 #include <thread>
@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "stream/event_ring.h"
+#include "temp_files.h"
 
 using prof::EventRing;
 
@@ -63,10 +64,9 @@ void produce(uint8_t thread, uint32_t count) {
 }  // namespace
 
 TEST_CASE("the ring keeps every record, whole and in order, as producers come and go") {
-  char path[] = "/tmp/event_ring_XXXXXX";
-  const int fd = mkstemp(path);
+  const TempFile out;
+  const int fd = open(out.path.c_str(), O_RDWR);
   REQUIRE(fd >= 0);
-  unlink(path);
   auto ring = std::make_unique<EventRing>();
   g_ring = ring.get();
   REQUIRE(__libc_single_threaded);

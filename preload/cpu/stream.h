@@ -2,7 +2,7 @@
 //
 // XXX: a helper thread would cost the program more than the sampling: the
 // moment a process has a second thread, glibc's malloc takes its arena lock
-// on every call (about +10% on Lua binary-trees here). So the bytes leave by
+// on every call (raw_thread.h). So the bytes leave by
 // whoever holds the stream's one writer flag: a signal handler whose slot
 // has filled up (write() is async-signal-safe), a thread that exits, a
 // dlopen/dlclose, and the end of the stream.

@@ -1,8 +1,8 @@
 // The CPU sampler's clocks: what makes a thread receive the sampling signal
 // every `interval` of its CPU time.
 //
-// Backends, best first (measured on the development machine's kernel, where
-// CPU-time POSIX timers only fire on scheduler ticks, ~250 Hz):
+// Backends, best first (on kernels where CPU-time POSIX timers only fire on
+// scheduler ticks, CONFIG_HZ times a second):
 // - Perf: a perf_event_open software task-clock event per thread, its
 //   overflow signalled to that thread (O_ASYNC, F_SETSIG, F_SETOWN_EX).
 //   Reaches the requested rate; a signal weighs the CPU time since the

@@ -100,17 +100,12 @@ void emit_with_stacks(const CallSite &at, uint8_t aevent, const void *oaddr, con
 
 void record_alloc(const CallSite &at, const void *p, size_t size) {
   GuardScope guard;
-  const uint64_t mean = g_agent.cfg.sample_bytes;
-  if (mean) {
-    if (!sample_allocation(mean, size)) return;
-    g_sampled.insert(uint64_t(p));
-  }
+  remember_sampled(g_agent.cfg.sample_bytes, p);
   emit_with_stacks(at, kAeventAlloc, nullptr, p, size);
 }
 
 void record_free(const CallSite &at, const void *p) {
   GuardScope guard;
-  if (g_agent.cfg.sample_bytes && !g_sampled.remove(uint64_t(p))) return;
   if (g_agent.cfg.free_stacks)
     emit_with_stacks(at, kAeventFree, p, nullptr, 0);
   else
@@ -119,18 +114,8 @@ void record_free(const CallSite &at, const void *p) {
 
 void record_realloc(const CallSite &at, const void *old, const void *p, size_t size) {
   GuardScope guard;
-  const uint64_t mean = g_agent.cfg.sample_bytes;
-  if (!mean) {
-    emit_with_stacks(at, kAeventRealloc, old, p, size);
-    return;
-  }
-  const bool old_sampled = g_sampled.remove(uint64_t(old));
-  const bool new_sampled = sample_allocation(mean, size);
-  if (new_sampled) g_sampled.insert(uint64_t(p));
-  if (new_sampled)
-    emit_with_stacks(at, old_sampled ? kAeventRealloc : kAeventAlloc, old, p, size);
-  else if (old_sampled)
-    emit(kAeventFree, Where{}, false, old, nullptr, 0);
+  remember_sampled(g_agent.cfg.sample_bytes, p);
+  emit_with_stacks(at, kAeventRealloc, old, p, size);
 }
 
 void record_map(const CallSite &at, const void *p, size_t len) {

@@ -110,7 +110,8 @@ uint64_t EventRing::append_copy(const uint8_t *data, size_t len) {
 void EventRing::after_append(uint64_t end) {
   const bool writer = running_.load(std::memory_order_relaxed);
   if (!writer && end >= flushed_.load(std::memory_order_relaxed) + kSegSize) flush(kSegSize);
-  // XXX: with a writer, the clock (~20 ns) once per 256 appends of a thread.
+  // XXX: with a writer, the clock (a vDSO call, costly beside an append)
+  // once per 256 appends of a thread.
   if (t_appends_to_clock-- > 0) return;
   t_appends_to_clock = writer ? 255 : 0;
   timespec now;

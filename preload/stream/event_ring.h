@@ -9,7 +9,7 @@
 //   record a free before calling the real free, an allocation after).
 // - The solo producer: while only one program thread appends (most
 //   interpreters), it reserves with a plain load and store instead of the
-//   fetch_add, which costs some 15 ns per event on a VM. Everyone else
+//   fetch_add, a locked instruction on every event. Everyone else
 //   announces itself first (an asymmetric Dekker fence): it raises
 //   `intruders_`, runs membarrier(PRIVATE_EXPEDITED), which puts a full
 //   barrier into the solo thread wherever it runs, and waits for the solo
@@ -24,7 +24,7 @@
 //   slot share one under a spinlock.
 // - The writer is a raw thread (raw_thread.h), which glibc does not count:
 //   a pthread would make glibc's malloc take its multi-threaded paths in the
-//   program, 8.6% of binary-trees. It only flushes, with raw calls: bytes
+//   program. It only flushes, with raw calls: bytes
 //   are written in position order by whoever holds the flush flag, the
 //   writer (a segment's worth, and every 100 ms whatever is complete), or a
 //   producer waiting for room. finish() writes up to the last record.

@@ -1,8 +1,8 @@
 // RawThread: a thread of this process that glibc does not know of, made by
 // clone() rather than pthread_create(). glibc keeps its single-threaded fast
 // paths while only such a thread runs beside the program's one: malloc and
-// free without atomic fastbins or arena locks. One idle pthread alone made
-// lua5.4 binary-trees 8.6% slower (0.805 s against 0.741 s, best of 7).
+// free without atomic fastbins or arena locks, which one idle pthread alone
+// would cost an allocating program (the bench report has the figure).
 //
 // Invariants:
 // - The thread shares its creator's thread pointer (no CLONE_SETTLS), so its

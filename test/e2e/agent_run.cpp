@@ -4,7 +4,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
-#include <ftw.h>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -27,10 +26,7 @@ std::string slurp(const std::string &path) {
 RunResult run(const std::vector<std::string> &argv, const std::vector<std::string> &env,
               const char *agent) {
   RunResult r;
-  char tmpl[] = "/tmp/libprof-e2e-XXXXXX";
-  r.dir = mkdtemp(tmpl);
-  r.remove_dir = std::shared_ptr<void>(nullptr, [dir = r.dir](void *) { remove_tree(dir); });
-  const std::string out = r.dir + "/stdout", err = r.dir + "/stderr";
+  const std::string out = r.dir / "stdout", err = r.dir / "stderr";
   const pid_t pid = fork();
   if (pid == 0) {
     std::vector<std::string> envs;
@@ -41,7 +37,7 @@ RunResult run(const std::vector<std::string> &argv, const std::vector<std::strin
       const bool own_output = std::any_of(env.begin(), env.end(), [](const std::string &e) {
         return e.rfind("PROF_OUTPUT=", 0) == 0;
       });
-      if (!own_output) envs.push_back("PROF_OUTPUT=" + r.dir + "/prof.%p");
+      if (!own_output) envs.push_back("PROF_OUTPUT=" + r.dir / "prof.%p");
       envs.insert(envs.end(), env.begin(), env.end());
     }
     std::vector<char *> cargv, cenv;
@@ -60,10 +56,10 @@ RunResult run(const std::vector<std::string> &argv, const std::vector<std::strin
   if (WIFSIGNALED(status)) r.signal = WTERMSIG(status);
   r.out = slurp(out);
   r.err = slurp(err);
-  if (DIR *d = opendir(r.dir.c_str())) {
+  if (DIR *d = opendir(r.dir.path.c_str())) {
     while (dirent *e = readdir(d)) {
-      if (strstr(e->d_name, ".memprof")) r.memprof_files.push_back(r.dir + "/" + e->d_name);
-      if (strstr(e->d_name, ".sysprof")) r.sysprof_files.push_back(r.dir + "/" + e->d_name);
+      if (strstr(e->d_name, ".memprof")) r.memprof_files.push_back(r.dir / e->d_name);
+      if (strstr(e->d_name, ".sysprof")) r.sysprof_files.push_back(r.dir / e->d_name);
     }
     closedir(d);
   }
@@ -73,11 +69,6 @@ RunResult run(const std::vector<std::string> &argv, const std::vector<std::strin
 }
 
 }  // namespace
-
-void remove_tree(const std::string &dir) {
-  nftw(dir.c_str(), [](const char *path, const struct stat *, int, FTW *) { return remove(path); },
-       16, FTW_DEPTH | FTW_PHYS);
-}
 
 RunResult run_under_agent(const std::vector<std::string> &argv,
                           const std::vector<std::string> &env) {

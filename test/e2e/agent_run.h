@@ -5,24 +5,20 @@
 
 #include <cstdint>
 #include <map>
-#include <memory>
 #include <string>
 #include <vector>
 
 #include "ext.h"
 #include "memprof.h"
+#include "temp_files.h"
 
 struct RunResult {
   int exit_code = -1;    // -1 when killed by a signal
   int signal = 0;
   std::string out, err;  // the program's stdout and stderr
-  std::string dir;       // where PROF_OUTPUT pointed, removed with the last copy
+  TempDir dir;           // where PROF_OUTPUT pointed
   std::vector<std::string> memprof_files, sysprof_files;  // sorted by name
-  std::shared_ptr<void> remove_dir;
 };
-
-// Removes a directory and everything in it.
-void remove_tree(const std::string &dir);
 
 // Runs argv with LD_PRELOAD=libprof.so, PROF_OUTPUT=<fresh dir>/prof.%p and
 // `env` ("NAME=value") added; waits for it.
