@@ -29,24 +29,24 @@ target_compile_definitions(agent_e2e PRIVATE
   PROF_E2E_BIN_DIR="${CMAKE_CURRENT_BINARY_DIR}")
 add_dependencies(agent_e2e prof mem_sites mem_threads mem_lifecycle mem_dlopen mem_children mem_cxx
                  mem_plugin mem_secure mem_guest mem_realloc)
-catch_discover_tests(agent_e2e PROPERTIES SKIP_RETURN_CODE 4)
+prof_discover_tests(agent_e2e PROPERTIES SKIP_RETURN_CODE 4)
 
 # Host stacks: the rule walks (in hooks, in signal handlers) against libunwind
 # on many stack shapes.
 add_executable(unwind_tests unwind_host_stack.cpp unwind_signal_stack.cpp unwind_shapes.cpp)
 target_link_libraries(unwind_tests PRIVATE test_main prof_unwind Threads::Threads ${CMAKE_DL_LIBS})
 set_source_files_properties(unwind_shapes.cpp PROPERTIES COMPILE_OPTIONS -fno-omit-frame-pointer)
-catch_discover_tests(unwind_tests)
+prof_discover_tests(unwind_tests)
 
 # The event ring alone, its producers coming and going.
 add_executable(stream_tests stream_event_ring.cpp ${PROJECT_SOURCE_DIR}/preload/stream/event_ring.cpp
   ${PROJECT_SOURCE_DIR}/preload/stream/raw_thread.cpp)
 target_include_directories(stream_tests PRIVATE ${PROJECT_SOURCE_DIR}/preload)
 target_link_libraries(stream_tests PRIVATE test_main prof_format Threads::Threads)
-catch_discover_tests(stream_tests)
+prof_discover_tests(stream_tests)
 
 add_executable(memory_tests memory_sampled_set.cpp ${PROJECT_SOURCE_DIR}/preload/memory/alloc_sampling.cpp)
 target_include_directories(memory_tests PRIVATE ${PROJECT_SOURCE_DIR}/preload
   ${PROJECT_SOURCE_DIR}/preload/include ${PROJECT_SOURCE_DIR}/unwind)
 target_link_libraries(memory_tests PRIVATE test_main Threads::Threads)
-catch_discover_tests(memory_tests)
+prof_discover_tests(memory_tests)

@@ -3,4 +3,4 @@
 add_executable(docs_tests docs_paths.cpp)
 target_link_libraries(docs_tests PRIVATE test_main)
 target_compile_definitions(docs_tests PRIVATE PROF_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
-catch_discover_tests(docs_tests TEST_PREFIX "docs: ")
+prof_discover_tests(docs_tests TEST_PREFIX "docs: ")

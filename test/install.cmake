@@ -11,4 +11,4 @@ target_compile_definitions(install_e2e PRIVATE
   # XXX: agent_run.cpp's run_under_agent needs it; these tests call run_bare only.
   PROF_AGENT_PATH="")
 add_dependencies(install_e2e prof prof_cpu prof-analyze prof_lua ctl_prog)
-catch_discover_tests(install_e2e TEST_PREFIX "install: ")
+prof_discover_tests(install_e2e TEST_PREFIX "install: ")
