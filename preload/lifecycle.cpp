@@ -55,6 +55,13 @@ int g_fd = -1;
 pid_t g_stream_pid = 0;  // the process the open stream belongs to
 char g_path[600];
 
+// Closes the stream's descriptor and forgets its number, which the program
+// may be given next: a forked child would close that again.
+void forget_stream_fd() {
+  if (g_fd >= 0) close(g_fd);
+  g_fd = -1;
+}
+
 template <class Out>
 void put_module(Out &out, const ModuleInfo &m) {
   put_module_load(out, m.base, m.size, m.path, strlen(m.path), m.build_id, m.build_id_len);
@@ -121,7 +128,7 @@ bool open_stream(pid_t ppid) {
   pthread_mutex_unlock(&g_modules_mutex);
   if (!out.flush()) {
     say("cannot write ", g_path, ": ", strerror(out.saved_errno()), "; profiling disabled");
-    close(g_fd);
+    forget_stream_fd();
     return false;
   }
   return true;
@@ -134,8 +141,7 @@ void toggle(int) {
 // The memory stream of a forked child: its own file, stack table and ring.
 void restart_memory_stream_in_child() {
   const bool was_on = g_agent.on.exchange(false);
-  if (g_fd >= 0) close(g_fd);
-  g_fd = -1;
+  forget_stream_fd();
   if (!was_on || !g_agent.cfg.follow_children) return;
   // XXX: a parent thread may have held it across fork() (dlopen); ours now.
   pthread_mutex_init(&g_modules_mutex, nullptr);
@@ -161,7 +167,7 @@ bool start_memory_stream() {
   // wakeups (stream/event_ring.h).
   if (!g_agent.ring.start(g_fd, tick, g_agent.cfg.sample_bytes == 0)) {
     say("cannot map the event ring; profiling disabled");
-    close(g_fd);
+    forget_stream_fd();
     return false;
   }
   g_agent.on.store(true, std::memory_order_release);
@@ -232,8 +238,7 @@ void finish_memory_stream() {
   g_agent.ring.finish(out.data(), out.size());
   if (g_agent.ring.write_failed())
     say("cannot write ", g_path, ": ", strerror(g_agent.ring.write_errno()), "; the profile is truncated");
-  close(g_fd);
-  g_fd = -1;
+  forget_stream_fd();
 }
 
 }  // namespace
