@@ -19,6 +19,7 @@
 #include "memprof.h"
 #include "module_map.h"
 #include "stream/output_file.h"
+#include "stream/owned_file.h"
 #include "prologue.h"
 #include "memory/recorder.h"
 #include "cpu/sampler.h"
@@ -47,20 +48,25 @@ void say(const char *a, const char *b, const char *c, const char *d, const char 
   (void)!write(2, line, strlen(line));
 }
 
+void say_write_failure(const char *path, const OwnedFile &file, int err, const char *then) {
+  if (!file.lost()) {
+    say("cannot write ", path, ": ", strerror(err), then);
+    return;
+  }
+  char end[160];
+  snprintf(end, sizeof end, "); the profile ends at byte %llu%s", (unsigned long long)file.written(),
+           then);
+  say("the program closed the descriptor of ", path, " and it cannot be opened again (",
+      strerror(err), end);
+}
+
 namespace {
 
 ModuleMap g_modules;
 pthread_mutex_t g_modules_mutex = PTHREAD_MUTEX_INITIALIZER;
-int g_fd = -1;
+OwnedFile g_file;  // the memprof file
 pid_t g_stream_pid = 0;  // the process the open stream belongs to
 char g_path[600];
-
-// Closes the stream's descriptor and forgets its number, which the program
-// may be given next: a forked child would close that again.
-void forget_stream_fd() {
-  if (g_fd >= 0) close(g_fd);
-  g_fd = -1;
-}
 
 template <class Out>
 void put_module(Out &out, const ModuleInfo &m) {
@@ -99,7 +105,7 @@ uint64_t rss_bytes() {
 void tick() {
   GuardScope guard;
   if (g_agent.ring.write_failed() && g_agent.on.exchange(false)) {
-    say("cannot write ", g_path, ": ", strerror(g_agent.ring.write_errno()), "; profiling disabled");
+    say_write_failure(g_path, g_file, g_agent.ring.write_errno(), "; profiling disabled");
     return;
   }
   uint8_t buf[64];
@@ -111,14 +117,15 @@ void tick() {
 
 // Creates this process's file and writes everything that precedes events.
 bool open_stream(pid_t ppid) {
-  g_fd = create_output_file(g_agent.cfg.output, getpid(), "memprof", g_path, sizeof g_path);
-  if (g_fd < 0) {
+  const int fd = create_output_file(g_agent.cfg.output, getpid(), "memprof", g_path, sizeof g_path);
+  if (fd < 0) {
     say("cannot create ", g_path, ": ", strerror(errno), "; profiling disabled");
     return false;
   }
+  g_file.adopt(fd, g_path);
   g_stream_pid = getpid();
   static uint8_t buf[1 << 16];
-  StreamWriter out(buf, sizeof buf, fd_sink, reinterpret_cast<void *>(intptr_t(g_fd)));
+  StreamWriter out(buf, sizeof buf, owned_file_sink, &g_file);
   put_stream_opening(out, SectionKind::Memprof, ppid);
   put_ext_values(out, ExtKind::Sampling, g_agent.cfg.sample_bytes);
   pthread_mutex_lock(&g_modules_mutex);
@@ -127,8 +134,8 @@ bool open_stream(pid_t ppid) {
                  [](uint64_t, void *) {}, &out);
   pthread_mutex_unlock(&g_modules_mutex);
   if (!out.flush()) {
-    say("cannot write ", g_path, ": ", strerror(out.saved_errno()), "; profiling disabled");
-    forget_stream_fd();
+    say_write_failure(g_path, g_file, out.saved_errno(), "; profiling disabled");
+    g_file.close();
     return false;
   }
   return true;
@@ -141,7 +148,7 @@ void toggle(int) {
 // The memory stream of a forked child: its own file, stack table and ring.
 void restart_memory_stream_in_child() {
   const bool was_on = g_agent.on.exchange(false);
-  forget_stream_fd();
+  g_file.close();  // the parent's (unless the program closed it)
   if (!was_on || !g_agent.cfg.follow_children) return;
   // XXX: a parent thread may have held it across fork() (dlopen); ours now.
   pthread_mutex_init(&g_modules_mutex, nullptr);
@@ -150,7 +157,7 @@ void restart_memory_stream_in_child() {
   if (g_agent.cfg.sample_bytes) g_sampled.reset();
   if (!open_stream(getppid())) return;
   g_agent.start_ns = monotonic_ns();
-  if (!g_agent.ring.restart_in_child(g_fd)) return;
+  if (!g_agent.ring.restart_in_child(&g_file)) return;
   g_agent.on.store(true);
 }
 
@@ -165,9 +172,9 @@ bool start_memory_stream() {
   g_agent.start_ns = monotonic_ns();
   // XXX: sampled recording has too few events to pay for a writer's
   // wakeups (stream/event_ring.h).
-  if (!g_agent.ring.start(g_fd, tick, g_agent.cfg.sample_bytes == 0)) {
+  if (!g_agent.ring.start(&g_file, tick, g_agent.cfg.sample_bytes == 0)) {
     say("cannot map the event ring; profiling disabled");
-    forget_stream_fd();
+    g_file.close();
     return false;
   }
   g_agent.on.store(true, std::memory_order_release);
@@ -237,8 +244,8 @@ void finish_memory_stream() {
   put_memprof_epilogue(out);
   g_agent.ring.finish(out.data(), out.size());
   if (g_agent.ring.write_failed())
-    say("cannot write ", g_path, ": ", strerror(g_agent.ring.write_errno()), "; the profile is truncated");
-  forget_stream_fd();
+    say_write_failure(g_path, g_file, g_agent.ring.write_errno(), "; the profile is truncated");
+  g_file.close();
 }
 
 }  // namespace

@@ -5,15 +5,19 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <memory>
 #include <string>
+#include <unistd.h>
 
 #include "agent_run.h"
+#include "lua_streams.h"
 
 namespace {
 
 std::string program(const char *name) { return std::string(PROF_E2E_BIN_DIR) + "/" + name; }
 
 size_t lines(const std::string &s) { return size_t(std::count(s.begin(), s.end(), '\n')); }
+
 
 }  // namespace
 
@@ -25,4 +29,70 @@ TEST_CASE("after a failed start, forked children leave the program's descriptors
   CHECK(r.exit_code == 3);
   CHECK(lines(r.err) == 1);  // the parent's; the child of a switched-off agent stays off
   CHECK(r.err.rfind("libprof: cannot write /dev/full: No space left on device", 0) == 0);
+}
+
+namespace {
+
+// mem_closefrom's files as they must read: `line(i, r)` for each round.
+template <class Line>
+void check_files(const std::string &dir, const char *stem, int rounds, Line &&line) {
+  for (int i = 0; i < 4; i++) {
+    std::string want;
+    for (int round = 0; round < rounds; round++) want += line(i, round);
+    INFO(stem << i);
+    CHECK(read_text(dir + "/" + stem + std::to_string(i)) == want);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("a program that closes every descriptor keeps its files and the profile goes on") {
+  // The agent's descriptors are closed under it; the program's files get the
+  // low numbers. Not a byte of the profile may land in them, and no event
+  // may be lost: the agent opens its file again where it was.
+  for (const char *cpu : {"PROF_CPU=off", "PROF_CPU=leaf"}) {
+    INFO(cpu);
+    char tmpl[] = "/tmp/libprof-files-XXXXXX";
+    const std::string dir = mkdtemp(tmpl);
+    const std::shared_ptr<void> cleanup(nullptr, [&dir](void *) { remove_tree(dir); });
+    const RunResult r = run_under_agent({program("mem_closefrom"), "files", dir}, {cpu});
+    CHECK(r.exit_code == 0);
+    CHECK(r.err.empty());
+    check_files(dir, "data", 5, [](int i, int round) {
+      return "data " + std::to_string(i) + " round " + std::to_string(round) + "\n";
+    });
+    const Recorded rec = read_only_memprof(r);
+    CHECK_FALSE(rec.truncated);
+    CHECK(count_at(rec.allocs_by_size, 1111) == 10);
+    CHECK(count_at(rec.allocs_by_size, 2222) == 5 * 2000);
+    CHECK(count_at(rec.frees_by_size, 2222) == 5 * 2000);
+    CHECK(count_at(rec.allocs_by_size, 3333) == 10);
+    CHECK(rec.unknown_frees == 0);
+    for (const auto &f : r.sysprof_files) {
+      const GuestProfile p = read_guest_sysprof(f);
+      CHECK_FALSE(p.truncated);
+      // The main thread's perf clock was among the descriptors closed.
+      CHECK(p.stats.at("cpu_thread_clocks_closed") == (p.sampler.value == 1 ? 1 : 0));
+    }
+  }
+}
+
+TEST_CASE("after the program closed the agent's descriptors, a forked child writes only its own file") {
+  char tmpl[] = "/tmp/libprof-logs-XXXXXX";
+  const std::string dir = mkdtemp(tmpl);
+  const std::shared_ptr<void> cleanup(nullptr, [&dir](void *) { remove_tree(dir); });
+  const RunResult r = run_under_agent({program("mem_closefrom"), "fork", dir});
+  CHECK(r.exit_code == 0);
+  CHECK(r.err.empty());
+  check_files(dir, "log", 1, [](int, int) { return std::string("parent before\nchild\nparent after\n"); });
+  const ForkedRun run = read_forked(r);
+  const Recorded &parent = run.parent, &child = run.child;
+  CHECK(child.ppid == parent.pid);
+  CHECK_FALSE(parent.truncated);
+  CHECK_FALSE(child.truncated);
+  CHECK(count_at(parent.allocs_by_size, 1111) == 10);
+  CHECK(count_at(parent.allocs_by_size, 5005) == 5);
+  CHECK(count_at(parent.allocs_by_size, 2002) == 0);
+  CHECK(count_at(child.allocs_by_size, 2002) == 20);
+  CHECK(count_at(child.allocs_by_size, 5005) == 0);
 }

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "stream/event_ring.h"
+#include "stream/owned_file.h"
 
 using prof::EventRing;
 
@@ -64,13 +65,16 @@ void produce(uint8_t thread, uint32_t count) {
 
 TEST_CASE("the ring keeps every record, whole and in order, as producers come and go") {
   char path[] = "/tmp/event_ring_XXXXXX";
-  const int fd = mkstemp(path);
-  REQUIRE(fd >= 0);
+  prof::OwnedFile out;
+  const int created = mkstemp(path);
+  REQUIRE(created >= 0);
+  out.adopt(created, path);
   unlink(path);
+  const int fd = out.fd();
   auto ring = std::make_unique<EventRing>();
   g_ring = ring.get();
   REQUIRE(__libc_single_threaded);
-  REQUIRE(ring->start(fd, on_tick, true));
+  REQUIRE(ring->start(&out, on_tick, true));
   CHECK(__libc_single_threaded);  // the writer is a raw thread
 
   // Alone for a while, ticks included.

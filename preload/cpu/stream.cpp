@@ -12,6 +12,7 @@
 #include "guest_registry.h"
 #include "module_map.h"
 #include "stream/output_file.h"
+#include "stream/owned_file.h"
 #include "stream/stream_opening.h"
 #include "cpu/sampler.h"
 #include "stream_writer.h"
@@ -21,7 +22,7 @@ namespace prof {
 namespace sysprof_stream {
 namespace {
 
-int g_fd = -1;
+OwnedFile g_file;
 pid_t g_owner = 0;
 char g_path[600];
 std::atomic<bool> g_writing{false};  // the one writer flag
@@ -99,17 +100,18 @@ void write_all(bool modules) {
 }  // namespace
 
 bool open(pid_t ppid) {
-  g_fd = create_output_file(g_agent.cfg.output, getpid(), "sysprof", g_path, sizeof g_path);
-  if (g_fd < 0) {
+  const int fd = create_output_file(g_agent.cfg.output, getpid(), "sysprof", g_path, sizeof g_path);
+  if (fd < 0) {
     say("cannot create ", g_path, ": ", strerror(errno), "; CPU profiling disabled");
     return false;
   }
+  g_file.adopt(fd, g_path);
   g_owner = getpid();
   g_failed.store(false);
   g_writing.store(false);
   g_open = true;
-  static StreamWriter out(g_buf, sizeof g_buf, fd_sink, nullptr);
-  out = StreamWriter(g_buf, sizeof g_buf, fd_sink, reinterpret_cast<void *>(intptr_t(g_fd)));
+  static StreamWriter out(g_buf, sizeof g_buf, owned_file_sink, nullptr);
+  out = StreamWriter(g_buf, sizeof g_buf, owned_file_sink, &g_file);
   g_out = &out;
   g_modules.reset();
   g_symbols = GuestSymbolCursor();
@@ -121,10 +123,9 @@ bool open(pid_t ppid) {
                  g_cpu.interval_ns);
   write_all(true);
   if (!g_out->flush()) {
-    say("cannot write ", g_path, ": ", strerror(g_out->saved_errno()), "; CPU profiling disabled");
+    say_write_failure(g_path, g_file, g_out->saved_errno(), "; CPU profiling disabled");
     g_open = false;
-    close(g_fd);
-    g_fd = -1;
+    g_file.close();
     return false;
   }
   return true;
@@ -169,9 +170,8 @@ void finish(const Stat *stats, size_t count) {
   g_open = false;
   g_writing.store(false, std::memory_order_release);
   if (g_failed.load())
-    say("cannot write ", g_path, ": ", strerror(g_out->saved_errno()), "; the CPU profile is truncated");
-  close(g_fd);
-  g_fd = -1;
+    say_write_failure(g_path, g_file, g_out->saved_errno(), "; the CPU profile is truncated");
+  g_file.close();
 }
 
 bool is_open() { return g_open; }
@@ -179,8 +179,7 @@ pid_t owner_pid() { return g_owner; }
 
 void forget_in_child() {
   g_open = false;
-  if (g_fd >= 0) close(g_fd);
-  g_fd = -1;
+  g_file.close();  // the parent's (unless the program closed it)
   g_writing.store(false);
 }
 

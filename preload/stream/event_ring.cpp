@@ -10,6 +10,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "stream/owned_file.h"
 #include "stream/raw_thread.h"
 
 namespace prof {
@@ -41,14 +42,14 @@ void make_slot_key() { pthread_key_create(&g_slot_key, release_slot); }
 
 __thread EventRing::Slot *t_ring_slot __attribute__((tls_model("initial-exec")));
 
-bool EventRing::start(int fd, void (*on_tick)(), bool writer_thread) {
+bool EventRing::start(OwnedFile *file, void (*on_tick)(), bool writer_thread) {
   ring_ = static_cast<uint8_t *>(
       mmap(nullptr, kRingSize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
   if (ring_ == MAP_FAILED) {
     ring_ = nullptr;
     return false;
   }
-  fd_ = fd;
+  file_ = file;
   on_tick_ = on_tick;
   writer_thread_ = writer_thread;
   shared_.busy_from.store(kIdle);
@@ -225,7 +226,7 @@ void EventRing::write_out(uint64_t from, uint64_t to) {
     const size_t n = to - from < kRingSize - off ? to - from : kRingSize - off;
     if (!discard_.load(std::memory_order_relaxed) && !failed_.load(std::memory_order_relaxed)) {
       // Raw: this may run on the writer, which must not touch errno.
-      const long rc = raw_write_all(fd_, ring_ + off, n);
+      const long rc = file_->write_all(ring_ + off, n);
       if (rc < 0) {
         write_errno_ = int(-rc);
         failed_.store(true, std::memory_order_relaxed);
@@ -294,7 +295,7 @@ void EventRing::finish(const uint8_t *data, size_t len) {
   flushing_.store(false, std::memory_order_release);
 }
 
-bool EventRing::restart_in_child(int fd) {
+bool EventRing::restart_in_child(OwnedFile *file) {
   // The parent's other threads do not exist here: their slots are free.
   for (size_t i = 0; i < kSlots; i++) {
     slots_[i].busy_from.store(kIdle);
@@ -306,7 +307,7 @@ bool EventRing::restart_in_child(int fd) {
   flushed_.store(0);
   flushing_.store(false);
   failed_.store(false);
-  fd_ = fd;
+  file_ = file;
   running_.store(false);
   writer_.forget();  // the parent's writer does not exist here
   membarrier_ = register_membarrier();

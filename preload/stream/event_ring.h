@@ -47,12 +47,14 @@
 
 namespace prof {
 
+class OwnedFile;
+
 class EventRing {
  public:
   // Maps the ring and, with `writer_thread`, starts the writer thread on
-  // `fd`. `on_tick` runs about every 100 ms (time marks, write-error
-  // checks), on the writer thread or on an appending one.
-  bool start(int fd, void (*on_tick)(), bool writer_thread);
+  // `file`. `on_tick` runs about every 100 ms (time marks, write-error
+  // checks), on an appending thread.
+  bool start(OwnedFile *file, void (*on_tick)(), bool writer_thread);
   void append(const uint8_t *data, size_t len);
   // Appends a record of exactly `len` (at most kMaxInPlace) bytes that
   // encode(dst) writes straight into the ring: bytes just written byte by
@@ -89,8 +91,8 @@ class EventRing {
   // Appends the stream's last record, writes everything reserved before it
   // and stops the writer. Later appends are dropped.
   void finish(const uint8_t *data, size_t len);
-  // In a forked child: forget the parent's bytes and threads and restart on `fd`.
-  bool restart_in_child(int fd);
+  // In a forked child: forget the parent's bytes and threads and restart on `file`.
+  bool restart_in_child(OwnedFile *file);
 
   bool write_failed() const { return failed_.load(std::memory_order_relaxed); }
   int write_errno() const { return write_errno_; }
@@ -151,7 +153,7 @@ class EventRing {
 
   // Read-mostly state.
   uint8_t *ring_ = nullptr;
-  int fd_ = -1;
+  OwnedFile *file_ = nullptr;
   void (*on_tick_)() = nullptr;
   bool writer_thread_ = true;
   std::atomic<uint64_t> next_tick_ns_{0};  // when the next tick is due

@@ -13,8 +13,6 @@ namespace prof {
 
 #if defined(__x86_64__)
 
-namespace {
-
 long raw_syscall4(long number, long a, long b, long c, long d) {
   long ret;
   register long r10 asm("r10") = d;
@@ -24,6 +22,8 @@ long raw_syscall4(long number, long a, long b, long c, long d) {
                : "rcx", "r11", "memory");
   return ret;
 }
+
+namespace {
 
 // Sets the calling thread's signal mask; the old one in *old.
 void raw_sigmask(const sigset_t *set, sigset_t *old) {
@@ -79,13 +79,14 @@ void RawThread::forget() {
 
 #else  // Elsewhere no raw thread (callers fall back), so syscall() will do.
 
-long raw_syscall3(long number, long a, long b, long c) {
+long raw_syscall4(long number, long a, long b, long c, long d) {
   const int saved_errno = errno;
-  long r = syscall(number, a, b, c);
+  long r = syscall(number, a, b, c, d);
   if (r < 0) r = -errno;
   errno = saved_errno;
   return r;
 }
+long raw_syscall3(long number, long a, long b, long c) { return raw_syscall4(number, a, b, c, 0); }
 bool RawThread::start(int (*)(void *), void *) { return false; }
 void RawThread::join() {}
 void RawThread::forget() {}

@@ -15,14 +15,14 @@
 
 #include "memprof.h"
 
-namespace {
-
-std::string slurp(const std::string &path) {
+std::string read_text(const std::string &path) {
   std::ifstream f(path);
   std::stringstream ss;
   ss << f.rdbuf();
   return ss.str();
 }
+
+namespace {
 
 RunResult run(const std::vector<std::string> &argv, const std::vector<std::string> &env,
               const char *agent) {
@@ -58,8 +58,8 @@ RunResult run(const std::vector<std::string> &argv, const std::vector<std::strin
   waitpid(pid, &status, 0);
   if (WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
   if (WIFSIGNALED(status)) r.signal = WTERMSIG(status);
-  r.out = slurp(out);
-  r.err = slurp(err);
+  r.out = read_text(out);
+  r.err = read_text(err);
   if (DIR *d = opendir(r.dir.c_str())) {
     while (dirent *e = readdir(d)) {
       if (strstr(e->d_name, ".memprof")) r.memprof_files.push_back(r.dir + "/" + e->d_name);
@@ -166,4 +166,23 @@ Recorded read_memprof(const std::string &path) {
   for (const auto &kv : live)
     for (const Block &b : kv.second) rec.leaks_by_size[b.size]++;
   return rec;
+}
+
+ForkedRun read_forked(const RunResult &r) {
+  if (r.memprof_files.size() != 2)
+    throw std::runtime_error(std::to_string(r.memprof_files.size()) + " memprof files, not 2");
+  Recorded a = read_memprof(r.memprof_files[0]), b = read_memprof(r.memprof_files[1]);
+  if (a.ppid == b.pid) return ForkedRun{std::move(b), std::move(a)};
+  return ForkedRun{std::move(a), std::move(b)};
+}
+
+uint64_t count_at(const std::map<uint64_t, uint64_t> &by_size, uint64_t key) {
+  auto it = by_size.find(key);
+  return it == by_size.end() ? 0 : it->second;
+}
+
+Recorded read_only_memprof(const RunResult &r) {
+  if (r.memprof_files.size() != 1)
+    throw std::runtime_error(std::to_string(r.memprof_files.size()) + " memprof files, not 1");
+  return read_memprof(r.memprof_files[0]);
 }

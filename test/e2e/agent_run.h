@@ -54,3 +54,19 @@ struct Recorded {
 };
 
 Recorded read_memprof(const std::string &path);
+
+// The value at `key` (a size), 0 if absent.
+uint64_t count_at(const std::map<uint64_t, uint64_t> &by_size, uint64_t key);
+
+// The one memprof stream of a run; throws unless there is exactly one.
+Recorded read_only_memprof(const RunResult &r);
+
+// The memprof streams of a run that forked once, told apart by their ppid;
+// throws unless there are exactly two.
+struct ForkedRun {
+  Recorded parent, child;
+};
+ForkedRun read_forked(const RunResult &r);
+
+// A whole text file ("" if it cannot be read).
+std::string read_text(const std::string &path);
