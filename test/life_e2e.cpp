@@ -96,3 +96,20 @@ TEST_CASE("after the program closed the agent's descriptors, a forked child writ
   CHECK(count_at(child.allocs_by_size, 2002) == 20);
   CHECK(count_at(child.allocs_by_size, 5005) == 0);
 }
+
+TEST_CASE("libunwind's memory checks never read or write the program's pipe") {
+  // libunwind checks addresses through a pipe of its own, made at the
+  // lowest free numbers; the program closes it and makes a pipe of its own.
+  const RunResult r = run_under_agent({program("mem_closefrom"), "pipe", "/nonexistent"},
+                                      {"PROF_UNWIND=libunwind"});
+  CHECK(r.exit_code == 0);
+  CHECK(r.out == "pipe intact\n");
+  CHECK(r.err.empty());
+  const Recorded rec = read_only_memprof(r);
+  CHECK_FALSE(rec.truncated);
+  CHECK(count_at(rec.allocs_by_size, 4444) == 8);
+  CHECK(count_at(rec.frees_by_size, 4444) == 8);
+  // libunwind could check every address: the threads' stacks are whole
+  // (alloc_4444, start_thread, clone).
+  for (uint64_t id : rec.stacks_by_size.at(4444)) CHECK(rec.frames(id).size() >= 3);
+}

@@ -49,8 +49,12 @@ RunResult run(const std::vector<std::string> &argv, const std::vector<std::strin
     for (const auto &e : envs) cenv.push_back(const_cast<char *>(e.c_str()));
     cargv.push_back(nullptr);
     cenv.push_back(nullptr);
-    dup2(open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644), 1);
-    dup2(open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644), 2);
+    // The program starts with 0, 1 and 2 alone, as from a shell.
+    for (const auto &to : {std::make_pair(out, 1), std::make_pair(err, 2)}) {
+      const int fd = open(to.first.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      dup2(fd, to.second);
+      close(fd);
+    }
     execvpe(cargv[0], cargv.data(), cenv.data());
     _exit(127);
   }

@@ -10,8 +10,14 @@
           opened, "parent before" written to each; a forked child allocates
           20 x 2002 B (leaked) and writes "child" to each; then the parent,
           having waited, writes "parent after" to each and leaks 5 x 5005 B.
+   pipe:  10 x 1111 B leaked; descriptors 3..1023 closed; a pipe made (it
+          gets the lowest numbers) and a line written into it; 8 threads one
+          after the other allocate and free 4444 B (new stacks for the
+          unwinder to check); then the pipe read back: prints "pipe intact"
+          if it holds just that line, else "pipe changed: N bytes".
    Exits 0, or 1 when a write fails. */
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +47,13 @@ static void write_each(const char *line) {
     if (write(files[i], line, strlen(line)) != (ssize_t)strlen(line)) exit(1);
 }
 
+static void *alloc_4444(void *arg) {
+  (void)arg;
+  sink = malloc(4444);
+  free(sink);
+  return NULL;
+}
+
 int main(int argc, char **argv) {
   if (argc < 3) return 2;
   const char *mode = argv[1], *dir = argv[2];
@@ -63,6 +76,25 @@ int main(int argc, char **argv) {
     }
     for (int i = 0; i < kFiles; i++) close(files[i]);
     leak(10, 3333);
+    return 0;
+  }
+  if (!strcmp(mode, "pipe")) {
+    int p[2];
+    if (pipe(p) != 0) return 1;
+    static const char line[] = "the program's own bytes\n";
+    if (write(p[1], line, strlen(line)) != (ssize_t)strlen(line)) return 1;
+    for (int i = 0; i < 8; i++) {
+      pthread_t t;
+      if (pthread_create(&t, NULL, alloc_4444, NULL) != 0 || pthread_join(t, NULL) != 0) return 1;
+    }
+    close(p[1]);
+    char got[4096];
+    size_t n = 0;
+    for (ssize_t k; n < sizeof got && (k = read(p[0], got + n, sizeof got - n)) > 0;) n += (size_t)k;
+    if (n == strlen(line) && !memcmp(got, line, n))
+      printf("pipe intact\n");
+    else
+      printf("pipe changed: %zu bytes\n", n);
     return 0;
   }
   if (!strcmp(mode, "fork")) {
