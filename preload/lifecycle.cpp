@@ -153,6 +153,8 @@ void restart_memory_stream_in_child() {
   // XXX: a parent thread may have held it across fork() (dlopen); ours now.
   pthread_mutex_init(&g_modules_mutex, nullptr);
   g_agent.stacks.reset();
+  g_agent.unwind_failures.store(0);  // the stats count the child's events only
+  HostStack::reset_fallbacks();
   restart_guest_symbols();
   if (g_agent.cfg.sample_bytes) g_sampled.reset();
   if (!open_stream(getppid())) return;

@@ -113,3 +113,22 @@ TEST_CASE("libunwind's memory checks never read or write the program's pipe") {
   // (alloc_4444, start_thread, clone).
   for (uint64_t id : rec.stacks_by_size.at(4444)) CHECK(rec.frames(id).size() >= 3);
 }
+
+TEST_CASE("a forked child's stats count its own events, not its parent's") {
+  const RunResult r = run_under_agent({program("mem_fork_stats")});
+  CHECK(r.exit_code == 0);
+  const ForkedRun run = read_forked(r);
+  CHECK(count_at(run.parent.allocs_by_size, 6060) == 5);
+  CHECK(count_at(run.child.allocs_by_size, 7070) == 7);
+  REQUIRE(run.parent.stats.size() == 1);
+  REQUIRE(run.child.stats.size() == 1);
+  std::map<std::string, uint64_t> parent, child;
+  for (const auto &kv : run.parent.stats[0].stats) parent[kv.first] = kv.second;
+  for (const auto &kv : run.child.stats[0].stats) child[kv.first] = kv.second;
+  REQUIRE(parent["unwind_fallbacks"] >= 1);  // the walk could not step through
+  for (const auto &kv : child) {
+    INFO(kv.first);
+    CHECK(kv.second == 0);  // the child's few ordinary events need none of these
+  }
+  CHECK(child.size() == parent.size());
+}

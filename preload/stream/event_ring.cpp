@@ -307,6 +307,8 @@ bool EventRing::restart_in_child(OwnedFile *file) {
   flushed_.store(0);
   flushing_.store(false);
   failed_.store(false);
+  full_waits_.store(0);  // the child's own counts
+  shared_uses_.store(0);
   file_ = file;
   running_.store(false);
   writer_.forget();  // the parent's writer does not exist here
