@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <csignal>
 #include <memory>
 #include <string>
 #include <unistd.h>
@@ -131,4 +132,17 @@ TEST_CASE("a forked child's stats count its own events, not its parent's") {
     CHECK(kv.second == 0);  // the child's few ordinary events need none of these
   }
   CHECK(child.size() == parent.size());
+}
+
+TEST_CASE("a killed process keeps its CPU samples up to the last 100 ms") {
+  // 0.5 s of CPU at 1 ms: about 500 samples, written out every 100 ms.
+  const RunResult r =
+      run_under_agent({program("cpu_killed")}, {"PROF_CPU=leaf", "PROF_MEMORY=0", "PROF_INTERVAL=1ms"});
+  CHECK(r.signal == SIGKILL);
+  REQUIRE(r.sysprof_files.size() == 1);
+  const GuestProfile p = read_guest_sysprof(r.sysprof_files[0]);
+  CHECK(p.truncated);
+  uint64_t weighted = 0;
+  for (const GuestSample &s : p.samples) weighted += s.weight;
+  CHECK(weighted >= 300);
 }

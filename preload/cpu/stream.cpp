@@ -3,6 +3,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <ctime>
 #include <fcntl.h>
 #include <sched.h>
 #include <unistd.h>
@@ -40,6 +41,7 @@ GuestSymbolCursor g_symbols;
 uint64_t g_last_tid = 0;  // the thread of the samples written last
 uint64_t g_unloads[256];  // seen by a sync, written after the samples
 size_t g_unload_count = 0;
+std::atomic<uint64_t> g_next_timed_flush_ns{0};  // CLOCK_MONOTONIC_COARSE
 
 // Takes the flag; false (and not taken) when the stream has ended.
 bool try_take() {
@@ -97,6 +99,16 @@ void write_all(bool modules) {
   g_unload_count = 0;
 }
 
+// True for the one caller that finds the timed flush due (and sets the next).
+bool timed_flush_due() {
+  constexpr uint64_t kPeriodNs = 100000000;
+  timespec now;
+  clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
+  const uint64_t ns = uint64_t(now.tv_sec) * 1000000000u + uint64_t(now.tv_nsec);
+  uint64_t due = g_next_timed_flush_ns.load(std::memory_order_relaxed);
+  return ns >= due && g_next_timed_flush_ns.compare_exchange_strong(due, ns + kPeriodNs);
+}
+
 }  // namespace
 
 bool open(pid_t ppid) {
@@ -132,11 +144,20 @@ bool open(pid_t ppid) {
 }
 
 void flush_from_handler(SampleSlot &own, size_t min_bytes) {
-  if (own.head.load(std::memory_order_relaxed) - own.tail.load(std::memory_order_relaxed) < min_bytes ||
-      !try_take())
+  const bool timed = timed_flush_due();
+  if (!timed &&
+      own.head.load(std::memory_order_relaxed) - own.tail.load(std::memory_order_relaxed) < min_bytes)
     return;
-  write_symbols();
-  write_slot(own);
+  if (!try_take()) {
+    if (timed) g_next_timed_flush_ns.store(0, std::memory_order_relaxed);  // the next sample's
+    return;
+  }
+  if (timed) {
+    write_all(false);
+  } else {
+    write_symbols();
+    write_slot(own);
+  }
   release();
 }
 
