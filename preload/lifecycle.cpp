@@ -1,6 +1,7 @@
 // The agent's life: start in a constructor, the header written before the
 // first event, module changes, a tick for time marks and write errors, fork
 // children with their own stream, and the flush and epilogue at exit.
+#include <atomic>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
@@ -9,6 +10,7 @@
 #include <ctime>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <sys/auxv.h>
 #include <unistd.h>
 
@@ -66,6 +68,8 @@ ModuleMap g_modules;
 pthread_mutex_t g_modules_mutex = PTHREAD_MUTEX_INITIALIZER;
 OwnedFile g_file;  // the memprof file
 pid_t g_stream_pid = 0;  // the process the open stream belongs to
+enum : int { kStreamOpen, kStreamFinishing, kStreamFinished };
+std::atomic<int> g_stream_state{kStreamOpen};
 char g_path[600];
 
 template <class Out>
@@ -149,6 +153,7 @@ void toggle(int) {
 void restart_memory_stream_in_child() {
   const bool was_on = g_agent.on.exchange(false);
   g_file.close();  // the parent's (unless the program closed it)
+  g_stream_state.store(kStreamOpen);  // even if a parent thread was finishing it
   if (!was_on || !g_agent.cfg.follow_children) return;
   // XXX: a parent thread may have held it across fork() (dlopen); ours now.
   pthread_mutex_init(&g_modules_mutex, nullptr);
@@ -223,9 +228,7 @@ __attribute__((constructor(101))) void agent_start() {
 }
 
 // Writes the stats and the epilogue and closes the memory stream.
-void finish_memory_stream() {
-  // XXX: a vfork child shares our memory and must leave the parent's stream be.
-  if (getpid() != g_stream_pid || !g_agent.on.exchange(false)) return;
+void write_memory_stream_end() {
   GuardScope guard;
   drain_guest_symbols();
   uint8_t buf[512];
@@ -248,6 +251,21 @@ void finish_memory_stream() {
   if (g_agent.ring.write_failed())
     say_write_failure(g_path, g_file, g_agent.ring.write_errno(), "; the profile is truncated");
   g_file.close();
+}
+
+// Ends the memory stream, once.
+void finish_memory_stream() {
+  // XXX: a vfork child shares our memory and must leave the parent's stream be.
+  if (getpid() != g_stream_pid) return;
+  // One thread finishes the stream; any other waits until it is finished
+  // (several threads in exit(): the stream must end before the process).
+  int expected = kStreamOpen;
+  if (!g_stream_state.compare_exchange_strong(expected, kStreamFinishing)) {
+    while (g_stream_state.load(std::memory_order_acquire) == kStreamFinishing) sched_yield();
+    return;
+  }
+  if (g_agent.on.exchange(false)) write_memory_stream_end();
+  g_stream_state.store(kStreamFinished, std::memory_order_release);
 }
 
 }  // namespace

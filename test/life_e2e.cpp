@@ -146,3 +146,20 @@ TEST_CASE("a killed process keeps its CPU samples up to the last 100 ms") {
   for (const GuestSample &s : p.samples) weighted += s.weight;
   CHECK(weighted >= 300);
 }
+
+TEST_CASE("threads calling exit() at once leave a complete stream") {
+  // The first exit() runs the handlers and the agent's destructor; the
+  // others must not end the process before the stream is.
+  for (int run = 0; run < 6; run++) {
+    const char *cpu = run % 2 ? "PROF_CPU=leaf" : "PROF_CPU=off";
+    INFO("run " << run << ", " << cpu);
+    const RunResult r = run_under_agent({program("mem_exit_race")}, {cpu});
+    CHECK(r.exit_code == 7);
+    CHECK(r.err.empty());
+    const Recorded rec = read_only_memprof(r);
+    CHECK_FALSE(rec.truncated);
+    CHECK(count_at(rec.allocs_by_size, 3030) == 9 * 1000);
+    CHECK(rec.stats.size() == 1);
+    for (const auto &f : r.sysprof_files) CHECK_FALSE(read_guest_sysprof(f).truncated);
+  }
+}
