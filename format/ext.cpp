@@ -6,7 +6,8 @@ const char *ext_kind_name(ExtKind kind) {
   static const char *const kNames[] = {
       "?",          "stack-host", "stack-guest", "module-load", "module-unload",
       "time-mark",  "sampling",   "marker",      "stats",       "map",
-      "unmap",      "process",    "sampler",     "thread",      "weight"};
+      "unmap",      "process",    "sampler",     "thread",      "weight",
+      "unclean-end"};
   const uint8_t k = static_cast<uint8_t>(kind);
   return k <= kExtKindMax ? kNames[k] : "?";
 }
@@ -71,6 +72,9 @@ void read_ext(ByteReader &in, uint8_t header, uint64_t at, ExtRecord &r) {
       break;
     case ExtKind::Sampler:
       r.value = in.uleb(); r.value2 = in.uleb(); r.value3 = in.uleb();
+      break;
+    case ExtKind::UncleanEnd:
+      r.time_ns = in.uleb(); r.value = in.uleb();
       break;
   }
 }

@@ -1,11 +1,12 @@
 // libprof extension records: what an extended memprof or sysprof section (the
-// X bit of prologue.h) carries beyond the LuaJIT grammar. Extension revision 1.
+// X bit of prologue.h) carries beyond the LuaJIT grammar. Extension revision 2
+// (revision 1 had no unclean-end).
 //
 // ext-record     := ext-header ext-body
 // ext-header     := <BYTE>                   [01KKKKKK], KKKKKK = ext kind
 // ext-body       := stack-host | stack-guest | module-load | module-unload |
 //                   time-mark | sampling | marker | stats | map | unmap |
-//                   process | sampler | thread | weight
+//                   process | sampler | thread | weight | unclean-end
 // stack-host     := node-id parent-id ip                         (kind 1)
 // stack-guest    := node-id parent-id frame-type frame-addr line (kind 2)
 // module-load    := base size path build-id                      (kind 3)
@@ -21,10 +22,11 @@
 // sampler        := backend mode interval-ns                     (kind 12)
 // thread         := tid                                          (kind 13)
 // weight         := sample-weight                                (kind 14)
+// unclean-end    := time-ns lost-bytes                           (kind 15)
 // node-id, parent-id, ip, frame-type, frame-addr, line, base, size, time-ns,
 // rss-bytes, heap-bytes, mean-bytes, count, stat-value, addr, length,
 // host-stack-id, guest-stack-id, pid, ppid, time-unix-ns, backend, mode,
-// interval-ns, tid, sample-weight := <ULEB128>
+// interval-ns, tid, sample-weight, lost-bytes := <ULEB128>
 // path, build-id, label, stat-name, exe-path := string (as in symtab.h)
 //
 // Meaning:
@@ -62,6 +64,12 @@
 // - weight (sysprof only): the next sample stands for sample-weight
 //   intervals (a tick-driven clock signals once for several intervals of the
 //   thread's CPU time).
+// - unclean-end: the process ended without finishing the stream (exit_group
+//   past exit(), a fatal signal, a kill) and something that outlived it
+//   wrote every complete record, then this one, the stats and the epilogue.
+//   time-ns: when it found the process gone, since profiling started;
+//   lost-bytes: records that threads were still writing when they died,
+//   and all after them, left out.
 #pragma once
 
 #include <cstdint>
@@ -91,8 +99,9 @@ enum class ExtKind : uint8_t {
   Sampler = 12,
   Thread = 13,
   Weight = 14,
+  UncleanEnd = 15,
 };
-constexpr uint8_t kExtKindMax = 14;
+constexpr uint8_t kExtKindMax = 15;
 
 constexpr size_t kMaxExtStats = 256;
 constexpr size_t kMaxExtString = 1u << 16;  // paths, labels, build-ids
@@ -106,8 +115,8 @@ struct ExtRecord {
   uint64_t size = 0;      // module size, map length
   uint64_t line = 0;      // guest line
   uint64_t frame_type = 0;
-  uint64_t time_ns = 0;   // TimeMark, Marker, Process (unix ns)
-  uint64_t value = 0;     // rss (TimeMark), mean (Sampling), tid, weight, pid
+  uint64_t time_ns = 0;   // TimeMark, Marker, Process (unix ns), UncleanEnd
+  uint64_t value = 0;     // rss (TimeMark), mean (Sampling), tid, weight, pid, lost bytes
   uint64_t value2 = 0;    // heap bytes (TimeMark), ppid, sampler mode
   uint64_t value3 = 0;    // sampler interval-ns
   uint64_t host_stack = 0, guest_stack = 0;  // Map
@@ -236,6 +245,9 @@ void put_ext(Out &out, const ExtRecord &r) {
       break;
     case ExtKind::Sampler:
       put_ext_values(out, r.kind, r.value, r.value2, r.value3);
+      break;
+    case ExtKind::UncleanEnd:
+      put_ext_values(out, r.kind, r.time_ns, r.value);
       break;
   }
 }

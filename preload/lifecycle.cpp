@@ -24,6 +24,7 @@
 #include "stream/owned_file.h"
 #include "prologue.h"
 #include "memory/recorder.h"
+#include "memory/stream_end.h"
 #include "cpu/sampler.h"
 #include "stream/stream_opening.h"
 #include "stream_writer.h"
@@ -177,9 +178,8 @@ bool start_memory_stream() {
   }
   if (!open_stream(getppid())) return false;
   g_agent.start_ns = monotonic_ns();
-  // XXX: sampled recording has too few events to pay for a writer's
-  // wakeups (stream/event_ring.h).
-  if (!g_agent.ring.start(&g_file, tick, g_agent.cfg.sample_bytes == 0)) {
+  static_assert(kMaxStreamEnd <= EventRing::kMaxUncleanEnd, "the writer's buffer");
+  if (!g_agent.ring.start(&g_file, tick, put_memprof_unclean_end)) {
     say("cannot map the event ring; profiling disabled");
     g_file.close();
     return false;
@@ -231,23 +231,8 @@ __attribute__((constructor(101))) void agent_start() {
 void write_memory_stream_end() {
   GuardScope guard;
   drain_guest_symbols();
-  uint8_t buf[512];
-  SpanWriter out(buf);
-  const struct {
-    const char *name;
-    uint64_t value;
-  } stats[] = {
-      {"unwind_failures", g_agent.unwind_failures.load()},
-      {"unwind_fallbacks", HostStack::fallbacks()},
-      {"stack_table_full", g_agent.stacks.table_full()},
-      {"ring_full_waits", g_agent.ring.full_waits()},
-      {"ring_shared_slot_uses", g_agent.ring.shared_slot_uses()},
-      {"sampled_set_overflow", g_sampled.overflow()},
-  };
-  put_stats_header(out, sizeof stats / sizeof stats[0]);
-  for (const auto &s : stats) put_stat(out, s.name, strlen(s.name), s.value);
-  put_memprof_epilogue(out);
-  g_agent.ring.finish(out.data(), out.size());
+  uint8_t end[kMaxStreamEnd];
+  g_agent.ring.finish(end, put_memprof_end(end));
   if (g_agent.ring.write_failed())
     say_write_failure(g_path, g_file, g_agent.ring.write_errno(), "; the profile is truncated");
   g_file.close();

@@ -43,7 +43,8 @@ std::vector<ExtRecord> sample_ext() {
   r.kind = ExtKind::Sampler; r.value = 1; r.value2 = 2; r.value3 = 1000000; out.push_back(r);
   r = {};
   r.kind = ExtKind::Thread; r.value = 1234; out.push_back(r); r = {};
-  r.kind = ExtKind::Weight; r.value = 4; out.push_back(r);
+  r.kind = ExtKind::Weight; r.value = 4; out.push_back(r); r = {};
+  r.kind = ExtKind::UncleanEnd; r.time_ns = 2500000000; r.value = 96; out.push_back(r);
   return out;
 }
 

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <csignal>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <unistd.h>
@@ -98,6 +99,23 @@ TEST_CASE("after the program closed the agent's descriptors, a forked child writ
   CHECK(count_at(child.allocs_by_size, 5005) == 0);
 }
 
+TEST_CASE("a profile whose file the program closed and removed ends with one line saying where") {
+  // The memory writer keeps its own descriptor (its file is gone with the
+  // directory entry all the same); the CPU stream, written by the
+  // program's threads, cannot open its file again.
+  char tmpl[] = "/tmp/libprof-lost-XXXXXX";
+  const std::string dir = mkdtemp(tmpl);
+  const std::shared_ptr<void> cleanup(nullptr, [&dir](void *) { remove_tree(dir); });
+  const RunResult r = run_under_agent({program("mem_closefrom"), "lost", dir},
+                                      {"PROF_OUTPUT=" + dir + "/p.%p", "PROF_CPU=leaf"});
+  CHECK(r.exit_code == 0);
+  CHECK(lines(r.err) == 1);
+  CHECK(r.err.rfind("libprof: the program closed the descriptor of " + dir + "/p.", 0) == 0);
+  CHECK(r.err.find(".sysprof and it cannot be opened again (No such file or directory); the profile "
+                   "ends at byte ") != std::string::npos);
+  CHECK(r.err.find("; the CPU profile is truncated\n") != std::string::npos);
+}
+
 TEST_CASE("libunwind's memory checks never read or write the program's pipe") {
   // libunwind checks addresses through a pipe of its own, made at the
   // lowest free numbers; the program closes it and makes a pipe of its own.
@@ -136,9 +154,12 @@ TEST_CASE("a forked child's stats count its own events, not its parent's") {
 
 TEST_CASE("a killed process keeps its CPU samples up to the last 100 ms") {
   // 0.5 s of CPU at 1 ms: about 500 samples, written out every 100 ms.
-  const RunResult r =
-      run_under_agent({program("cpu_killed")}, {"PROF_CPU=leaf", "PROF_MEMORY=0", "PROF_INTERVAL=1ms"});
+  const RunResult r = run_under_agent({program("cpu_killed")}, {"PROF_CPU=leaf", "PROF_INTERVAL=1ms"});
   CHECK(r.signal == SIGKILL);
+  // Its memory stream, ended by the writer that outlived it.
+  const Recorded rec = read_only_memprof(r);
+  CHECK_FALSE(rec.truncated);
+  CHECK(rec.unclean_end);
   REQUIRE(r.sysprof_files.size() == 1);
   const GuestProfile p = read_guest_sysprof(r.sysprof_files[0]);
   CHECK(p.truncated);
@@ -161,5 +182,38 @@ TEST_CASE("threads calling exit() at once leave a complete stream") {
     CHECK(count_at(rec.allocs_by_size, 3030) == 9 * 1000);
     CHECK(rec.stats.size() == 1);
     for (const auto &f : r.sysprof_files) CHECK_FALSE(read_guest_sysprof(f).truncated);
+  }
+}
+
+namespace {
+
+// `prof-analyze summary FILE`'s stderr.
+std::string analyzer_warnings(const std::string &file) {
+  const std::string err = file + ".analyze-err";
+  const std::string cmd = std::string(PROF_ANALYZER_PATH) + " summary " + file + " > /dev/null 2> " + err;
+  REQUIRE(std::system(cmd.c_str()) == 0);
+  return read_text(err);
+}
+
+}  // namespace
+
+TEST_CASE("a process that leaves through exit_group keeps every event, ended as unclean") {
+  // The agent's writer outlives the process: it writes what is complete,
+  // then an unclean-end record, the stats and the epilogue.
+  for (const char *sampling : {"PROF_SAMPLE_BYTES=0", "PROF_SAMPLE_BYTES=64k"}) {
+    INFO(sampling);
+    const RunResult r = run_under_agent({program("mem_exit_group")}, {sampling});
+    CHECK(r.exit_code == 5);
+    CHECK(r.err.empty());
+    const Recorded rec = read_only_memprof(r);
+    CHECK_FALSE(rec.truncated);
+    CHECK(rec.unclean_end);
+    CHECK(rec.lost_bytes == 0);
+    if (sampling == std::string("PROF_SAMPLE_BYTES=0")) CHECK(count_at(rec.allocs_by_size, 4040) == 4 * 2500);
+    CHECK(rec.stats.size() == 1);
+    const std::string warnings = analyzer_warnings(r.memprof_files[0]);
+    CHECK(lines(warnings) == 1);
+    CHECK(warnings.find("warning: " + r.memprof_files[0] + ": the process ended without finishing") !=
+          std::string::npos);
   }
 }

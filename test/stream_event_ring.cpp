@@ -74,7 +74,7 @@ TEST_CASE("the ring keeps every record, whole and in order, as producers come an
   auto ring = std::make_unique<EventRing>();
   g_ring = ring.get();
   REQUIRE(__libc_single_threaded);
-  REQUIRE(ring->start(&out, on_tick, true));
+  REQUIRE(ring->start(&out, on_tick, nullptr));
   CHECK(__libc_single_threaded);  // the writer is a raw thread
 
   // Alone for a while, ticks included.

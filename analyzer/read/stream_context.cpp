@@ -30,6 +30,9 @@ bool StreamContext::absorb(const ExtRecord &r) {
     case ExtKind::Stats:
       for (const auto &kv : r.stats) stats[kv.first] += kv.second;
       return true;
+    case ExtKind::UncleanEnd:
+      unclean = UncleanEnd{true, r.time_ns, r.value};
+      return true;
     case ExtKind::Marker:
       window.marker(r.text);
       if (markers.size() < kMaxMarkers)

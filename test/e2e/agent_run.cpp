@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -31,6 +32,7 @@ RunResult run(const std::vector<std::string> &argv, const std::vector<std::strin
   r.dir = mkdtemp(tmpl);
   r.remove_dir = std::shared_ptr<void>(nullptr, [dir = r.dir](void *) { remove_tree(dir); });
   const std::string out = r.dir + "/stdout", err = r.dir + "/stderr";
+  prctl(PR_SET_CHILD_SUBREAPER, 1);
   const pid_t pid = fork();
   if (pid == 0) {
     std::vector<std::string> envs;
@@ -62,6 +64,8 @@ RunResult run(const std::vector<std::string> &argv, const std::vector<std::strin
   waitpid(pid, &status, 0);
   if (WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
   if (WIFSIGNALED(status)) r.signal = WTERMSIG(status);
+  while (waitpid(-1, nullptr, __WALL) > 0) {
+  }
   r.out = read_text(out);
   r.err = read_text(err);
   if (DIR *d = opendir(r.dir.c_str())) {
@@ -137,6 +141,7 @@ Recorded read_memprof(const std::string &path) {
         if (x.kind == prof::ExtKind::ModuleLoad) rec.modules.push_back(x);
         if (x.kind == prof::ExtKind::ModuleUnload) rec.unloads.push_back(x);
         if (x.kind == prof::ExtKind::Stats) rec.stats.push_back(x);
+        if (x.kind == prof::ExtKind::UncleanEnd) rec.unclean_end = true, rec.lost_bytes = x.value;
         if (x.kind == prof::ExtKind::StackHost) rec.nodes[x.id] = {x.parent, x.addr};
         if (x.kind == prof::ExtKind::StackGuest) rec.guest_nodes[x.id] = x;
         continue;

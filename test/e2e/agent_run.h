@@ -25,7 +25,9 @@ struct RunResult {
 void remove_tree(const std::string &dir);
 
 // Runs argv with LD_PRELOAD=libprof.so, PROF_OUTPUT=<fresh dir>/prof.%p and
-// `env` ("NAME=value") added; waits for it.
+// `env` ("NAME=value") added; waits for it, and for what outlives it (the
+// agent's writer ending the stream of a process that died: this process is
+// their subreaper).
 RunResult run_under_agent(const std::vector<std::string> &argv,
                           const std::vector<std::string> &env = {});
 // The same with another build of the agent (libprof-cpu.so).
@@ -36,6 +38,8 @@ RunResult run_bare(const std::vector<std::string> &argv);
 
 struct Recorded {
   bool truncated = false;     // the stream ended before its epilogue
+  bool unclean_end = false;   // the process died; the agent's writer ended it
+  uint64_t lost_bytes = 0;    // (unclean-end) what dying threads were writing
   uint64_t pid = 0, ppid = 0;
   std::map<uint64_t, uint64_t> allocs_by_size;  // alloc + realloc results
   std::map<uint64_t, uint64_t> frees_by_size;   // frees/reallocs, sized by their block
