@@ -1,9 +1,9 @@
 // exec*() and _exit() end the process image without running destructors:
 // finish the stream first, so the events before them reach the file and end
-// with an epilogue. exit() from several threads at once must not end the
-// process before the stream either. After exec the new image loads the agent again
-// (LD_PRELOAD is inherited) and writes its own file; the pid is the same, so
-// it gets the ".1" name.
+// with an epilogue; and exit() from several threads at once must not end
+// the process before the stream. After exec the new image loads the agent
+// again (LD_PRELOAD is inherited) and writes its own file; the pid is the
+// same, so it gets the ".1" name.
 #include <atomic>
 #include <cerrno>
 #include <cstdarg>
