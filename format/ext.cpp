@@ -8,7 +8,8 @@ const char *ext_kind_name(ExtKind kind) {
   static const char *const kNames[] = {
       "?",          "stack-host", "stack-guest", "module-load", "module-unload",
       "time-mark",  "sampling",   "marker",      "stats",       "map",
-      "unmap",      "process",    "sampler",     "thread",      "weight"};
+      "unmap",      "process",    "sampler",     "thread",      "weight",
+      "unclean-end"};
   const uint8_t k = static_cast<uint8_t>(kind);
   return k <= kExtKindMax ? kNames[k] : "?";
 }
@@ -93,6 +94,11 @@ void read_body(ByteReader &in, ext::Sampler &r) {
 void read_body(ByteReader &in, ext::Thread &r) { r.tid = in.uleb(); }
 
 void read_body(ByteReader &in, ext::Weight &r) { r.sample_weight = in.uleb(); }
+
+void read_body(ByteReader &in, ext::UncleanEnd &r) {
+  r.time_ns = in.uleb();
+  r.lost_bytes = in.uleb();
+}
 
 template <class Record>
 void read_as(ByteReader &in, ExtRecord &out) {

@@ -1,11 +1,12 @@
 // libprof extension records: what an extended memprof or sysprof section (the
-// X bit of prologue.h) carries beyond the LuaJIT grammar. Extension revision 1.
+// X bit of prologue.h) carries beyond the LuaJIT grammar. Extension revision 2
+// (revision 1 had no unclean-end).
 //
 // ext-record     := ext-header ext-body
 // ext-header     := <BYTE>                   [01KKKKKK], KKKKKK = ext kind
 // ext-body       := stack-host | stack-guest | module-load | module-unload |
 //                   time-mark | sampling | marker | stats | map | unmap |
-//                   process | sampler | thread | weight
+//                   process | sampler | thread | weight | unclean-end
 // stack-host     := node-id parent-id ip                         (kind 1)
 // stack-guest    := node-id parent-id frame-type frame-addr line (kind 2)
 // module-load    := base size path build-id                      (kind 3)
@@ -21,10 +22,11 @@
 // sampler        := backend mode interval-ns                     (kind 12)
 // thread         := tid                                          (kind 13)
 // weight         := sample-weight                                (kind 14)
+// unclean-end    := time-ns lost-bytes                           (kind 15)
 // node-id, parent-id, ip, frame-type, frame-addr, line, base, size, time-ns,
 // rss-bytes, heap-bytes, mean-bytes, count, stat-value, addr, length,
 // host-stack-id, guest-stack-id, pid, ppid, time-unix-ns, backend, mode,
-// interval-ns, tid, sample-weight := <ULEB128>
+// interval-ns, tid, sample-weight, lost-bytes := <ULEB128>
 // path, build-id, label, stat-name, exe-path := string (as in symtab.h)
 //
 // Meaning:
@@ -62,6 +64,12 @@
 // - weight (sysprof only): the next sample stands for sample-weight
 //   intervals (a tick-driven clock signals once for several intervals of the
 //   thread's CPU time).
+// - unclean-end: the process ended without finishing the stream (exit_group
+//   past exit(), a fatal signal, a kill) and something that outlived it
+//   wrote every complete record, then this one, the stats and the epilogue.
+//   time-ns: when it found the process gone, since profiling started;
+//   lost-bytes: records that threads were still writing when they died,
+//   and all after them, left out.
 //
 // libprof's encoders write at most kMaxWrittenPath bytes of a path or
 // exe-path and kMaxWrittenLabel of a label, and an empty build-id for one
@@ -100,8 +108,9 @@ enum class ExtKind : uint8_t {
   Sampler = 12,
   Thread = 13,
   Weight = 14,
+  UncleanEnd = 15,
 };
-constexpr uint8_t kExtKindMax = 14;
+constexpr uint8_t kExtKindMax = 15;
 
 constexpr uint8_t ext_header(ExtKind kind) { return kExtFlag | static_cast<uint8_t>(kind); }
 
@@ -236,12 +245,20 @@ struct Weight {
   uint64_t sample_weight = 0;
 };
 
+struct UncleanEnd {
+  static constexpr ExtKind kKind = ExtKind::UncleanEnd;
+  static constexpr size_t kMaxBytes = 1 + 2 * kUleb128Max;
+  uint64_t time_ns = 0;     // when the process was found gone
+  uint64_t lost_bytes = 0;  // records dying threads were still writing, and after
+};
+
 }  // namespace ext
 
 // A decoded extension record: the alternative at index kind - 1.
 using ExtRecord = std::variant<ext::StackHost, ext::StackGuest, ext::ModuleLoad, ext::ModuleUnload,
                                ext::TimeMark, ext::Sampling, ext::Marker, ext::Stats, ext::Map,
-                               ext::Unmap, ext::Process, ext::Sampler, ext::Thread, ext::Weight>;
+                               ext::Unmap, ext::Process, ext::Sampler, ext::Thread, ext::Weight,
+                               ext::UncleanEnd>;
 
 template <size_t... I>
 constexpr bool ext_kinds_in_order(std::index_sequence<I...>) {
@@ -367,6 +384,13 @@ template <class Out>
 void put_ext(Out &out, const ext::Weight &r) {
   out.put_u8(ext_header(r.kKind));
   out.put_uleb(r.sample_weight);
+}
+
+template <class Out>
+void put_ext(Out &out, const ext::UncleanEnd &r) {
+  out.put_u8(ext_header(r.kKind));
+  out.put_uleb(r.time_ns);
+  out.put_uleb(r.lost_bytes);
 }
 
 // Any decoded record, through its encoder above (tests, tools).

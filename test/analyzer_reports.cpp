@@ -510,6 +510,35 @@ TEST_CASE("CPU samples of a libprof stream: weights, threads, VM states, guest f
         "LFUNC;0x1000;@g.lua:9 1\nNATIVE;0x1000;0x2000;0x3000 4\n");
 }
 
+TEST_CASE("a stream its process did not finish is read whole, with one warning") {
+  // What the agent's writer leaves of a process that died: its events, then
+  // an unclean-end record (2.5 s in, 96 bytes lost), the stats, the epilogue.
+  VecOut o;
+  put_prologue(o, SectionKind::Symtab, false);
+  put_symtab_final(o);
+  put_prologue(o, SectionKind::Memprof, true);
+  put_ext(o, ext::Process{42, 1, 0, "/bin/x"});
+  put_ext(o, ext::StackHost{1, 0, 0x1000});
+  put_memprof_event(o, AllocEvent{kAeventAlloc, GuestLoc{}, true, 1, 0, 0, 0, 0x10000, 100});
+  put_ext(o, ext::UncleanEnd{2500000000, 96});
+  put_ext(o, ext::Stats{{{"unwind_failures", 0}}});
+  put_memprof_epilogue(o);
+  const TempFile stream(o.b);
+  const std::string &path = stream.path;
+  const RunResult r = analyze({"summary", "--json", path});
+  CHECK(r.exit_code == 0);
+  CHECK(r.err == "prof-analyze: warning: " + path +
+                     ": the process ended without finishing its profile (exit_group past exit(), a "
+                     "signal or a kill) 2.500 s in; 96 bytes of events its dying threads were writing "
+                     "are lost\n");
+  const Json j = Json::parse(r.out);
+  CHECK(j["streams"][0]["unclean_end"] == Json{{"time_ns", 2500000000}, {"lost_bytes", 96}});
+  CHECK(j["streams"][0]["truncated_at"] == nullptr);
+  CHECK(j["memory"]["alloc_calls"] == 1);
+  CHECK(j["memory"]["leaked_bytes"] == 100);
+  unlink(path.c_str());
+}
+
 TEST_CASE("bad input: a cut file is reported up to its cut, a corrupt one refused") {
   size_t cut = 0;
   std::vector<uint8_t> bytes = native_memory_stream(42, 0, &cut);

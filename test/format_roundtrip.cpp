@@ -38,7 +38,8 @@ std::vector<ExtRecord> sample_ext() {
           ext::Unmap{0x7f0000001000, 4096},
           ext::Sampler{1, 2, 1000000},
           ext::Thread{1234},
-          ext::Weight{4}};
+          ext::Weight{4},
+          ext::UncleanEnd{2500000000, 96}};
 }
 
 // Each record's fields, to compare a decoded record with the one encoded.
@@ -70,6 +71,7 @@ auto fields(const ext::Process &r) {
 auto fields(const ext::Sampler &r) { return std::make_tuple(r.backend, r.mode, r.interval_ns); }
 auto fields(const ext::Thread &r) { return std::make_tuple(r.tid); }
 auto fields(const ext::Weight &r) { return std::make_tuple(r.sample_weight); }
+auto fields(const ext::UncleanEnd &r) { return std::make_tuple(r.time_ns, r.lost_bytes); }
 
 void check_same(const ExtRecord &got, const ExtRecord &want) {
   REQUIRE(ext_kind(got) == ext_kind(want));

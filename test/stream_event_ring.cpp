@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "stream/event_ring.h"
+#include "stream/owned_file.h"
 #include "temp_files.h"
 
 using prof::EventRing;
@@ -64,13 +65,16 @@ void produce(uint8_t thread, uint32_t count) {
 }  // namespace
 
 TEST_CASE("the ring keeps every record, whole and in order, as producers come and go") {
-  const TempFile out;
-  const int fd = open(out.path.c_str(), O_RDWR);
-  REQUIRE(fd >= 0);
+  const TempFile written;
+  prof::OwnedFile out;
+  const int created = open(written.path.c_str(), O_RDWR);
+  REQUIRE(created >= 0);
+  out.adopt(created, written.path.c_str());
+  const int fd = out.fd();
   auto ring = std::make_unique<EventRing>();
   g_ring = ring.get();
   REQUIRE(__libc_single_threaded);
-  REQUIRE(ring->start(fd, on_tick, true));
+  REQUIRE(ring->start(&out, on_tick, nullptr));
   CHECK(__libc_single_threaded);  // the writer is a raw thread
 
   // Alone for a while, ticks included.

@@ -232,6 +232,7 @@ void HostStack::forget_mapping(uint64_t addr, uint64_t len) {
 }
 
 uint64_t HostStack::fallbacks() { return g_fallbacks.load(std::memory_order_relaxed); }
+void HostStack::reset_fallbacks() { g_fallbacks.store(0, std::memory_order_relaxed); }
 
 // How many frames to walk for `max` of the program's: room for the agent's
 // own frames, dropped after.

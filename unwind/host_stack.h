@@ -133,8 +133,10 @@ class HostStack {
   // [addr, addr + len) is being unmapped (munmap, mremap): threads drop the
   // stack mappings they cached there.
   static void forget_mapping(uint64_t addr, uint64_t len);
-  // How many captures fell back to libunwind (for the stats record).
+  // How many captures fell back to libunwind (for the stats record); a
+  // forked child starts its own count.
   static uint64_t fallbacks();
+  static void reset_fallbacks();
 };
 
 }  // namespace prof

@@ -25,6 +25,8 @@ bool StreamContext::absorb(const ExtRecord &r) {
     symbolizer.load_perf_map(pid);
   } else if (const auto *counters = std::get_if<ext::Stats>(&r)) {
     for (const ext::Stat &c : counters->counters) stats[c.name] += c.value;
+  } else if (const auto *end = std::get_if<ext::UncleanEnd>(&r)) {
+    unclean = UncleanEnd{true, end->time_ns, end->lost_bytes};
   } else if (const auto *marker = std::get_if<ext::Marker>(&r)) {
     window.marker(marker->label);
     if (markers.size() < kMaxMarkers)

@@ -43,6 +43,7 @@ struct SampleSlot {
   uint64_t tid;
   // The thread's timer (timer.h): a perf event fd or a POSIX timer.
   int perf_fd;
+  uint64_t perf_id;  // the event's id (PERF_EVENT_IOC_ID): that it is still ours
   bool has_timer;
   timer_t timer;
   uint64_t weighed_cpu_ns;  // the thread CPU time its weights cover

@@ -3,6 +3,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <ctime>
 #include <fcntl.h>
 #include <sched.h>
 #include <unistd.h>
@@ -13,6 +14,7 @@
 #include "module_map.h"
 #include "stream/module_record.h"
 #include "stream/output_file.h"
+#include "stream/owned_file.h"
 #include "stream/stream_opening.h"
 #include "cpu/sampler.h"
 #include "stream_writer.h"
@@ -22,7 +24,7 @@ namespace prof {
 namespace sysprof_stream {
 namespace {
 
-int g_fd = -1;
+OwnedFile g_file;
 pid_t g_owner = 0;
 char g_path[600];
 std::atomic<bool> g_writing{false};  // the one writer flag
@@ -40,6 +42,7 @@ GuestSymbolCursor g_symbols;
 uint64_t g_last_tid = 0;  // the thread of the samples written last
 uint64_t g_unloads[256];  // seen by a sync, written after the samples
 size_t g_unload_count = 0;
+std::atomic<uint64_t> g_next_timed_flush_ns{0};  // CLOCK_MONOTONIC_COARSE
 
 // Takes the flag; false (and not taken) when the stream has ended.
 bool try_take() {
@@ -90,20 +93,31 @@ void write_all(bool modules) {
   g_unload_count = 0;
 }
 
+// True for the one caller that finds the timed flush due (and sets the next).
+bool timed_flush_due() {
+  constexpr uint64_t kPeriodNs = 100000000;
+  timespec now;
+  clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
+  const uint64_t ns = uint64_t(now.tv_sec) * 1000000000u + uint64_t(now.tv_nsec);
+  uint64_t due = g_next_timed_flush_ns.load(std::memory_order_relaxed);
+  return ns >= due && g_next_timed_flush_ns.compare_exchange_strong(due, ns + kPeriodNs);
+}
+
 }  // namespace
 
 bool open(pid_t ppid) {
-  g_fd = create_output_file(g_agent.cfg.output, getpid(), "sysprof", g_path, sizeof g_path);
-  if (g_fd < 0) {
+  const int fd = create_output_file(g_agent.cfg.output, getpid(), "sysprof", g_path, sizeof g_path);
+  if (fd < 0) {
     say("cannot create ", g_path, ": ", strerror(errno), "; CPU profiling disabled");
     return false;
   }
+  g_file.adopt(fd, g_path);
   g_owner = getpid();
   g_failed.store(false);
   g_writing.store(false);
   g_open = true;
-  static StreamWriter out(g_buf, sizeof g_buf, fd_sink, nullptr);
-  out = StreamWriter(g_buf, sizeof g_buf, fd_sink, reinterpret_cast<void *>(intptr_t(g_fd)));
+  static StreamWriter out(g_buf, sizeof g_buf, owned_file_sink, nullptr);
+  out = StreamWriter(g_buf, sizeof g_buf, owned_file_sink, &g_file);
   g_out = &out;
   g_modules.reset();
   g_symbols = GuestSymbolCursor();
@@ -115,21 +129,29 @@ bool open(pid_t ppid) {
           ext::Sampler{uint64_t(g_cpu.backend), kModes[uint8_t(g_cpu.mode)], g_cpu.interval_ns});
   write_all(true);
   if (!g_out->flush()) {
-    say("cannot write ", g_path, ": ", strerror(g_out->saved_errno()), "; CPU profiling disabled");
+    say_write_failure(g_path, g_file, g_out->saved_errno(), "; CPU profiling disabled");
     g_open = false;
-    close(g_fd);
-    g_fd = -1;
+    g_file.close();
     return false;
   }
   return true;
 }
 
 void flush_from_handler(SampleSlot &own, size_t min_bytes) {
-  if (own.head.load(std::memory_order_relaxed) - own.tail.load(std::memory_order_relaxed) < min_bytes ||
-      !try_take())
+  const bool timed = timed_flush_due();
+  if (!timed &&
+      own.head.load(std::memory_order_relaxed) - own.tail.load(std::memory_order_relaxed) < min_bytes)
     return;
-  write_symbols();
-  write_slot(own);
+  if (!try_take()) {
+    if (timed) g_next_timed_flush_ns.store(0, std::memory_order_relaxed);  // the next sample's
+    return;
+  }
+  if (timed) {
+    write_all(false);
+  } else {
+    write_symbols();
+    write_slot(own);
+  }
   release();
 }
 
@@ -162,9 +184,8 @@ void finish(Span<ext::StatView> stats) {
   g_open = false;
   g_writing.store(false, std::memory_order_release);
   if (g_failed.load())
-    say("cannot write ", g_path, ": ", strerror(g_out->saved_errno()), "; the CPU profile is truncated");
-  close(g_fd);
-  g_fd = -1;
+    say_write_failure(g_path, g_file, g_out->saved_errno(), "; the CPU profile is truncated");
+  g_file.close();
 }
 
 bool is_open() { return g_open; }
@@ -172,8 +193,7 @@ pid_t owner_pid() { return g_owner; }
 
 void forget_in_child() {
   g_open = false;
-  if (g_fd >= 0) close(g_fd);
-  g_fd = -1;
+  g_file.close();  // the parent's (unless the program closed it)
   g_writing.store(false);
 }
 

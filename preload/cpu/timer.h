@@ -37,6 +37,9 @@ const char *backend_name(SamplerBackend b);
 bool arm_thread(SamplerBackend b, int sig, uint64_t interval_ns, SampleSlot *slot);
 // Stops the clock of `slot`'s thread (from any thread; Itimer: nothing).
 void disarm_thread(SamplerBackend b, SampleSlot *slot);
+// Closes slot's perf event descriptor if it still is that event; false when
+// the program had closed it (and may have been given its number since).
+bool close_perf_event(SampleSlot *slot);
 void disarm_process(SamplerBackend b);
 
 // The backend to use: the configured one, or with Auto the first that arms

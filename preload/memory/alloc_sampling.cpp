@@ -55,6 +55,7 @@ bool SampledSet::init() {
 void SampledSet::reset() {
   madvise(slots_, kCapacity * sizeof(uint64_t), MADV_DONTNEED);
   for (auto &f : filter_) f.store(0, std::memory_order_relaxed);
+  overflow_.store(0, std::memory_order_relaxed);
 }
 
 static size_t home_of(uint64_t addr, size_t capacity) {

@@ -10,6 +10,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "stream/owned_file.h"
 #include "stream/raw_thread.h"
 
 namespace prof {
@@ -41,16 +42,16 @@ void make_slot_key() { pthread_key_create(&g_slot_key, release_slot); }
 
 __thread EventRing::Slot *t_ring_slot __attribute__((tls_model("initial-exec")));
 
-bool EventRing::start(int fd, void (*on_tick)(), bool writer_thread) {
+bool EventRing::start(OwnedFile *file, void (*on_tick)(), UncleanEndFn on_unclean_end) {
   ring_ = static_cast<uint8_t *>(
       mmap(nullptr, kRingSize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
   if (ring_ == MAP_FAILED) {
     ring_ = nullptr;
     return false;
   }
-  fd_ = fd;
+  file_ = file;
   on_tick_ = on_tick;
-  writer_thread_ = writer_thread;
+  on_unclean_end_ = on_unclean_end;
   shared_.busy_from.store(kIdle);
   membarrier_ = register_membarrier();
   reset_solo(nullptr);
@@ -60,11 +61,16 @@ bool EventRing::start(int fd, void (*on_tick)(), bool writer_thread) {
 bool EventRing::launch() {
   discard_.store(false);
   closed_.store(false);
-  if (!writer_thread_) return true;
+  finish_at_.store(0);
   running_.store(true);
   // Without a raw thread (clone refused, not x86-64) the producers write.
-  if (!writer_.start(writer_main, this)) running_.store(false);
+  if (!writer_.start(writer_main, this, file_->fd())) running_.store(false);
   return true;
+}
+
+void EventRing::wake_writer() {
+  __atomic_fetch_add(&writer_wake_, 1, __ATOMIC_RELEASE);
+  raw_wake(&writer_wake_);
 }
 
 EventRing::Slot *EventRing::claim_slot() {
@@ -194,14 +200,17 @@ void EventRing::copy_in(uint64_t pos, const uint8_t *data, size_t len) {
   memcpy(ring_, data + first, len - first);
 }
 
-// Backpressure: a bounded spin, then short naps; flushes itself when no one
-// else does (the writer may be the one waiting, from its tick).
+// Backpressure: a bounded spin, then short naps; wakes the writer, or
+// without one flushes itself when no one else does.
 void EventRing::wait_for_room(Slot *slot, uint64_t pos, uint64_t end) {
   full_waits_.fetch_add(1, std::memory_order_relaxed);
   // The exact position, so that flushing can reach it while we wait.
   slot->busy_from.store(pos, std::memory_order_release);
   for (unsigned spins = 0; end > flushed_.load(std::memory_order_acquire) + kRingSize; spins++) {
-    if (flush(1)) continue;
+    if (writer_running())
+      wake_writer();
+    else if (flush(1))
+      continue;
     if (spins < 64)
       sched_yield();
     else
@@ -226,7 +235,7 @@ void EventRing::write_out(uint64_t from, uint64_t to) {
     const size_t n = to - from < kRingSize - off ? to - from : kRingSize - off;
     if (!discard_.load(std::memory_order_relaxed) && !failed_.load(std::memory_order_relaxed)) {
       // Raw: this may run on the writer, which must not touch errno.
-      const long rc = raw_write_all(fd_, ring_ + off, n);
+      const long rc = file_->write_all(ring_ + off, n);
       if (rc < 0) {
         write_errno_ = int(-rc);
         failed_.store(true, std::memory_order_relaxed);
@@ -253,14 +262,23 @@ int EventRing::writer_main(void *arg) {
   auto *self = static_cast<EventRing *>(arg);
   uint64_t last = raw_monotonic_ns();
   long idle_ns = 1000000;
-  while (self->running_.load(std::memory_order_acquire)) {
+  for (;;) {
+    const uint32_t wake = __atomic_load_n(&self->writer_wake_, __ATOMIC_ACQUIRE);
+    if (const uint64_t end = self->finish_at_.load(std::memory_order_acquire)) {
+      self->write_last(end);
+      return 0;
+    }
+    if (self->writer_.program_gone()) {
+      self->write_orphaned();
+      return 0;
+    }
     // XXX: back off while there is little to write (quiet programs): each
     // wakeup costs the program CPU time, and a producer that needs room
-    // flushes by itself anyway.
+    // wakes the writer.
     if (self->flush(kSegSize)) {
       idle_ns = 1000000;
     } else {
-      raw_nap(idle_ns);
+      raw_wait_on(&self->writer_wake_, wake, idle_ns);
       if (idle_ns < 16000000) idle_ns *= 2;
     }
     const uint64_t now = raw_monotonic_ns();
@@ -270,32 +288,63 @@ int EventRing::writer_main(void *arg) {
       self->flush(1);
     }
   }
-  return 0;
 }
 
-void EventRing::finish(const uint8_t *data, size_t len) {
-  if (closed_.exchange(true)) return;
-  if (running_.exchange(false)) writer_.join();
-  const uint64_t end = append_copy(data, len);
-  while (flushing_.exchange(true, std::memory_order_acquire)) sched_yield();
-  // Wait (bounded) for threads still copying records placed before ours,
-  // then write up to our record. A thread stuck longer than that loses its
-  // bytes and everything after them: the file ends as a truncated stream.
+void EventRing::write_unclean_end(uint64_t lost_bytes) {
+  uint8_t tail[kMaxUncleanEnd];
+  const size_t len = on_unclean_end_ ? on_unclean_end_(tail, lost_bytes) : 0;
+  if (len == 0 || discard_.load(std::memory_order_relaxed) || failed_.load(std::memory_order_relaxed))
+    return;
+  const long rc = file_->write_all(tail, len);
+  if (rc < 0) {
+    write_errno_ = int(-rc);
+    failed_.store(true, std::memory_order_relaxed);
+  }
+}
+
+void EventRing::write_last(uint64_t end) {
+  while (flushing_.exchange(true, std::memory_order_acquire)) raw_syscall3(SYS_sched_yield, 0, 0, 0);
+  // Wait (bounded) for threads still copying records placed before the
+  // last one. One stuck longer than that loses its bytes and everything
+  // after them: the stream ends as an unclean one.
   uint64_t to = complete();
   for (int spins = 0; to < end && spins < 100000; spins++) {
-    sched_yield();
+    raw_syscall3(SYS_sched_yield, 0, 0, 0);
     to = complete();
   }
-  const uint64_t from = flushed_.load(std::memory_order_relaxed);
   if (to > end) to = end;
-  write_out(from, to);
+  write_out(flushed_.load(std::memory_order_relaxed), to);
+  if (to < end) write_unclean_end(end - to);
   flushed_.store(end, std::memory_order_release);
   // Whatever late producers still copy is past the stream's end.
   discard_.store(true);
   flushing_.store(false, std::memory_order_release);
 }
 
-bool EventRing::restart_in_child(int fd) {
+void EventRing::write_orphaned() {
+  // Every thread of the program is gone: nothing will be appended or
+  // completed any more, and no one else flushes.
+  const uint64_t head = head_.load(std::memory_order_acquire), to = complete();
+  write_out(flushed_.load(std::memory_order_relaxed), to);
+  write_unclean_end(head - to);
+  flushed_.store(head, std::memory_order_release);
+  discard_.store(true);
+}
+
+void EventRing::finish(const uint8_t *data, size_t len) {
+  if (closed_.exchange(true)) return;
+  const uint64_t end = append_copy(data, len);
+  if (writer_running()) {
+    finish_at_.store(end, std::memory_order_release);
+    wake_writer();
+  }
+  if (running_.load()) writer_.join();
+  running_.store(false);
+  // Without a writer (or should it have died) the finishing thread writes.
+  if (!discard_.load()) write_last(end);
+}
+
+bool EventRing::restart_in_child(OwnedFile *file) {
   // The parent's other threads do not exist here: their slots are free.
   for (size_t i = 0; i < kSlots; i++) {
     slots_[i].busy_from.store(kIdle);
@@ -307,9 +356,11 @@ bool EventRing::restart_in_child(int fd) {
   flushed_.store(0);
   flushing_.store(false);
   failed_.store(false);
-  fd_ = fd;
+  full_waits_.store(0);  // the child's own counts
+  shared_uses_.store(0);
+  file_ = file;
   running_.store(false);
-  writer_.forget();  // the parent's writer does not exist here
+  writer_.forget();  // the parent's writer is not the child's
   membarrier_ = register_membarrier();
   reset_solo(t_ring_slot);  // this thread is the child's only one
   return launch();

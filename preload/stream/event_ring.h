@@ -24,19 +24,29 @@
 //   slot share one under a spinlock.
 // - The writer is a raw thread (raw_thread.h), which glibc does not count:
 //   a pthread would make glibc's malloc take its multi-threaded paths in the
-//   program. It only flushes, with raw calls: bytes
-//   are written in position order by whoever holds the flush flag, the
-//   writer (a segment's worth, and every 100 ms whatever is complete), or a
-//   producer waiting for room. finish() writes up to the last record.
+//   program. It only writes, with raw calls, in position order: a segment's
+//   worth, and every 100 ms whatever is complete. While it runs it is the
+//   only one: a producer that needs room wakes it and waits. finish() hands
+//   it the last record; it writes up to there, and exits.
+// - The writer outlives the program (raw_thread.h): when the program ends
+//   without finish() (exit_group past exit(), a signal, a kill), it writes
+//   every complete record, then the stream's unclean end (on_unclean_end:
+//   an unclean-end record, the stats, the epilogue), so that the stream
+//   ends well-formed and says so. Records threads were copying when they
+//   died, and all after them, cannot be written: the record counts them.
+//   The same ending closes a stream whose last record finish() could not
+//   reach, a thread being stuck in the middle of an earlier one.
 // - The tick (on_tick: time marks, write-error checks) runs on an appending
 //   thread, the first append after each 100 ms (the clock is read once per
 //   256 appends of a thread while a writer runs).
-// - Without a writer (start(..., false), sampled recording, or no raw
-//   thread here), producers also flush once a segment's worth is complete,
-//   and at each tick.
-// - When the ring is full, append() waits (flushing itself when it can),
-//   it never drops. After a write error the bytes are discarded instead (the
-//   agent is then switched off), so a producer never waits on a dead file.
+// - The writer outlives the program only where it can be a task of its own
+//   (raw_thread.h); elsewhere it is a thread of the program's, and dies
+//   with it. Without any (not x86-64), producers write: once a segment's
+//   worth is complete, at each tick, and finish() up to the last record.
+// - When the ring is full, append() waits (flushing itself when no writer
+//   runs), it never drops. After a write error the bytes are discarded
+//   instead (the agent is then switched off), so a producer never waits on
+//   a dead file.
 #pragma once
 
 #include <atomic>
@@ -47,12 +57,20 @@
 
 namespace prof {
 
+class OwnedFile;
+
 class EventRing {
  public:
-  // Maps the ring and, with `writer_thread`, starts the writer thread on
-  // `fd`. `on_tick` runs about every 100 ms (time marks, write-error
-  // checks), on the writer thread or on an appending one.
-  bool start(int fd, void (*on_tick)(), bool writer_thread);
+  // Encodes the records that end a stream the program could not finish
+  // (an unclean-end record, the stats, the epilogue) into buf, of
+  // kMaxUncleanEnd bytes; returns their length. Runs on the writer: raw, as
+  // raw_thread.h says.
+  static constexpr size_t kMaxUncleanEnd = 1024;
+  using UncleanEndFn = size_t (*)(uint8_t *buf, uint64_t lost_bytes);
+  // Maps the ring and starts the writer thread on `file`. `on_tick` runs
+  // about every 100 ms (time marks, write-error checks), on an appending
+  // thread.
+  bool start(OwnedFile *file, void (*on_tick)(), UncleanEndFn on_unclean_end);
   void append(const uint8_t *data, size_t len);
   // Appends a record of exactly `len` (at most kMaxInPlace) bytes that
   // encode(dst) writes straight into the ring: bytes just written byte by
@@ -87,10 +105,11 @@ class EventRing {
     return true;
   }
   // Appends the stream's last record, writes everything reserved before it
-  // and stops the writer. Later appends are dropped.
+  // (by the writer, which then exits) and returns once it is written.
+  // Later appends are dropped.
   void finish(const uint8_t *data, size_t len);
-  // In a forked child: forget the parent's bytes and threads and restart on `fd`.
-  bool restart_in_child(int fd);
+  // In a forked child: forget the parent's bytes and threads and restart on `file`.
+  bool restart_in_child(OwnedFile *file);
 
   bool write_failed() const { return failed_.load(std::memory_order_relaxed); }
   int write_errno() const { return write_errno_; }
@@ -118,6 +137,15 @@ class EventRing {
 
   static int writer_main(void *self);
   bool launch();
+  bool writer_running() const { return running_.load(std::memory_order_relaxed) && writer_.alive(); }
+  void wake_writer();
+  // Writes everything up to `end`, the stream's last record, waiting
+  // (bounded) for threads still copying records before it; if one stays
+  // stuck, what is complete and then the unclean end.
+  void write_last(uint64_t end);
+  // The program is gone: what is complete, then the unclean end.
+  void write_orphaned();
+  void write_unclean_end(uint64_t lost_bytes);
   // An appending thread's share of the writing: the tick, and without a
   // running writer the flushes too.
   void after_append(uint64_t end);
@@ -151,9 +179,9 @@ class EventRing {
 
   // Read-mostly state.
   uint8_t *ring_ = nullptr;
-  int fd_ = -1;
+  OwnedFile *file_ = nullptr;
   void (*on_tick_)() = nullptr;
-  bool writer_thread_ = true;
+  UncleanEndFn on_unclean_end_ = nullptr;
   std::atomic<uint64_t> next_tick_ns_{0};  // when the next tick is due
   RawThread writer_;
   int write_errno_ = 0;
@@ -161,6 +189,8 @@ class EventRing {
   std::atomic<bool> closed_{true};
   std::atomic<bool> failed_{false};
   std::atomic<bool> discard_{false};  // after finish(): the stream has ended
+  std::atomic<uint64_t> finish_at_{0};  // for the writer: the last record's end
+  alignas(4) uint32_t writer_wake_ = 0;  // a futex word: bumped to wake the writer
   std::atomic<size_t> slots_used_{0};  // slots_[0..slots_used_) were ever claimed
   // XXX: each producer-written word on its own cache line, away from what
   // the writer thread polls, or every append stalls on a line transfer.

@@ -21,7 +21,9 @@ struct RunResult {
 };
 
 // Runs argv with LD_PRELOAD=libprof.so, PROF_OUTPUT=<fresh dir>/prof.%p and
-// `env` ("NAME=value") added; waits for it.
+// `env` ("NAME=value") added; waits for it, and for what outlives it (the
+// agent's writer ending the stream of a process that died: this process is
+// their subreaper).
 RunResult run_under_agent(const std::vector<std::string> &argv,
                           const std::vector<std::string> &env = {});
 // The same with another build of the agent (libprof-cpu.so).
@@ -32,6 +34,8 @@ RunResult run_bare(const std::vector<std::string> &argv);
 
 struct Recorded {
   bool truncated = false;     // the stream ended before its epilogue
+  bool unclean_end = false;   // the process died; the agent's writer ended it
+  uint64_t lost_bytes = 0;    // (unclean-end) what dying threads were writing
   uint64_t pid = 0, ppid = 0;
   std::map<uint64_t, uint64_t> allocs_by_size;  // alloc + realloc results
   std::map<uint64_t, uint64_t> frees_by_size;   // frees/reallocs, sized by their block
@@ -52,3 +56,19 @@ struct Recorded {
 };
 
 Recorded read_memprof(const std::string &path);
+
+// The value at `key` (a size), 0 if absent.
+uint64_t count_at(const std::map<uint64_t, uint64_t> &by_size, uint64_t key);
+
+// The one memprof stream of a run; throws unless there is exactly one.
+Recorded read_only_memprof(const RunResult &r);
+
+// The memprof streams of a run that forked once, told apart by their ppid;
+// throws unless there are exactly two.
+struct ForkedRun {
+  Recorded parent, child;
+};
+ForkedRun read_forked(const RunResult &r);
+
+// A whole text file ("" if it cannot be read).
+std::string read_text(const std::string &path);
