@@ -1,5 +1,6 @@
 // prof-analyze: reports, folded stacks and JSON from memprof/sysprof streams.
 #include <iostream>
+#include <new>
 #include <stdexcept>
 
 #include <CLI/CLI.hpp>
@@ -138,6 +139,9 @@ int main(int argc, char **argv) {
       return prof::run_diff(opt, std::cout);
     }
     return prof::run_folded(opt, std::cout);
+  } catch (const std::bad_alloc &) {
+    std::cerr << "prof-analyze: out of memory\n";
+    return 2;
   } catch (const std::exception &e) {
     std::cerr << "prof-analyze: " << e.what() << "\n";
     return 2;

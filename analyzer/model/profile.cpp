@@ -16,7 +16,7 @@ StreamContext &Profile::read(const std::string &path) {
     read_memory(ctx);
   } else {
     has_cpu_ = true;
-    cpu_.read(ctx);
+    cpu_.read(ctx, calls_);
   }
   return ctx;
 }
@@ -133,7 +133,7 @@ void Profile::read_memory(StreamContext &ctx) {
           case ExtKind::Sampling: pipe.put(HeapOp{HeapOp::Sampling, 0, x.value}); break;
           case ExtKind::TimeMark: pipe.put(HeapOp{HeapOp::TimeMark, 0, x.time_ns, x.value}); break;
           case ExtKind::Map: {
-            const StackKey key{ctx.index, 0, x.host_stack, x.guest_stack};
+            const StackKey key{ctx.index, 0, ctx.host_index, ctx.guest_index};
             pipe.put(HeapOp{HeapOp::Map, stack_ids_.id_of(key), x.addr, x.size});
             break;
           }
@@ -146,7 +146,7 @@ void Profile::read_memory(StreamContext &ctx) {
         pipe.put(HeapOp{HeapOp::Free, 0, ev.oaddr});
         return;
       }
-      StackKey key{ctx.index, 0, ev.host_stack, ev.guest_stack};
+      StackKey key{ctx.index, 0, ctx.host_index, ctx.guest_index};
       if (!ev.has_stacks && ev.loc.source != kAsourceNone) key.site = site_of(ctx, ev.loc);
       const uint32_t stack = stack_ids_.id_of(key);
       if (ev.record == MemprofRecord::Alloc)
@@ -161,11 +161,18 @@ void Profile::read_memory(StreamContext &ctx) {
   }
   pipe.close();
   model.join();
-  if (failure) std::rethrow_exception(failure);
+  if (failure) {
+    try {
+      std::rethrow_exception(failure);
+    } catch (const std::bad_alloc &) {
+      throw OutOfMemory(ctx.file.reader().offset());
+    }
+  }
   heap_.end_stream();
 }
 
 void Profile::suppress_leaks(const Suppressions &suppressions) {
+  if (suppressions.patterns().empty()) return;
   std::vector<SuppressedLeaks> used(suppressions.patterns().size());
   for (uint32_t id = 0; id < heap_.stacks().size(); id++) {
     const StackStats &s = heap_.stacks()[id];
@@ -183,15 +190,18 @@ void Profile::suppress_leaks(const Suppressions &suppressions) {
     }
 }
 
-std::vector<Frame> Profile::frames(uint32_t stack) {
+uint32_t Profile::node(uint32_t stack) {
+  if (stack_nodes_.size() <= stack) stack_nodes_.resize(stack_ids_.size(), IdTable::kNone);
+  uint32_t &node = stack_nodes_[stack];
+  if (node != IdTable::kNone) return node;
   const StackKey &key = stack_ids_.key(stack);
   if (key.site) {
     Frame f;
     f.kind = Frame::Kind::Guest;
     f.function = site_names_[key.site - 1];
-    return {f};
+    return node = calls_.child(CallTree::kRoot, calls_.frame_id(f));
   }
-  return streams_[key.file]->stack_frames(key.host, key.guest);
+  return node = streams_[key.file]->stack_node(key.host, key.guest, calls_);
 }
 
 }  // namespace prof

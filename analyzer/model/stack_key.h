@@ -4,30 +4,26 @@
 //
 // Invariants: ids are given in the order keys are first met, from 0; a key
 // keeps its id; keys of different streams never compare equal (stack-table
-// ids are per stream).
+// indices are per stream); 16 bytes a key plus its IdTable slots.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
-#include <unordered_map>
 #include <vector>
+
+#include "model/id_table.h"
 
 namespace prof {
 
-// A stream's stack-table stacks, or for streams without stacks (genuine
-// LuaJIT), a guest location (`site`, named by the reader).
+// A stream's stack-table stacks (indices, stack_table.h), or for streams
+// without stacks (genuine LuaJIT), a guest location (`site`, named by the
+// reader).
 struct StackKey {
   uint32_t file = 0;  // which stream
   uint32_t site = 0;
-  uint64_t host = 0, guest = 0;
+  uint32_t host = 0, guest = 0;
   bool operator==(const StackKey &o) const {
     return file == o.file && site == o.site && host == o.host && guest == o.guest;
-  }
-  bool operator<(const StackKey &o) const {
-    if (file != o.file) return file < o.file;
-    if (site != o.site) return site < o.site;
-    if (host != o.host) return host < o.host;
-    return guest < o.guest;
   }
 };
 
@@ -35,35 +31,38 @@ class StackIndex {
  public:
   uint32_t id_of(const StackKey &k) {
     // XXX: events come in runs from a few stacks; a small direct-mapped
-    // cache in front of the hash map saves most lookups.
-    Cached &c = cache_[Hash()(k) % kCache];
-    if (c.id != UINT32_MAX && c.key == k) return c.id;
+    // cache in front of the table saves most lookups.
+    // XXX: one multiply, its top bits: the table's hash costs more than a hit.
+    Cached &c = cache_[((k.host + 31 * uint64_t(k.guest) + k.site) * 0x9E3779B97F4A7C15ull) >> 58];
+    if (c.id != IdTable::kNone && c.key == k) return c.id;
     return insert(k, c);
   }
   const StackKey &key(uint32_t id) const { return keys_[id]; }
   uint32_t size() const { return uint32_t(keys_.size()); }
 
  private:
-  struct Hash {
-    size_t operator()(const StackKey &k) const {
-      return size_t((k.host * 0x9E3779B97F4A7C15ull ^ k.guest * 0xC2B2AE3D27D4EB4Full) +
-                    (uint64_t(k.file) << 32 | k.site));
-    }
-  };
-  static constexpr size_t kCache = 64;
+  static uint64_t hash(const StackKey &k) {
+    return mix_hash(uint64_t(k.host) << 32 | k.guest, uint64_t(k.file) << 32 | k.site);
+  }
+  static constexpr size_t kCache = 64;  // the top 6 bits of a hash
   struct Cached {
     StackKey key;
-    uint32_t id = UINT32_MAX;
+    uint32_t id = IdTable::kNone;
   };
   __attribute__((noinline)) uint32_t insert(const StackKey &k, Cached &c) {
-    auto it = ids_.try_emplace(k, uint32_t(keys_.size())).first;
-    if (it->second == keys_.size()) keys_.push_back(k);
-    c = Cached{k, it->second};
-    return it->second;
+    const uint64_t h = hash(k);
+    uint32_t id = ids_.find(h, [&](uint32_t i) { return keys_[i] == k; });
+    if (id == IdTable::kNone) {
+      id = size();
+      keys_.push_back(k);
+      ids_.insert(h, id, [&](uint32_t i) { return hash(keys_[i]); });
+    }
+    c = Cached{k, id};
+    return id;
   }
 
   std::vector<StackKey> keys_;
-  std::unordered_map<StackKey, uint32_t, Hash> ids_;
+  IdTable ids_;
   Cached cache_[kCache];
 };
 

@@ -6,23 +6,27 @@
 
 namespace prof {
 
-std::string format_bytes(int64_t bytes, bool human) {
-  char buf[48];
-  if (!human) {
-    snprintf(buf, sizeof buf, "%lldB", static_cast<long long>(bytes));
-    return buf;
-  }
+std::string format_count(double n) {
+  // XXX: rounded half away from zero first, as llround() does ("%.0f" alone
+  // rounds half to even); +0 so that -0.4 is not "-0".
+  const double whole = std::round(n) + 0.0;
+  char buf[400];  // the longest double written whole has 309 digits
+  snprintf(buf, sizeof buf, "%.0f", whole);
+  return buf;
+}
+
+std::string format_bytes(double bytes, bool human) {
+  if (!human) return format_count(bytes) + "B";
   static const char *const kUnits[] = {"B", "KiB", "MiB", "GiB"};
-  double v = static_cast<double>(bytes);
+  double v = bytes;
   int unit = 0;
   while (v >= 1024 && unit < 3) {
     v /= 1024;
     unit++;
   }
-  if (std::floor(v) == v)
-    snprintf(buf, sizeof buf, "%lld%s", static_cast<long long>(v), kUnits[unit]);
-  else
-    snprintf(buf, sizeof buf, "%.2f%s", v, kUnits[unit]);
+  if (std::floor(v) == v) return format_count(v) + kUnits[unit];
+  char buf[400];
+  snprintf(buf, sizeof buf, "%.2f%s", v, kUnits[unit]);
   return buf;
 }
 
@@ -38,7 +42,7 @@ uint32_t MemprofReport::locate(StreamContext &ctx, const MemprofEvent &ev, SiteK
     // libprof: the innermost host frame names the site, and is its identity.
     auto it = stack_names_.find(ev.host_stack);
     if (it == stack_names_.end()) {
-      const Frame *top = ctx.top_frame(ev.host_stack);
+      const Frame *top = ctx.top_frame(ctx.host_index);
       it = stack_names_.emplace(ev.host_stack, intern(top ? top->label() : "[no stack]")).first;
     }
     key->native = true;
@@ -178,8 +182,8 @@ void MemprofReport::render(std::ostream &out, const ReportOptions &opt) const {
       out << kTitles[kind] << "\n";
       for (const Site *s : sorted(kind)) {
         out << names_[s->name] << ": " << s->num << " events\t+"
-            << format_bytes(int64_t(s->alloc), opt.human_readable) << "\t-"
-            << format_bytes(int64_t(s->free), opt.human_readable) << "\n";
+            << format_bytes(double(s->alloc), opt.human_readable) << "\t-"
+            << format_bytes(double(s->free), opt.human_readable) << "\n";
         if (s->overrides.empty()) continue;
         std::vector<std::string> locs;
         for (const auto &ov : s->overrides) locs.push_back(names_[ov.second.name]);
@@ -193,7 +197,7 @@ void MemprofReport::render(std::ostream &out, const ReportOptions &opt) const {
   }
   out << "HEAP SUMMARY:\n";
   for (const HeapRow &r : heap_summary(opt.compat_heap_summary))
-    out << r.name << " holds " << format_bytes(r.bytes, opt.human_readable) << ": " << r.allocs
+    out << r.name << " holds " << format_bytes(double(r.bytes), opt.human_readable) << ": " << r.allocs
         << " allocs, " << r.frees << " frees\n";
   out << "\n";
   if (aliases_.empty()) return;
