@@ -121,8 +121,14 @@ void Profile::read_memory(StreamContext &ctx) {
   });
   const uint64_t mark_step = ctx.file.size() / 64 + 1;
   uint64_t next_mark = mark_step;
+  uint64_t offset = 0;  // of the event read
+  auto key_of = [&](const EventStacks &s) {
+    return StackKey{s.file, s.site, ctx.stacks.check(s.host, false, offset),
+                    ctx.stacks.check(s.guest, true, offset)};
+  };
   try {
     ctx.read_memprof([&](const MemprofEvent &ev) {
+      offset = ev.offset;
       if (ev.offset >= next_mark) {
         pipe.put(HeapOp{HeapOp::Mark, 0});
         next_mark = ev.offset + mark_step;
@@ -133,8 +139,8 @@ void Profile::read_memory(StreamContext &ctx) {
           case ExtKind::Sampling: pipe.put(HeapOp{HeapOp::Sampling, 0, x.value}); break;
           case ExtKind::TimeMark: pipe.put(HeapOp{HeapOp::TimeMark, 0, x.time_ns, x.value}); break;
           case ExtKind::Map: {
-            const StackKey key{ctx.index, 0, ctx.host_index, ctx.guest_index};
-            pipe.put(HeapOp{HeapOp::Map, stack_ids_.id_of(key), x.addr, x.size});
+            const EventStacks stacks{ctx.index, 0, x.host_stack, x.guest_stack};
+            pipe.put(HeapOp{HeapOp::Map, stack_ids_.id_of(stacks, key_of), x.addr, x.size});
             break;
           }
           case ExtKind::Unmap: pipe.put(HeapOp{HeapOp::Unmap, 0, x.addr, x.size}); break;
@@ -146,9 +152,9 @@ void Profile::read_memory(StreamContext &ctx) {
         pipe.put(HeapOp{HeapOp::Free, 0, ev.oaddr});
         return;
       }
-      StackKey key{ctx.index, 0, ctx.host_index, ctx.guest_index};
-      if (!ev.has_stacks && ev.loc.source != kAsourceNone) key.site = site_of(ctx, ev.loc);
-      const uint32_t stack = stack_ids_.id_of(key);
+      EventStacks stacks{ctx.index, 0, ev.host_stack, ev.guest_stack};
+      if (!ev.has_stacks && ev.loc.source != kAsourceNone) stacks.site = site_of(ctx, ev.loc);
+      const uint32_t stack = stack_ids_.id_of(stacks, key_of);
       if (ev.record == MemprofRecord::Alloc)
         pipe.put(HeapOp{HeapOp::Alloc, stack, 0, ev.naddr, ev.nsize});
       else

@@ -27,15 +27,29 @@ struct StackKey {
   }
 };
 
+// A StackKey as an event gives it: the stream's own stack ids.
+struct EventStacks {
+  uint32_t file = 0, site = 0;
+  uint64_t host = 0, guest = 0;
+  bool operator==(const EventStacks &o) const {
+    return file == o.file && site == o.site && host == o.host && guest == o.guest;
+  }
+};
+
 class StackIndex {
  public:
-  uint32_t id_of(const StackKey &k) {
+  // The id of the stack an event names; key_of(stacks) makes its key (and
+  // may throw: it checks the ids), only when the stacks are not cached.
+  template <class KeyOf>
+  __attribute__((always_inline)) uint32_t id_of(const EventStacks &stacks, KeyOf &&key_of) {
     // XXX: events come in runs from a few stacks; a small direct-mapped
-    // cache in front of the table saves most lookups.
-    // XXX: one multiply, its top bits: the table's hash costs more than a hit.
-    Cached &c = cache_[((k.host + 31 * uint64_t(k.guest) + k.site) * 0x9E3779B97F4A7C15ull) >> 58];
-    if (c.id != IdTable::kNone && c.key == k) return c.id;
-    return insert(k, c);
+    // cache in front of the table saves most lookups, and one multiply
+    // (its top bits) is all a hit costs.
+    Cached &c = cache_[((stacks.host + 31 * stacks.guest + stacks.site) * 0x9E3779B97F4A7C15ull) >>
+                       (64 - kCacheBits)];
+    if (c.id != IdTable::kNone && c.stacks == stacks) return c.id;
+    c = Cached{stacks, insert(key_of(stacks))};
+    return c.id;
   }
   const StackKey &key(uint32_t id) const { return keys_[id]; }
   uint32_t size() const { return uint32_t(keys_.size()); }
@@ -44,12 +58,12 @@ class StackIndex {
   static uint64_t hash(const StackKey &k) {
     return mix_hash(uint64_t(k.host) << 32 | k.guest, uint64_t(k.file) << 32 | k.site);
   }
-  static constexpr size_t kCache = 64;  // the top 6 bits of a hash
+  static constexpr int kCacheBits = 6;
   struct Cached {
-    StackKey key;
+    EventStacks stacks;
     uint32_t id = IdTable::kNone;
   };
-  __attribute__((noinline)) uint32_t insert(const StackKey &k, Cached &c) {
+  __attribute__((noinline)) uint32_t insert(const StackKey &k) {
     const uint64_t h = hash(k);
     uint32_t id = ids_.find(h, [&](uint32_t i) { return keys_[i] == k; });
     if (id == IdTable::kNone) {
@@ -57,13 +71,12 @@ class StackIndex {
       keys_.push_back(k);
       ids_.insert(h, id, [&](uint32_t i) { return hash(keys_[i]); });
     }
-    c = Cached{k, id};
     return id;
   }
 
   std::vector<StackKey> keys_;
   IdTable ids_;
-  Cached cache_[kCache];
+  Cached cache_[1 << kCacheBits];
 };
 
 }  // namespace prof

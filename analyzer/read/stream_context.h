@@ -6,10 +6,10 @@
 // nothing per event; only the records inside `window` reach the caller
 // (marker_window.h); a cut stream ends the read with `end` set (the records
 // before the cut were delivered) and a corrupt one throws FormatError, as
-// does a record naming a stack the table does not hold (stack_table.h) or an
-// allocation size of 2^63 or more; running out of memory throws OutOfMemory
-// with the offset of the record being read. Stacks are named into one
-// CallTree, each stack-table node once.
+// does an allocation size of 2^63 or more (the stacks records name are
+// checked by the readers that use them, stacks.check()); running out of
+// memory throws OutOfMemory with the offset of the record being read. Stacks
+// are named into one CallTree, each stack-table node once.
 #pragma once
 
 #include <cstdint>
@@ -63,9 +63,6 @@ struct StreamContext {
   // Bumped by every record that can change a name (symbols, modules): names
   // cached by a reader stay valid while it is unchanged.
   uint64_t naming_epoch = 0;
-  // The stack-table indices of the memory event or map record being
-  // delivered (its host and guest stacks), checked.
-  uint32_t host_index = 0, guest_index = 0;
 
   // Reads every memprof (sysprof) record; symbols, stack nodes, modules,
   // process, stats and markers are absorbed here, everything else goes to fn.
@@ -116,20 +113,8 @@ struct StreamContext {
   }
   void add_symbol(const Symbol &s);
   bool absorb(const ExtRecord &r, uint64_t offset);
-  void check(const MemprofEvent &ev) {
-    if (ev.record == MemprofRecord::Ext) {
-      if (ev.ext.kind == ExtKind::Map) {
-        host_index = stacks.check(ev.ext.host_stack, false, ev.offset);
-        guest_index = stacks.check(ev.ext.guest_stack, true, ev.offset);
-      }
-      return;
-    }
-    host_index = guest_index = 0;
-    if (ev.has_stacks) {
-      host_index = stacks.check(ev.host_stack, false, ev.offset);
-      guest_index = stacks.check(ev.guest_stack, true, ev.offset);
-    }
-    if ((ev.nsize | ev.osize) >> 63) refuse_size(ev);
+  void check(const MemprofEvent &ev) const {
+    if (ev.record != MemprofRecord::Ext && (ev.nsize | ev.osize) >> 63) refuse_size(ev);
   }
   void check(const SysprofSample &) const {}
   [[noreturn]] void refuse_size(const MemprofEvent &ev) const;

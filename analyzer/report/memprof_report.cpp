@@ -38,11 +38,16 @@ uint32_t MemprofReport::intern(const std::string &name) {
 }
 
 uint32_t MemprofReport::locate(StreamContext &ctx, const MemprofEvent &ev, SiteKey *key) {
+  uint32_t host = 0;
+  if (ev.has_stacks) {
+    host = ctx.stacks.check(ev.host_stack, false, ev.offset);
+    ctx.stacks.check(ev.guest_stack, true, ev.offset);
+  }
   if (ev.loc.source == kAsourceNone) {
     // libprof: the innermost host frame names the site, and is its identity.
     auto it = stack_names_.find(ev.host_stack);
     if (it == stack_names_.end()) {
-      const Frame *top = ctx.top_frame(ctx.host_index);
+      const Frame *top = ctx.top_frame(host);
       it = stack_names_.emplace(ev.host_stack, intern(top ? top->label() : "[no stack]")).first;
     }
     key->native = true;
@@ -70,7 +75,15 @@ void MemprofReport::read(StreamContext &ctx) {
   stack_names_.clear();
   names_epoch_ = UINT64_MAX;
   ctx.read_memprof([&](const MemprofEvent &ev) {
-    if (ev.record == MemprofRecord::Ext) return;
+    if (ev.record == MemprofRecord::Ext) {
+      // XXX: maps are not reported here, but a stream naming stacks it never
+      // defined is refused by every command alike.
+      if (ev.ext.kind == ExtKind::Map) {
+        ctx.stacks.check(ev.ext.host_stack, false, ev.offset);
+        ctx.stacks.check(ev.ext.guest_stack, true, ev.offset);
+      }
+      return;
+    }
     SiteKey key;
     const uint32_t name = locate(ctx, ev, &key);
     add(ev, key, name);
