@@ -29,7 +29,8 @@ std::string hex_bytes(const std::string &raw) {
 class GzipWriter {
  public:
   explicit GzipWriter(std::ostream &out) : out_(out) {
-    // XXX: windowBits 15 + 16 asks zlib for a gzip header and trailer.
+    // XXX: windowBits 15 + 16 asks zlib for a gzip header and trailer; the
+    // default level, as Go's own pprof writer uses.
     if (deflateInit2(&z_, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) !=
         Z_OK)
       throw std::runtime_error("zlib: cannot start compressing");
@@ -71,9 +72,11 @@ std::string field_bytes(uint32_t number, const std::string &bytes) {
   return out + bytes;
 }
 
+// A value rounded to an int64, the largest (smallest) one beyond them.
 int64_t saturated(double v) {
+  constexpr double kTwo63 = 9223372036854775808.0;
   const double n = std::round(v);
-  return n >= 9.2233720368547758e18 ? INT64_MAX : n <= -9.2233720368547758e18 ? INT64_MIN : int64_t(n);
+  return n >= kTwo63 ? INT64_MAX : n < -kTwo63 ? INT64_MIN : int64_t(n);
 }
 
 // Builds the profile's tables, each entry once.

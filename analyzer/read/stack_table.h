@@ -42,7 +42,7 @@ class StackTable {
   // a host (guest) stack; throws a FormatError if the stream never defined
   // it, or it is of the other kind.
   uint32_t check(uint64_t id, bool guest, uint64_t offset) const {
-    // XXX: inline, and read from the id vector alone: this runs per event.
+    // XXX: inline, and read from the id vector alone: `report` checks every event.
     if (id == 0) return 0;
     if (id < dense_.size() && dense_[id] && (dense_[id] & 1) == guest) return dense_[id] >> 1;
     return check_slowly(id, guest, offset);

@@ -47,14 +47,24 @@ struct Row {
   const StackStats *stats;
 };
 struct Rows {
+  const std::vector<StackStats> *stacks = nullptr;  // one stream: a row per stack
   std::vector<StackStats> merged;
-  std::vector<Row> rows;
+  std::vector<Row> rows;  // merged
+
+  template <class Fn>
+  void for_each(Fn &&fn) const {
+    if (!stacks) {
+      for (const Row &r : rows) fn(r);
+      return;
+    }
+    for (uint32_t id = 0; id < stacks->size(); id++)
+      if ((*stacks)[id].allocs) fn(Row{id, 0, &(*stacks)[id]});  // else the other domain's
+  }
 };
 
 void rows_of(Profile &profile, const std::vector<StackStats> &stacks, Rows &out) {
   if (profile.streams().size() < 2) {
-    for (uint32_t id = 0; id < stacks.size(); id++)
-      if (stacks[id].allocs) out.rows.push_back(Row{id, 0, &stacks[id]});  // else the other domain's
+    out.stacks = &stacks;
     return;
   }
   NameTree labels;
@@ -99,26 +109,26 @@ Json row_json(Profile &profile, const Row &r) {
 // The `top` rows with the largest figure, ties in stack order.
 template <class Metric>
 Json table(Profile &profile, const Rows &rows, size_t top, Metric metric) {
-  auto before = [&](const Row *a, const Row *b) {
-    const double ma = metric(*a->stats), mb = metric(*b->stats);
+  auto before = [&](const Row &a, const Row &b) {
+    const double ma = metric(*a.stats), mb = metric(*b.stats);
     if (ma != mb) return ma > mb;
-    return a->rank != b->rank ? a->rank < b->rank : a->stack < b->stack;
+    return a.rank != b.rank ? a.rank < b.rank : a.stack < b.stack;
   };
   // The best `top` in a heap whose first is the worst of them.
-  std::vector<const Row *> best;
-  for (const Row &r : rows.rows) {
-    if (top == 0 || !(metric(*r.stats) > 0)) continue;
-    if (best.size() == top && !before(&r, best.front())) continue;
+  std::vector<Row> best;
+  rows.for_each([&](const Row &r) {
+    if (top == 0 || !(metric(*r.stats) > 0)) return;
+    if (best.size() == top && !before(r, best.front())) return;
     if (best.size() == top) {
       std::pop_heap(best.begin(), best.end(), before);
       best.pop_back();
     }
-    best.push_back(&r);
+    best.push_back(r);
     std::push_heap(best.begin(), best.end(), before);
-  }
+  });
   std::sort_heap(best.begin(), best.end(), before);
   Json out = Json::array();
-  for (const Row *r : best) out.push_back(row_json(profile, *r));
+  for (const Row &r : best) out.push_back(row_json(profile, r));
   return out;
 }
 
