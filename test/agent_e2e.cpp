@@ -21,16 +21,6 @@ namespace {
 
 std::string program(const char *name) { return std::string(PROF_E2E_BIN_DIR) + "/" + name; }
 
-uint64_t count(const std::map<uint64_t, uint64_t> &m, uint64_t key) {
-  auto it = m.find(key);
-  return it == m.end() ? 0 : it->second;
-}
-
-Recorded only_file(const RunResult &r) {
-  REQUIRE(r.memprof_files.size() == 1);
-  return read_memprof(r.memprof_files[0]);
-}
-
 // The memory profiles in dir, sorted by name.
 std::vector<std::string> memprof_files_in(const std::string &dir) {
   std::vector<std::string> files;
@@ -46,7 +36,7 @@ std::vector<std::string> memprof_files_in(const std::string &dir) {
 // Allocations of `size` bytes over all the files.
 uint64_t allocs_in(const std::vector<std::string> &files, uint64_t size) {
   uint64_t n = 0;
-  for (const auto &f : files) n += count(read_memprof(f).allocs_by_size, size);
+  for (const auto &f : files) n += count_at(read_memprof(f).allocs_by_size, size);
   return n;
 }
 
@@ -56,18 +46,18 @@ TEST_CASE("every allocation of known sites is recorded and paired") {
   const RunResult r = run_under_agent({program("mem_sites")});
   CHECK(r.exit_code == 7);
   CHECK(r.err.empty());
-  const Recorded rec = only_file(r);
+  const Recorded rec = read_only_memprof(r);
   CHECK_FALSE(rec.truncated);
-  CHECK(count(rec.allocs_by_size, 4242) == 100);
-  CHECK(count(rec.frees_by_size, 4242) == 90);
-  CHECK(count(rec.leaks_by_size, 4242) == 10);
-  CHECK(count(rec.allocs_by_size, 777) == 50);
-  CHECK(count(rec.frees_by_size, 777) == 50);
-  CHECK(count(rec.allocs_by_size, 333) == 20);
-  CHECK(count(rec.frees_by_size, 333) == 20);  // by the reallocs
-  CHECK(count(rec.allocs_by_size, 3333) == 20);
-  CHECK(count(rec.frees_by_size, 3333) == 20);
-  CHECK(count(rec.leaks_by_size, 5555) == 5);
+  CHECK(count_at(rec.allocs_by_size, 4242) == 100);
+  CHECK(count_at(rec.frees_by_size, 4242) == 90);
+  CHECK(count_at(rec.leaks_by_size, 4242) == 10);
+  CHECK(count_at(rec.allocs_by_size, 777) == 50);
+  CHECK(count_at(rec.frees_by_size, 777) == 50);
+  CHECK(count_at(rec.allocs_by_size, 333) == 20);
+  CHECK(count_at(rec.frees_by_size, 333) == 20);  // by the reallocs
+  CHECK(count_at(rec.allocs_by_size, 3333) == 20);
+  CHECK(count_at(rec.frees_by_size, 3333) == 20);
+  CHECK(count_at(rec.leaks_by_size, 5555) == 5);
   CHECK(rec.unknown_frees == 0);
 
   // The innermost frame of each 4242-byte allocation is inside site_kept:
@@ -95,12 +85,12 @@ namespace {
 void check_handed_blocks(uint64_t n) {
   const RunResult r = run_under_agent({program("mem_threads"), std::to_string(n)});
   CHECK(r.exit_code == 0);
-  const Recorded rec = only_file(r);
+  const Recorded rec = read_only_memprof(r);
   CHECK_FALSE(rec.truncated);
   for (uint64_t size : {1111, 2222}) {
-    CHECK(count(rec.allocs_by_size, size) == n);
-    CHECK(count(rec.frees_by_size, size) == n);
-    CHECK(count(rec.leaks_by_size, size) == 0);
+    CHECK(count_at(rec.allocs_by_size, size) == n);
+    CHECK(count_at(rec.frees_by_size, size) == n);
+    CHECK(count_at(rec.leaks_by_size, size) == 0);
   }
   CHECK(rec.unknown_frees == 0);
 }
@@ -118,7 +108,7 @@ TEST_CASE("many more events than the ring holds keep their order across threads"
 TEST_CASE("the safe unwinding mode (libunwind) finds the same stacks") {
   const RunResult fast = run_under_agent({program("mem_sites")});
   const RunResult safe = run_under_agent({program("mem_sites")}, {"PROF_UNWIND=libunwind"});
-  const Recorded a = only_file(fast), b = only_file(safe);
+  const Recorded a = read_only_memprof(fast), b = read_only_memprof(safe);
   // Same binary, no ASLR difference inside it: compare module-relative frames.
   auto relative = [](const Recorded &rec, uint64_t size) {
     std::vector<std::vector<uint64_t>> out;
@@ -149,26 +139,26 @@ TEST_CASE("the safe unwinding mode (libunwind) finds the same stacks") {
 TEST_CASE("C++ new and delete are recorded through malloc and free") {
   const RunResult r = run_under_agent({program("mem_cxx")});
   CHECK(r.exit_code == 0);
-  const Recorded rec = only_file(r);
-  CHECK(count(rec.allocs_by_size, 1234) == 30);
-  CHECK(count(rec.frees_by_size, 1234) == 30);
-  CHECK(count(rec.allocs_by_size, 48) == 40);
-  CHECK(count(rec.leaks_by_size, 48) == 10);
+  const Recorded rec = read_only_memprof(r);
+  CHECK(count_at(rec.allocs_by_size, 1234) == 30);
+  CHECK(count_at(rec.frees_by_size, 1234) == 30);
+  CHECK(count_at(rec.allocs_by_size, 48) == 40);
+  CHECK(count_at(rec.leaks_by_size, 48) == 10);
 }
 
 TEST_CASE("a forked child writes its own file and the parent's stays intact") {
   const RunResult r = run_under_agent({program("mem_lifecycle"), "fork"});
   CHECK(r.exit_code == 0);
   REQUIRE(r.memprof_files.size() == 2);
-  const Recorded a = read_memprof(r.memprof_files[0]), b = read_memprof(r.memprof_files[1]);
-  const Recorded &parent = a.ppid == b.pid ? b : a, &child = a.ppid == b.pid ? a : b;
+  const ForkedRun run = read_forked(r);
+  const Recorded &parent = run.parent, &child = run.child;
   CHECK(child.ppid == parent.pid);
   CHECK_FALSE(parent.truncated);
   CHECK_FALSE(child.truncated);
-  CHECK(count(parent.allocs_by_size, 1001) == 10);
-  CHECK(count(parent.allocs_by_size, 2002) == 0);
-  CHECK(count(child.allocs_by_size, 2002) == 20);
-  CHECK(count(child.allocs_by_size, 1001) == 0);  // inherited, not the child's
+  CHECK(count_at(parent.allocs_by_size, 1001) == 10);
+  CHECK(count_at(parent.allocs_by_size, 2002) == 0);
+  CHECK(count_at(child.allocs_by_size, 2002) == 20);
+  CHECK(count_at(child.allocs_by_size, 1001) == 0);  // inherited, not the child's
   CHECK_FALSE(child.modules.empty());
 }
 
@@ -176,10 +166,10 @@ TEST_CASE("a registered guest's frames and symbols reach both sides of a fork") 
   const RunResult r = run_under_agent({program("mem_guest")});
   CHECK(r.exit_code == 0);
   REQUIRE(r.memprof_files.size() == 2);
-  const Recorded a = read_memprof(r.memprof_files[0]), b = read_memprof(r.memprof_files[1]);
-  const Recorded &parent = a.ppid == b.pid ? b : a, &child = a.ppid == b.pid ? a : b;
-  CHECK(count(parent.allocs_by_size, 4321) == 4);
-  CHECK(count(child.allocs_by_size, 4321) == 6);
+  const ForkedRun run = read_forked(r);
+  const Recorded &parent = run.parent, &child = run.child;
+  CHECK(count_at(parent.allocs_by_size, 4321) == 4);
+  CHECK(count_at(child.allocs_by_size, 4321) == 6);
   for (const Recorded *rec : {&parent, &child}) {
     // The child's fresh stream names the symbols again.
     CHECK(rec->symbols.count(0x1000) == 1);
@@ -212,9 +202,9 @@ TEST_CASE("exec keeps the pid and the earlier image's file") {
                  after = read_memprof(r.memprof_files[1]);
   CHECK(before.pid == after.pid);
   CHECK_FALSE(before.truncated);
-  CHECK(count(before.allocs_by_size, 3003) == 3);
-  CHECK(count(after.allocs_by_size, 4004) == 4);
-  CHECK(count(after.allocs_by_size, 3003) == 0);
+  CHECK(count_at(before.allocs_by_size, 3003) == 3);
+  CHECK(count_at(after.allocs_by_size, 4004) == 4);
+  CHECK(count_at(after.allocs_by_size, 3003) == 0);
 }
 
 // What mem_children's descendants print, in order, once each has run.
@@ -241,8 +231,8 @@ TEST_CASE("PROF_FOLLOW=0 profiles the process through its execs and none of its 
   CHECK(env.pid == chain.pid);
   CHECK(chain.pid == spawner.pid);
   for (const Recorded *rec : {&env, &chain, &spawner}) CHECK_FALSE(rec->truncated);
-  CHECK(count(chain.allocs_by_size, 3003) == 3);
-  CHECK(count(spawner.allocs_by_size, 4004) == 4);
+  CHECK(count_at(chain.allocs_by_size, 3003) == 3);
+  CHECK(count_at(spawner.allocs_by_size, 4004) == 4);
   CHECK(allocs_in(alone.memprof_files, 2002) == 0);  // the fork child's
   CHECK(allocs_in(alone.memprof_files, 5005) == 0);  // the exec'd children's
 
@@ -279,9 +269,9 @@ TEST_CASE("a relative PROF_OUTPUT is resolved where profiling started, for every
 TEST_CASE("exit() while another thread allocates flushes and ends the stream") {
   const RunResult r = run_under_agent({program("mem_lifecycle"), "exit-threads"});
   CHECK(r.exit_code == 0);
-  const Recorded rec = only_file(r);
+  const Recorded rec = read_only_memprof(r);
   CHECK_FALSE(rec.truncated);
-  CHECK(count(rec.allocs_by_size, 6006) == 6);
+  CHECK(count_at(rec.allocs_by_size, 6006) == 6);
   CHECK(rec.unknown_frees == 0);
   REQUIRE(rec.stats.size() == 1);
 }
@@ -289,23 +279,23 @@ TEST_CASE("exit() while another thread allocates flushes and ends the stream") {
 TEST_CASE("a thread's last allocations, after the agent's destructor, are recorded") {
   const RunResult r = run_under_agent({program("mem_lifecycle"), "thread-exit"});
   CHECK(r.exit_code == 0);
-  const Recorded rec = only_file(r);
+  const Recorded rec = read_only_memprof(r);
   CHECK_FALSE(rec.truncated);
-  CHECK(count(rec.allocs_by_size, 7007) == 1 + 1 + 3);
+  CHECK(count_at(rec.allocs_by_size, 7007) == 1 + 1 + 3);
 }
 
 TEST_CASE("_exit ends the stream, abort leaves every event with its end marked unclean, statuses are kept") {
   const RunResult ex = run_under_agent({program("mem_lifecycle"), "_exit"});
   CHECK(ex.exit_code == 5);
-  const Recorded a = only_file(ex);
+  const Recorded a = read_only_memprof(ex);
   CHECK_FALSE(a.truncated);
-  CHECK(count(a.allocs_by_size, 8008) == 8);
+  CHECK(count_at(a.allocs_by_size, 8008) == 8);
   const RunResult ab = run_under_agent({program("mem_lifecycle"), "abort"});
   CHECK(ab.signal == SIGABRT);
-  const Recorded b = only_file(ab);
+  const Recorded b = read_only_memprof(ab);
   CHECK_FALSE(b.truncated);  // the agent's writer outlived the process and ended the stream
   CHECK(b.unclean_end);
-  CHECK(count(b.allocs_by_size, 8008) == 8);
+  CHECK(count_at(b.allocs_by_size, 8008) == 8);
   CHECK(b.pid != 0);
 }
 
@@ -313,8 +303,8 @@ TEST_CASE("a dlopen'd library's allocations stay attributed after dlclose") {
   const RunResult r = run_under_agent({program("mem_dlopen"), program("libmem_plugin.so")});
   CHECK(r.exit_code == 0);
   CHECK(r.err.find("dropping RTLD_DEEPBIND") != std::string::npos);
-  const Recorded rec = only_file(r);
-  CHECK(count(rec.allocs_by_size, 9009) == 3);
+  const Recorded rec = read_only_memprof(r);
+  CHECK(count_at(rec.allocs_by_size, 9009) == 3);
   const prof::ext::ModuleLoad *plugin = nullptr;
   for (const auto &m : rec.modules)
     if (m.path.find("libmem_plugin.so") != std::string::npos) plugin = &m;
@@ -359,11 +349,11 @@ TEST_CASE("bad settings and unwritable outputs switch the agent off, unharmed") 
 TEST_CASE("sampled mode records a consistent subset and its mean") {
   const RunResult r = run_under_agent({program("mem_sites")}, {"PROF_SAMPLE_BYTES=4k"});
   CHECK(r.exit_code == 7);
-  const Recorded rec = only_file(r);
+  const Recorded rec = read_only_memprof(r);
   CHECK(rec.unknown_frees == 0);  // exactly the sampled blocks' frees are recorded
   // 4242 B > the 4 KiB mean: sampled with probability 1 - exp(-4242/4096) ~ 0.65.
-  CHECK(count(rec.allocs_by_size, 4242) > 30);
-  CHECK(count(rec.allocs_by_size, 4242) < 100);
+  CHECK(count_at(rec.allocs_by_size, 4242) > 30);
+  CHECK(count_at(rec.allocs_by_size, 4242) < 100);
 }
 
 TEST_CASE("each realloc is recorded once, whole or sampled, and a failed one keeps its block") {
@@ -373,14 +363,14 @@ TEST_CASE("each realloc is recorded once, whole or sampled, and a failed one kee
     const RunResult r = run_under_agent({program("mem_realloc")});
     REQUIRE(r.exit_code == 0);
     CHECK(r.out == "failed reallocs 100\n");
-    const Recorded rec = only_file(r);
+    const Recorded rec = read_only_memprof(r);
     for (uint64_t k = 0; k < kSizes; k++) {
       INFO("size " << (24 << k));
-      CHECK(count(rec.allocs_by_size, 24 << k) == kChains);
-      CHECK(count(rec.frees_by_size, 24 << k) == kChains);
+      CHECK(count_at(rec.allocs_by_size, 24 << k) == kChains);
+      CHECK(count_at(rec.frees_by_size, 24 << k) == kChains);
     }
-    CHECK(count(rec.allocs_by_size, kFailingSize) == kFailing);
-    CHECK(count(rec.frees_by_size, kFailingSize) == kFailing);
+    CHECK(count_at(rec.allocs_by_size, kFailingSize) == kFailing);
+    CHECK(count_at(rec.frees_by_size, kFailingSize) == kFailing);
     CHECK(rec.leaks_by_size.empty());
     CHECK(rec.unknown_frees == 0);
   }
@@ -388,16 +378,16 @@ TEST_CASE("each realloc is recorded once, whole or sampled, and a failed one kee
     const RunResult r = run_under_agent({program("mem_realloc")}, {"PROF_SAMPLE_BYTES=4k"});
     REQUIRE(r.exit_code == 0);
     CHECK(r.out == "failed reallocs 100\n");
-    const Recorded rec = only_file(r);
+    const Recorded rec = read_only_memprof(r);
     // Exactly the sampled blocks' frees, also of blocks whose realloc failed:
     // nothing unknown, nothing left live.
     CHECK(rec.unknown_frees == 0);
     CHECK(rec.leaks_by_size.empty());
     // 64 KiB against a 4 KiB mean: sampled with probability 1 - exp(-16).
-    CHECK(count(rec.allocs_by_size, kFailingSize) == kFailing);
-    CHECK(count(rec.frees_by_size, kFailingSize) == kFailing);
+    CHECK(count_at(rec.allocs_by_size, kFailingSize) == kFailing);
+    CHECK(count_at(rec.frees_by_size, kFailingSize) == kFailing);
     // 24 B: with probability 1 - exp(-24/4096), about 6 of the 1000.
-    CHECK(count(rec.allocs_by_size, 24) < kChains / 10);
+    CHECK(count_at(rec.allocs_by_size, 24) < kChains / 10);
     CHECK(rec.allocs_by_size.rbegin()->first == kFailingSize);  // no failed realloc's size
   }
 }
