@@ -1,12 +1,15 @@
 #include "ext.h"
 
+#include "uleb128.h"
+
 namespace prof {
 
 const char *ext_kind_name(ExtKind kind) {
   static const char *const kNames[] = {
       "?",          "stack-host", "stack-guest", "module-load", "module-unload",
       "time-mark",  "sampling",   "marker",      "stats",       "map",
-      "unmap",      "process",    "sampler",     "thread",      "weight"};
+      "unmap",      "process",    "sampler",     "thread",      "weight",
+      "skip"};
   const uint8_t k = static_cast<uint8_t>(kind);
   return k <= kExtKindMax ? kNames[k] : "?";
 }
@@ -72,6 +75,36 @@ void read_ext(ByteReader &in, uint8_t header, uint64_t at, ExtRecord &r) {
     case ExtKind::Sampler:
       r.value = in.uleb(); r.value2 = in.uleb(); r.value3 = in.uleb();
       break;
+    case ExtKind::Skip: {
+      const uint64_t length_at = in.offset();
+      r.size = in.uleb();
+      if (r.size > kMaxExtString)
+        in.fail(length_at, "skip record claims " + std::to_string(r.size) + " bytes");
+      uint8_t passed[256];
+      for (uint64_t left = r.size; left;) {
+        const size_t n = left < sizeof passed ? size_t(left) : sizeof passed;
+        in.bytes(passed, n);
+        left -= n;
+      }
+      break;
+    }
+  }
+}
+
+size_t put_skip_header(uint8_t *dst, uint64_t total) {
+  size_t n = 0;
+  for (;;) {
+    // One record when some length's ULEB128 size makes the total come out.
+    for (size_t k = 1; k <= kUleb128Max && 1 + k <= total; k++) {
+      const uint64_t length = total - 1 - k;
+      if (uleb128_size(length) != k) continue;
+      dst[n++] = kExtFlag | uint8_t(ExtKind::Skip);
+      return n + encode_uleb128(length, dst + n);
+    }
+    // None (the length's size steps over the total): an empty one first.
+    dst[n++] = kExtFlag | uint8_t(ExtKind::Skip);
+    dst[n++] = 0;
+    total -= 2;
   }
 }
 

@@ -5,7 +5,7 @@
 // ext-header     := <BYTE>                   [01KKKKKK], KKKKKK = ext kind
 // ext-body       := stack-host | stack-guest | module-load | module-unload |
 //                   time-mark | sampling | marker | stats | map | unmap |
-//                   process | sampler | thread | weight
+//                   process | sampler | thread | weight | skip
 // stack-host     := node-id parent-id ip                         (kind 1)
 // stack-guest    := node-id parent-id frame-type frame-addr line (kind 2)
 // module-load    := base size path build-id                      (kind 3)
@@ -21,6 +21,7 @@
 // sampler        := backend mode interval-ns                     (kind 12)
 // thread         := tid                                          (kind 13)
 // weight         := sample-weight                                (kind 14)
+// skip           := length <BYTE>{length}                        (kind 15)
 // node-id, parent-id, ip, frame-type, frame-addr, line, base, size, time-ns,
 // rss-bytes, heap-bytes, mean-bytes, count, stat-value, addr, length,
 // host-stack-id, guest-stack-id, pid, ppid, time-unix-ns, backend, mode,
@@ -62,6 +63,9 @@
 // - weight (sysprof only): the next sample stands for sample-weight
 //   intervals (a tick-driven clock signals once for several intervals of the
 //   thread's CPU time).
+// - skip (revision 2): `length` bytes that carry nothing, where a record
+//   was reserved but never written (its thread left the writer by longjmp);
+//   the stats say how many. Readers pass over them.
 #pragma once
 
 #include <cstdint>
@@ -91,11 +95,12 @@ enum class ExtKind : uint8_t {
   Sampler = 12,
   Thread = 13,
   Weight = 14,
+  Skip = 15,
 };
-constexpr uint8_t kExtKindMax = 14;
+constexpr uint8_t kExtKindMax = 15;
 
 constexpr size_t kMaxExtStats = 256;
-constexpr size_t kMaxExtString = 1u << 16;  // paths, labels, build-ids
+constexpr size_t kMaxExtString = 1u << 16;  // paths, labels, build-ids, skips
 
 // One decoded extension record. Fields not named by the kind stay zero/empty.
 struct ExtRecord {
@@ -193,6 +198,10 @@ void put_stat(Out &out, const char *name, size_t len, uint64_t value) {
   out.put_uleb(value);
 }
 
+// The start of skip records spanning exactly `total` bytes (total >= 2),
+// whatever bytes follow it: at most 16 bytes to dst; returns how many.
+size_t put_skip_header(uint8_t *dst, uint64_t total);
+
 // Encodes any record from its decoded form (tests, tools).
 template <class Out>
 void put_ext(Out &out, const ExtRecord &r) {
@@ -236,6 +245,11 @@ void put_ext(Out &out, const ExtRecord &r) {
       break;
     case ExtKind::Sampler:
       put_ext_values(out, r.kind, r.value, r.value2, r.value3);
+      break;
+    case ExtKind::Skip:
+      out.put_u8(kExtFlag | uint8_t(r.kind));
+      out.put_uleb(r.size);
+      for (uint64_t i = 0; i < r.size; i++) out.put_u8(0);
       break;
   }
 }

@@ -19,6 +19,7 @@
 #include "memprof.h"
 #include "module_map.h"
 #include "stream/output_file.h"
+#include "program_signals.h"
 #include "prologue.h"
 #include "memory/recorder.h"
 #include "cpu/sampler.h"
@@ -95,6 +96,13 @@ void tick() {
     say("cannot write ", g_path, ": ", strerror(g_agent.ring.write_errno()), "; profiling disabled");
     return;
   }
+  // (Paused, not off: the stats and the epilogue are still written at exit.)
+  static std::atomic<bool> said_stopped{false};
+  if (g_agent.ring.stopped() && !said_stopped.exchange(true)) {
+    say("the event stream cannot go on (a thread left the agent half-way through a record, "
+        "or the output blocks); recording stopped");
+    g_agent.paused.store(true);
+  }
   uint8_t buf[64];
   SpanWriter out(buf);
   put_ext_values(out, ExtKind::TimeMark, monotonic_ns() - g_agent.start_ns, rss_bytes(), 0);
@@ -159,7 +167,7 @@ bool start_memory_stream() {
   g_agent.start_ns = monotonic_ns();
   // XXX: sampled recording has too few events to pay for a writer's
   // wakeups (stream/event_ring.h).
-  if (!g_agent.ring.start(g_fd, tick, g_agent.cfg.sample_bytes == 0)) {
+  if (!g_agent.ring.start(g_fd, tick, g_agent.cfg.sample_bytes == 0, put_skip_header)) {
     say("cannot map the event ring; profiling disabled");
     close(g_fd);
     return false;
@@ -200,7 +208,10 @@ __attribute__((constructor(101))) void agent_start() {
     struct sigaction sa {};
     sa.sa_handler = toggle;
     sa.sa_flags = SA_RESTART;
-    sigaction(g_agent.cfg.toggle_signal, &sa, nullptr);
+    if (real_sigaction(g_agent.cfg.toggle_signal, &sa, nullptr) != 0) {
+      say("cannot catch PROF_TOGGLE_SIGNAL (", strerror(errno), "); profiling disabled");
+      return;
+    }
     g_agent.paused.store(true);
   }
   if (g_agent.cfg.memory) start_memory_stream();
@@ -225,6 +236,11 @@ void finish_memory_stream() {
       {"ring_full_waits", g_agent.ring.full_waits()},
       {"ring_shared_slot_uses", g_agent.ring.shared_slot_uses()},
       {"sampled_set_overflow", g_sampled.overflow()},
+      {"ring_records_abandoned", g_agent.ring.abandoned_records()},
+      {"guards_abandoned", g_agent.guards_abandoned.load()},
+      {"signals_deferred", signals_deferred()},
+      {"signals_merged", signals_merged()},
+      {"signal_handlers_in_agent", handlers_in_agent()},
   };
   put_stats_header(out, sizeof stats / sizeof stats[0]);
   for (const auto &s : stats) put_stat(out, s.name, strlen(s.name), s.value);

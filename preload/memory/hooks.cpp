@@ -1,5 +1,6 @@
 // Hot paths. Each hook: pass through while the agent records nothing or the
-// thread is inside the agent (guard), otherwise call the real function and
+// thread is inside the agent (guard; malloc, free and realloc also find a
+// guard that a longjmp left behind), otherwise call the real function and
 // record. Frees are recorded before the real free, everything else after
 // (event_ring.h says why).
 #include "memory/hooks.h"
@@ -142,12 +143,33 @@ __attribute__((noinline)) void *realloc_recorded(void *old, size_t size) {
   return p;
 }
 
+void *malloc_in_agent(size_t size);
+
 inline void *malloc_body(size_t size) {
   if (!ready()) return arena_alloc(size);
+  if (__builtin_expect(t_state.guard, 0)) return malloc_in_agent(size);
   // XXX: sampling decides before the block exists; a failed malloc then
   // only used up some of the countdown.
   if (!records_alloc(size)) return real.malloc(size);
   return malloc_recorded(size);
+}
+
+// The guard is set: the agent's own allocation, unless the guarded frames
+// were left by longjmp (thread_state.h). Out of line, reached by a tail
+// call, so that the hot hooks stay frameless.
+__attribute__((noinline)) void *malloc_in_agent(size_t size) {
+  if (guard_abandoned() && records_alloc(size)) return malloc_recorded(size);
+  return real.malloc(size);
+}
+
+__attribute__((noinline)) void free_in_agent(void *p) {
+  if (guard_abandoned() && records_free(p)) return free_recorded(p);
+  real.free(p);
+}
+
+__attribute__((noinline)) void *realloc_in_agent(void *old, size_t size) {
+  if (guard_abandoned()) return realloc_recorded(old, size);
+  return real.realloc(old, size);
 }
 
 __attribute__((noinline)) void *realloc_from_arena(void *old, size_t size) {
@@ -163,6 +185,7 @@ EXPORT void *malloc(size_t size) { return malloc_body(size); }
 EXPORT void free(void *p) {
   if (!p || in_arena(p)) return;
   if (!ready()) return;  // XXX: only arena blocks exist before resolution
+  if (__builtin_expect(t_state.guard, 0)) return free_in_agent(p);
   if (!records_free(p)) return real.free(p);
   free_recorded(p);
 }
@@ -183,6 +206,7 @@ EXPORT void *realloc(void *old, size_t size) {
   if (!old) return malloc_body(size);  // Lua allocates this way
   if (in_arena(old)) return realloc_from_arena(old, size);
   if (!ready()) return arena_alloc(size);
+  if (__builtin_expect(t_state.guard, 0)) return realloc_in_agent(old, size);
   // Sampling leaves out both the old block and the new one: nothing to record.
   const uint64_t mean = sample_mean();
   if (size && recording() && free_left_out(mean, old) && allocation_left_out(mean, size))
