@@ -1,7 +1,7 @@
 # End-to-end tests of the agent beside the program's own signals: handlers
-# that allocate, free or siglongjmp inside the agent.
+# that allocate, free or siglongjmp inside the agent, and the signal settings.
 set(E2E_DIR ${CMAKE_CURRENT_SOURCE_DIR}/e2e)
-foreach(prog sig_frees sig_longjmp)
+foreach(prog sig_frees sig_longjmp cpu_sleepers)
   add_executable(${prog} ${E2E_DIR}/${prog}.c)
   target_compile_options(${prog} PRIVATE -O1 -g)
 endforeach()
@@ -16,5 +16,5 @@ target_compile_definitions(signals_e2e PRIVATE
   PROF_AGENT_PATH="$<TARGET_FILE:prof>"
   PROF_ANALYZER_PATH="$<TARGET_FILE:prof-analyze>"
   PROF_E2E_BIN_DIR="${CMAKE_CURRENT_BINARY_DIR}")
-add_dependencies(signals_e2e prof prof-analyze sig_frees sig_longjmp)
+add_dependencies(signals_e2e prof prof-analyze sig_frees sig_longjmp cpu_sleepers)
 catch_discover_tests(signals_e2e PROPERTIES TIMEOUT 300)

@@ -1,6 +1,6 @@
 // End-to-end tests of the agent beside the program's own signals: handlers
 // that allocate, free or siglongjmp while the thread is inside the agent
-// (test/e2e/sig_*.c).
+// (test/e2e/sig_*.c), and the signal settings.
 #include <catch2/catch.hpp>
 
 #include <cstdio>
@@ -133,4 +133,28 @@ TEST_CASE("signals: a handler the agent never saw (raw rt_sigaction) that siglon
     CHECK(text.find("uncertain:     leaks and frees, the agent having missed events "
                     "(guards_abandoned " + std::to_string(jumps) + ")") != std::string::npos);
   }
+}
+
+TEST_CASE("signals: a signal no handler can catch is refused as a toggle or sampling signal") {
+  for (const char *setting : {"PROF_TOGGLE_SIGNAL", "PROF_CPU_SIGNAL"}) {
+    for (const char *sig : {"9", "19", "32", "33"}) {
+      INFO(setting << "=" << sig);
+      const RunResult r = run_under_agent({program("cpu_sleepers"), "10", "100"},
+                                          {std::string(setting) + "=" + sig, "PROF_CPU=default"});
+      CHECK(r.exit_code == 0);
+      CHECK(printed(r.out, "poll_eintr") == 0);  // the program ran unharmed
+      CHECK(r.err == "libprof: invalid " + std::string(setting) + "='" + sig +
+                         "' (expected a signal a handler can catch: 1..64 but 9, 19, 32, 33); "
+                         "profiling disabled\n");
+      CHECK(r.memprof_files.empty());
+      CHECK(r.sysprof_files.empty());
+    }
+  }
+  // Catchable ones are taken.
+  const RunResult r = run_under_agent({program("cpu_sleepers"), "10", "100"},
+                                      {"PROF_TOGGLE_SIGNAL=34", "PROF_CPU_SIGNAL=10", "PROF_CPU=default"});
+  CHECK(r.exit_code == 0);
+  CHECK(r.err.empty());
+  CHECK(r.memprof_files.size() == 1);
+  CHECK(r.sysprof_files.size() == 1);
 }
