@@ -1,5 +1,6 @@
 #include "commands.h"
 
+#include <cstdio>
 #include <functional>
 #include <iostream>
 #include <memory>
@@ -22,6 +23,16 @@ int read_files(const std::vector<std::string> &files, Read &&read) {
       if (end.truncated)
         std::cerr << "prof-analyze: warning: " << path << ": truncated at byte " << end.offset
                   << " (" << end.reason << "); reporting the records before it\n";
+      if (ctx.unclean.seen) {
+        char when[32];
+        snprintf(when, sizeof when, "%.3f", double(ctx.unclean.time_ns) / 1e9);
+        std::cerr << "prof-analyze: warning: " << path << ": the process ended without finishing its "
+                  << "profile (exit_group past exit(), a signal or a kill) " << when << " s in; "
+                  << (ctx.unclean.lost_bytes
+                          ? std::to_string(ctx.unclean.lost_bytes) +
+                                " bytes of events its dying threads were writing are lost\n"
+                          : std::string("every event it completed is here\n"));
+      }
       const std::string missed = ctx.window.warning();
       if (!missed.empty()) std::cerr << "prof-analyze: warning: " << path << ": " << missed << "\n";
     } catch (const FormatError &e) {

@@ -1,143 +1,242 @@
 // prof-analyze: reports, folded stacks and JSON from memprof/sysprof streams.
+//
+// The subcommands are one table (as LuaJIT's profilers pick a writer from
+// one): each row names a command, says what it prints, adds its options and
+// runs it. Exit codes: the command's (commands.h); 2 for a command line it
+// cannot take, with CLI11's message, or an unknown command.
 #include <iostream>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
 #include "commands.h"
+#include "report/folded.h"
+
+namespace {
+
+using prof::CommandOptions;
+
+// What the command line fills in: the options, and diff's two files.
+struct Args {
+  CommandOptions opt;
+  std::string before, after;
+};
+
+struct Command {
+  const char *name;
+  const char *description;
+  void (*add_options)(CLI::App *cmd, Args &args);
+  int (*run)(Args &args);
+};
+
+// The memory metrics (report/folded.h), as --metric and --sort take them.
+const std::vector<std::string> &metric_names() {
+  static const std::vector<std::string> kNames = [] {
+    std::vector<std::string> names;
+    for (const prof::MemoryMetric &m : prof::memory_metrics()) names.push_back(m.name);
+    return names;
+  }();
+  return kNames;
+}
+
+// "alloc-bytes (default), alloc-count, leaked-bytes or peak-bytes".
+std::string metric_choices() {
+  const std::vector<std::string> &names = metric_names();
+  std::string text;
+  for (size_t i = 0; i < names.size(); i++) {
+    if (i > 0) text += i + 1 < names.size() ? ", " : " or ";
+    text += names[i];
+    if (i == 0) text += " (default)";
+  }
+  return text;
+}
+
+void add_metric(CLI::App *cmd, const char *flag, std::string &metric, const std::string &what) {
+  cmd->add_option(flag, metric, what + metric_choices())->check(CLI::IsMember(metric_names()));
+}
+
+void add_window(CLI::App *cmd, Args &a) {
+  cmd->add_option("--from", a.opt.profile.window.from,
+                  "only what happened after the first marker with this label (prof_marker)");
+  cmd->add_option("--to", a.opt.profile.window.to,
+                  "only what happened before the first marker with this label after --from");
+}
+
+void add_suppressions(CLI::App *cmd, Args &a) {
+  cmd->add_option("--suppressions", a.opt.suppressions,
+                  "known leaks, in LeakSanitizer's format (leak:PATTERN lines), left out of "
+                  "the leaks and counted")
+      ->check(CLI::ExistingFile);
+}
+
+// The inputs of the reports: files, --per-process, --json, the window.
+void add_streams(CLI::App *cmd, Args &a) {
+  cmd->add_option("files", a.opt.files,
+                  "profile streams (.memprof / .sysprof, libprof's or LuaJIT's); several "
+                  "(a parent and its forked children) are merged")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_flag("--per-process", a.opt.per_process, "one report per file instead of merging");
+  cmd->add_flag("--json", a.opt.json, "JSON instead of text");
+  add_window(cmd, a);
+}
+
+// Pictures and exports: the inputs and filters of `folded`, and -o.
+void add_export(CLI::App *cmd, Args &a) {
+  cmd->add_option("files", a.opt.files, "profile streams, as for folded")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_flag("--per-process", a.opt.per_process,
+                "each file apart (flame graphs: under a [pid N] root; pprof: a pid label; "
+                "speedscope: profiles per process)");
+  add_window(cmd, a);
+  add_suppressions(cmd, a);
+  cmd->add_option("-o,--output", a.opt.output, "write FILE (once complete) instead of stdout");
+}
+
+void add_by_vmstate(CLI::App *cmd, Args &a) {
+  cmd->add_flag("--by-vmstate", a.opt.folded.by_vmstate, "CPU: the VM state as the root frame");
+}
+
+void add_icicle(CLI::App *cmd, Args &a) {
+  cmd->add_flag("--icicle", a.opt.icicle, "the root at the top, stacks growing down");
+}
+
+void report_options(CLI::App *cmd, Args &a) {
+  add_streams(cmd, a);
+  cmd->add_flag("--leak-only", a.opt.report.leak_only, "only the heap summary");
+  cmd->add_flag("--human-readable", a.opt.report.human_readable, "KiB/MiB/GiB instead of bytes");
+  cmd->add_flag("--compat-heap-summary", a.opt.report.compat_heap_summary,
+                "the reference parser's HEAP SUMMARY exactly, realloc quirk included");
+}
+
+void summary_options(CLI::App *cmd, Args &a) {
+  add_streams(cmd, a);
+  add_suppressions(cmd, a);
+  cmd->add_option("--top", a.opt.summary.top, "rows per table (default 10)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--stack-depth", a.opt.summary.stack_depth,
+                  "frames shown per stack in text, 0 for all (default 12)");
+  cmd->add_option("--heap-snap-interval", a.opt.profile.snap_interval_s,
+                  "a heap snapshot with its largest holders every SEC seconds (time marks)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--heap-snap-events", a.opt.profile.snap_events,
+                  "a heap snapshot with its largest holders every N allocation events")
+      ->check(CLI::PositiveNumber);
+}
+
+void folded_options(CLI::App *cmd, Args &a) {
+  add_streams(cmd, a);
+  add_suppressions(cmd, a);
+  add_metric(cmd, "--metric", a.opt.folded.metric, "memory: ");
+  add_by_vmstate(cmd, a);
+}
+
+void diff_options(CLI::App *cmd, Args &a) {
+  cmd->add_option("before", a.before, "the profile before")->required()->check(CLI::ExistingFile);
+  cmd->add_option("after", a.after, "the profile after")->required()->check(CLI::ExistingFile);
+  cmd->add_flag("--json", a.opt.json, "JSON instead of text");
+  add_metric(cmd, "--sort", a.opt.diff.sort, "the change that orders stacks: ");
+  cmd->add_option("--top", a.opt.diff.top, "stacks shown (default 20)")->check(CLI::PositiveNumber);
+  cmd->add_option("--stack-depth", a.opt.diff.stack_depth,
+                  "frames shown per stack in text, 0 for all (default 12)");
+  add_window(cmd, a);
+  add_suppressions(cmd, a);
+}
+
+void flamegraph_options(CLI::App *cmd, Args &a) {
+  add_export(cmd, a);
+  add_metric(cmd, "--metric", a.opt.folded.metric, "memory: ");
+  add_by_vmstate(cmd, a);
+  add_icicle(cmd, a);
+}
+
+// Every memory metric is on the page: no --metric.
+void html_options(CLI::App *cmd, Args &a) {
+  add_export(cmd, a);
+  add_by_vmstate(cmd, a);
+  add_icicle(cmd, a);
+}
+
+int run_report(Args &a) { return prof::run_report(a.opt, std::cout); }
+int run_summary(Args &a) { return prof::run_summary(a.opt, std::cout); }
+int run_folded(Args &a) { return prof::run_folded(a.opt, std::cout); }
+int run_diff(Args &a) {
+  a.opt.files = {a.before, a.after};
+  return prof::run_diff(a.opt, std::cout);
+}
+int run_flamegraph(Args &a) { return prof::run_to_output(a.opt, prof::run_flamegraph); }
+int run_chart(Args &a) { return prof::run_to_output(a.opt, prof::run_chart); }
+int run_html(Args &a) { return prof::run_to_output(a.opt, prof::run_html); }
+int run_pprof(Args &a) { return prof::run_to_output(a.opt, prof::run_pprof); }
+int run_speedscope(Args &a) { return prof::run_to_output(a.opt, prof::run_speedscope); }
+
+const Command kCommands[] = {
+    {"report",
+     "memory: the report of LuaJIT's memprof parser (ALLOCATIONS, REALLOCATIONS, DEALLOCATIONS, "
+     "HEAP SUMMARY)",
+     report_options, run_report},
+    {"summary",
+     "memory: totals, peak and its holders, leaks, temporaries, sizes, per-stack statistics, "
+     "heap over time, mmap; CPU: samples by VM state, thread, function",
+     summary_options, run_summary},
+    {"folded", "stacks for flame graphs: root first, ';'-separated, a space, the count",
+     folded_options, run_folded},
+    {"diff",
+     "memory: what changed from BEFORE to AFTER, per stack: bytes allocated, calls, bytes leaked "
+     "and at the peak, largest changes first",
+     diff_options, run_diff},
+    {"flamegraph", "an interactive SVG flame graph (zoom, search, tooltips) of the stacks",
+     flamegraph_options, run_flamegraph},
+    {"chart", "memory: the heap (and RSS) over time as an SVG chart, its peak marked", add_export,
+     run_chart},
+    {"html",
+     "one self-contained HTML page: the summary, the heap over time and the flame graphs (every "
+     "memory metric, or CPU)",
+     html_options, run_html},
+    {"pprof",
+     "a gzipped pprof profile (go tool pprof): memory alloc_objects, alloc_space, inuse_objects, "
+     "inuse_space, peak_space, or CPU samples",
+     add_export, run_pprof},
+    {"speedscope", "a speedscope file (speedscope.app): a profile per memory metric, or CPU",
+     add_export, run_speedscope},
+};
+
+const Command *command_named(const std::string &name) {
+  for (const Command &c : kCommands)
+    if (name == c.name) return &c;
+  return nullptr;
+}
+
+std::string unknown_command(const std::string &name) {
+  std::string known;
+  for (const Command &c : kCommands) known += std::string(known.empty() ? "" : ", ") + c.name;
+  return "unknown command '" + name + "' (the commands: " + known + ")";
+}
+
+}  // namespace
 
 int main(int argc, char **argv) {
   CLI::App app{"prof-analyze: reports, flame-graph stacks and JSON from libprof's and LuaJIT's "
                "memprof/sysprof streams"};
   app.require_subcommand(1);
-  prof::CommandOptions opt;
-
-  auto window = [&](CLI::App *cmd) {
-    cmd->add_option("--from", opt.profile.window.from,
-                    "only what happened after the first marker with this label (prof_marker)");
-    cmd->add_option("--to", opt.profile.window.to,
-                    "only what happened before the first marker with this label after --from");
-  };
-  auto common = [&](CLI::App *cmd) {
-    cmd->add_option("files", opt.files,
-                    "profile streams (.memprof / .sysprof, libprof's or LuaJIT's); several "
-                    "(a parent and its forked children) are merged")
-        ->required()
-        ->check(CLI::ExistingFile);
-    cmd->add_flag("--per-process", opt.per_process, "one report per file instead of merging");
-    cmd->add_flag("--json", opt.json, "JSON instead of text");
-    window(cmd);
-  };
-  auto suppressions = [&](CLI::App *cmd) {
-    cmd->add_option("--suppressions", opt.suppressions,
-                    "known leaks, in LeakSanitizer's format (leak:PATTERN lines), left out of "
-                    "the leaks and counted")
-        ->check(CLI::ExistingFile);
-  };
-
-  CLI::App *report = app.add_subcommand(
-      "report", "memory: the report of LuaJIT's memprof parser (ALLOCATIONS, REALLOCATIONS, "
-                "DEALLOCATIONS, HEAP SUMMARY)");
-  common(report);
-  report->add_flag("--leak-only", opt.report.leak_only, "only the heap summary");
-  report->add_flag("--human-readable", opt.report.human_readable, "KiB/MiB/GiB instead of bytes");
-  report->add_flag("--compat-heap-summary", opt.report.compat_heap_summary,
-                   "the reference parser's HEAP SUMMARY exactly, realloc quirk included");
-
-  CLI::App *summary = app.add_subcommand(
-      "summary", "memory: totals, peak and its holders, leaks, temporaries, sizes, per-stack "
-                 "statistics, heap over time, mmap; CPU: samples by VM state, thread, function");
-  common(summary);
-  suppressions(summary);
-  summary->add_option("--top", opt.summary.top, "rows per table (default 10)")
-      ->check(CLI::PositiveNumber);
-  summary->add_option("--stack-depth", opt.summary.stack_depth,
-                      "frames shown per stack in text, 0 for all (default 12)");
-  summary->add_option("--heap-snap-interval", opt.profile.snap_interval_s,
-                      "a heap snapshot with its largest holders every SEC seconds (time marks)")
-      ->check(CLI::PositiveNumber);
-  summary->add_option("--heap-snap-events", opt.profile.snap_events,
-                      "a heap snapshot with its largest holders every N allocation events")
-      ->check(CLI::PositiveNumber);
-
-  CLI::App *folded = app.add_subcommand(
-      "folded", "stacks for flame graphs: root first, ';'-separated, a space, the count");
-  common(folded);
-  suppressions(folded);
-  folded->add_option("--metric", opt.folded.metric,
-                     "memory: alloc-bytes (default), alloc-count, leaked-bytes or peak-bytes")
-      ->check(CLI::IsMember({"alloc-bytes", "alloc-count", "leaked-bytes", "peak-bytes"}));
-  folded->add_flag("--by-vmstate", opt.folded.by_vmstate, "CPU: the VM state as the root frame");
-
-  CLI::App *diff = app.add_subcommand(
-      "diff", "memory: what changed from BEFORE to AFTER, per stack: bytes allocated, calls, "
-              "bytes leaked and at the peak, largest changes first");
-  std::string before, after;
-  diff->add_option("before", before, "the profile before")->required()->check(CLI::ExistingFile);
-  diff->add_option("after", after, "the profile after")->required()->check(CLI::ExistingFile);
-  diff->add_flag("--json", opt.json, "JSON instead of text");
-  diff->add_option("--sort", opt.diff.sort,
-                   "the change that orders stacks: alloc-bytes (default), alloc-count, "
-                   "leaked-bytes or peak-bytes")
-      ->check(CLI::IsMember({"alloc-bytes", "alloc-count", "leaked-bytes", "peak-bytes"}));
-  diff->add_option("--top", opt.diff.top, "stacks shown (default 20)")->check(CLI::PositiveNumber);
-  diff->add_option("--stack-depth", opt.diff.stack_depth,
-                   "frames shown per stack in text, 0 for all (default 12)");
-  window(diff);
-  suppressions(diff);
-
-  // Pictures and exports: the inputs and filters of `folded`, and -o.
-  auto exporter = [&](const char *name, const char *what) {
-    CLI::App *cmd = app.add_subcommand(name, what);
-    cmd->add_option("files", opt.files, "profile streams, as for folded")
-        ->required()
-        ->check(CLI::ExistingFile);
-    cmd->add_flag("--per-process", opt.per_process,
-                  "each file apart (flame graphs: under a [pid N] root; pprof: a pid label; "
-                  "speedscope: profiles per process)");
-    window(cmd);
-    suppressions(cmd);
-    cmd->add_option("-o,--output", opt.output, "write FILE (once complete) instead of stdout");
-    return cmd;
-  };
-  auto flame_options = [&](CLI::App *cmd) {
-    cmd->add_option("--metric", opt.folded.metric,
-                    "memory: alloc-bytes (default), alloc-count, leaked-bytes or peak-bytes")
-        ->check(CLI::IsMember({"alloc-bytes", "alloc-count", "leaked-bytes", "peak-bytes"}));
-    cmd->add_flag("--by-vmstate", opt.folded.by_vmstate, "CPU: the VM state as the root frame");
-    cmd->add_flag("--icicle", opt.icicle, "the root at the top, stacks growing down");
-  };
-  CLI::App *flamegraph = exporter(
-      "flamegraph", "an interactive SVG flame graph (zoom, search, tooltips) of the stacks");
-  flame_options(flamegraph);
-  CLI::App *chart = exporter(
-      "chart", "memory: the heap (and RSS) over time as an SVG chart, its peak marked");
-  CLI::App *html = exporter("html",
-                            "one self-contained HTML page: the summary, the heap over time and "
-                            "the flame graphs (every memory metric, or CPU)");
-  flame_options(html);
-  html->remove_option(html->get_option("--metric"));
-  CLI::App *pprof = exporter(
-      "pprof", "a gzipped pprof profile (go tool pprof): memory alloc_objects, alloc_space, "
-               "inuse_objects, inuse_space, peak_space, or CPU samples");
-  CLI::App *speedscope = exporter(
-      "speedscope", "a speedscope file (speedscope.app): a profile per memory metric, or CPU");
-
-  CLI11_PARSE(app, argc, argv);
-  opt.profile.snap_top = opt.summary.top;
+  Args args;
+  for (const Command &c : kCommands) c.add_options(app.add_subcommand(c.name, c.description), args);
   try {
-    if (report->parsed()) return prof::run_report(opt, std::cout);
-    if (summary->parsed()) return prof::run_summary(opt, std::cout);
-    if (flamegraph->parsed()) return prof::run_to_output(opt, prof::run_flamegraph);
-    if (chart->parsed()) return prof::run_to_output(opt, prof::run_chart);
-    if (html->parsed()) return prof::run_to_output(opt, prof::run_html);
-    if (pprof->parsed()) return prof::run_to_output(opt, prof::run_pprof);
-    if (speedscope->parsed()) return prof::run_to_output(opt, prof::run_speedscope);
-    if (diff->parsed()) {
-      opt.files = {before, after};
-      return prof::run_diff(opt, std::cout);
-    }
-    return prof::run_folded(opt, std::cout);
+    // XXX: CLI11 would only say that a command is required.
+    if (argc > 1 && argv[1][0] != '-' && !command_named(argv[1]))
+      throw CLI::ParseError(unknown_command(argv[1]), 2);
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError &e) {
+    // CLI11 prints its message (or the help, which exits 0); its own codes
+    // (105, 106, 109, ...) become the 2 of every other refusal.
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  args.opt.profile.snap_top = args.opt.summary.top;
+  try {
+    return command_named(app.get_subcommands().front()->get_name())->run(args);
   } catch (const std::exception &e) {
     std::cerr << "prof-analyze: " << e.what() << "\n";
     return 2;

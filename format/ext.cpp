@@ -1,5 +1,7 @@
 #include "ext.h"
 
+#include <array>
+
 #include "uleb128.h"
 
 namespace prof {
@@ -9,86 +11,131 @@ const char *ext_kind_name(ExtKind kind) {
       "?",          "stack-host", "stack-guest", "module-load", "module-unload",
       "time-mark",  "sampling",   "marker",      "stats",       "map",
       "unmap",      "process",    "sampler",     "thread",      "weight",
-      "skip"};
+      "unclean-end", "skip"};
   const uint8_t k = static_cast<uint8_t>(kind);
   return k <= kExtKindMax ? kNames[k] : "?";
 }
 
-void read_ext(ByteReader &in, uint8_t header, uint64_t at, ExtRecord &r) {
+namespace {
+
+// The bodies, as the grammar in ext.h lists them.
+void read_body(ByteReader &in, ext::StackHost &r) {
+  r.id = in.uleb();
+  r.parent = in.uleb();
+  r.ip = in.uleb();
+}
+
+void read_body(ByteReader &in, ext::StackGuest &r) {
+  r.id = in.uleb();
+  r.parent = in.uleb();
+  r.frame_type = in.uleb();
+  r.frame_addr = in.uleb();
+  r.line = in.uleb();
+}
+
+void read_body(ByteReader &in, ext::ModuleLoad &r) {
+  r.base = in.uleb();
+  r.size = in.uleb();
+  in.string(r.path, kMaxExtString);
+  in.string(r.build_id, kMaxExtString);
+}
+
+void read_body(ByteReader &in, ext::ModuleUnload &r) { r.base = in.uleb(); }
+
+void read_body(ByteReader &in, ext::TimeMark &r) {
+  r.time_ns = in.uleb();
+  r.rss_bytes = in.uleb();
+  r.heap_bytes = in.uleb();
+}
+
+void read_body(ByteReader &in, ext::Sampling &r) { r.mean_bytes = in.uleb(); }
+
+void read_body(ByteReader &in, ext::Marker &r) {
+  r.time_ns = in.uleb();
+  in.string(r.label, kMaxExtString);
+}
+
+void read_body(ByteReader &in, ext::Stats &r) {
+  const uint64_t count_at = in.offset();
+  const uint64_t n = in.uleb();
+  if (n > kMaxExtStats) in.fail(count_at, "stats record claims " + std::to_string(n) + " counters");
+  // XXX: grown counter by counter, with the bytes actually present.
+  for (uint64_t i = 0; i < n; i++) {
+    ext::Stat c;
+    in.string(c.name, kMaxExtString);
+    c.value = in.uleb();
+    r.counters.push_back(std::move(c));
+  }
+}
+
+void read_body(ByteReader &in, ext::Map &r) {
+  r.addr = in.uleb();
+  r.length = in.uleb();
+  r.host_stack = in.uleb();
+  r.guest_stack = in.uleb();
+}
+
+void read_body(ByteReader &in, ext::Unmap &r) {
+  r.addr = in.uleb();
+  r.length = in.uleb();
+}
+
+void read_body(ByteReader &in, ext::Process &r) {
+  r.pid = in.uleb();
+  r.ppid = in.uleb();
+  r.time_unix_ns = in.uleb();
+  in.string(r.exe_path, kMaxExtString);
+}
+
+void read_body(ByteReader &in, ext::Sampler &r) {
+  r.backend = in.uleb();
+  r.mode = in.uleb();
+  r.interval_ns = in.uleb();
+}
+
+void read_body(ByteReader &in, ext::Thread &r) { r.tid = in.uleb(); }
+
+void read_body(ByteReader &in, ext::Weight &r) { r.sample_weight = in.uleb(); }
+
+void read_body(ByteReader &in, ext::UncleanEnd &r) {
+  r.time_ns = in.uleb();
+  r.lost_bytes = in.uleb();
+}
+
+void read_body(ByteReader &in, ext::Skip &r) {
+  const uint64_t length_at = in.offset();
+  r.length = in.uleb();
+  if (r.length > kMaxExtString)
+    in.fail(length_at, "skip record claims " + std::to_string(r.length) + " bytes");
+  uint8_t passed[256];
+  for (uint64_t left = r.length; left;) {
+    const size_t n = left < sizeof passed ? size_t(left) : sizeof passed;
+    in.bytes(passed, n);
+    left -= n;
+  }
+}
+
+template <class Record>
+void read_as(ByteReader &in, ExtRecord &out) {
+  read_body(in, out.emplace<Record>());
+}
+
+using BodyReader = void (*)(ByteReader &, ExtRecord &);
+
+// The readers by kind - 1, in ExtRecord's order (which ext.h checks).
+template <size_t... I>
+constexpr std::array<BodyReader, sizeof...(I)> body_readers(std::index_sequence<I...>) {
+  return {read_as<std::variant_alternative_t<I, ExtRecord>>...};
+}
+constexpr auto kBodyReaders = body_readers(std::make_index_sequence<kExtKindMax>());
+
+}  // namespace
+
+void read_ext(ByteReader &in, uint8_t header, uint64_t at, ExtRecord &out) {
   const uint8_t kind = header & kExtKindMask;
   if ((header & ~kExtKindMask) != kExtFlag || kind == 0 || kind > kExtKindMax)
     in.fail(at, "unknown extension record " + hex_byte(header));
-  r = ExtRecord{};
-  r.kind = static_cast<ExtKind>(kind);
-  switch (r.kind) {
-    case ExtKind::StackHost:
-      r.id = in.uleb(); r.parent = in.uleb(); r.addr = in.uleb();
-      break;
-    case ExtKind::StackGuest:
-      r.id = in.uleb(); r.parent = in.uleb(); r.frame_type = in.uleb();
-      r.addr = in.uleb(); r.line = in.uleb();
-      break;
-    case ExtKind::ModuleLoad:
-      r.addr = in.uleb(); r.size = in.uleb();
-      in.string(r.text, kMaxExtString);
-      in.string(r.build_id, kMaxExtString);
-      break;
-    case ExtKind::ModuleUnload:
-      r.addr = in.uleb();
-      break;
-    case ExtKind::TimeMark:
-      r.time_ns = in.uleb(); r.value = in.uleb(); r.value2 = in.uleb();
-      break;
-    case ExtKind::Sampling:
-    case ExtKind::Thread:
-    case ExtKind::Weight:
-      r.value = in.uleb();
-      break;
-    case ExtKind::Marker:
-      r.time_ns = in.uleb();
-      in.string(r.text, kMaxExtString);
-      break;
-    case ExtKind::Stats: {
-      const uint64_t count_at = in.offset();
-      const uint64_t n = in.uleb();
-      if (n > kMaxExtStats)
-        in.fail(count_at, "stats record claims " + std::to_string(n) + " counters");
-      for (uint64_t i = 0; i < n; i++) {
-        std::pair<std::string, uint64_t> s;
-        in.string(s.first, kMaxExtString);
-        s.second = in.uleb();
-        r.stats.push_back(std::move(s));
-      }
-      break;
-    }
-    case ExtKind::Map:
-      r.addr = in.uleb(); r.size = in.uleb();
-      r.host_stack = in.uleb(); r.guest_stack = in.uleb();
-      break;
-    case ExtKind::Unmap:
-      r.addr = in.uleb(); r.size = in.uleb();
-      break;
-    case ExtKind::Process:
-      r.value = in.uleb(); r.value2 = in.uleb(); r.time_ns = in.uleb();
-      in.string(r.text, kMaxExtString);
-      break;
-    case ExtKind::Sampler:
-      r.value = in.uleb(); r.value2 = in.uleb(); r.value3 = in.uleb();
-      break;
-    case ExtKind::Skip: {
-      const uint64_t length_at = in.offset();
-      r.size = in.uleb();
-      if (r.size > kMaxExtString)
-        in.fail(length_at, "skip record claims " + std::to_string(r.size) + " bytes");
-      uint8_t passed[256];
-      for (uint64_t left = r.size; left;) {
-        const size_t n = left < sizeof passed ? size_t(left) : sizeof passed;
-        in.bytes(passed, n);
-        left -= n;
-      }
-      break;
-    }
-  }
+  kBodyReaders[kind - 1](in, out);
 }
 
 size_t put_skip_header(uint8_t *dst, uint64_t total) {
@@ -98,11 +145,11 @@ size_t put_skip_header(uint8_t *dst, uint64_t total) {
     for (size_t k = 1; k <= kUleb128Max && 1 + k <= total; k++) {
       const uint64_t length = total - 1 - k;
       if (uleb128_size(length) != k) continue;
-      dst[n++] = kExtFlag | uint8_t(ExtKind::Skip);
+      dst[n++] = ext_header(ExtKind::Skip);
       return n + encode_uleb128(length, dst + n);
     }
     // None (the length's size steps over the total): an empty one first.
-    dst[n++] = kExtFlag | uint8_t(ExtKind::Skip);
+    dst[n++] = ext_header(ExtKind::Skip);
     dst[n++] = 0;
     total -= 2;
   }

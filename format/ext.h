@@ -1,11 +1,13 @@
 // libprof extension records: what an extended memprof or sysprof section (the
-// X bit of prologue.h) carries beyond the LuaJIT grammar. Extension revision 1.
+// X bit of prologue.h) carries beyond the LuaJIT grammar. Extension revision 2
+// (revision 1 had neither unclean-end nor skip).
 //
 // ext-record     := ext-header ext-body
 // ext-header     := <BYTE>                   [01KKKKKK], KKKKKK = ext kind
 // ext-body       := stack-host | stack-guest | module-load | module-unload |
 //                   time-mark | sampling | marker | stats | map | unmap |
-//                   process | sampler | thread | weight | skip
+//                   process | sampler | thread | weight | unclean-end |
+//                   skip
 // stack-host     := node-id parent-id ip                         (kind 1)
 // stack-guest    := node-id parent-id frame-type frame-addr line (kind 2)
 // module-load    := base size path build-id                      (kind 3)
@@ -21,11 +23,12 @@
 // sampler        := backend mode interval-ns                     (kind 12)
 // thread         := tid                                          (kind 13)
 // weight         := sample-weight                                (kind 14)
-// skip           := length <BYTE>{length}                        (kind 15)
+// unclean-end    := time-ns lost-bytes                           (kind 15)
+// skip           := length <BYTE>{length}                        (kind 16)
 // node-id, parent-id, ip, frame-type, frame-addr, line, base, size, time-ns,
 // rss-bytes, heap-bytes, mean-bytes, count, stat-value, addr, length,
 // host-stack-id, guest-stack-id, pid, ppid, time-unix-ns, backend, mode,
-// interval-ns, tid, sample-weight := <ULEB128>
+// interval-ns, tid, sample-weight, lost-bytes := <ULEB128>
 // path, build-id, label, stat-name, exe-path := string (as in symtab.h)
 //
 // Meaning:
@@ -63,17 +66,33 @@
 // - weight (sysprof only): the next sample stands for sample-weight
 //   intervals (a tick-driven clock signals once for several intervals of the
 //   thread's CPU time).
-// - skip (revision 2): `length` bytes that carry nothing, where a record
-//   was reserved but never written (its thread left the writer by longjmp);
-//   the stats say how many. Readers pass over them.
+// - unclean-end: the process ended without finishing the stream (exit_group
+//   past exit(), a fatal signal, a kill) and something that outlived it
+//   wrote every complete record, then this one, the stats and the epilogue.
+//   time-ns: when it found the process gone, since profiling started;
+//   lost-bytes: records that threads were still writing when they died,
+//   and all after them, left out.
+
+// - skip: `length` bytes that carry nothing, where a record was reserved
+//   but never written (its thread left the writer by longjmp); the stats say
+//   how many. Readers pass over them.
+//
+// libprof's encoders write at most kMaxWrittenPath bytes of a path or
+// exe-path and kMaxWrittenLabel of a label, and an empty build-id for one
+// longer than kMaxWrittenBuildId (a cut one would name another build), so
+// the agent encodes every record into a fixed buffer.
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "byte_reader.h"
+#include "span.h"
+#include "uleb128.h"
 
 namespace prof {
 
@@ -95,163 +114,315 @@ enum class ExtKind : uint8_t {
   Sampler = 12,
   Thread = 13,
   Weight = 14,
-  Skip = 15,
+  UncleanEnd = 15,
+  Skip = 16,
 };
-constexpr uint8_t kExtKindMax = 15;
+constexpr uint8_t kExtKindMax = 16;
 
+constexpr uint8_t ext_header(ExtKind kind) { return kExtFlag | static_cast<uint8_t>(kind); }
+
+// Bounds a reader enforces so a hostile stream cannot grow memory.
 constexpr size_t kMaxExtStats = 256;
 constexpr size_t kMaxExtString = 1u << 16;  // paths, labels, build-ids, skips
 
-// One decoded extension record. Fields not named by the kind stay zero/empty.
-struct ExtRecord {
-  ExtKind kind = ExtKind::StackHost;
-  uint64_t id = 0;        // stack node id (StackHost, StackGuest)
-  uint64_t parent = 0;    // stack node parent id
-  uint64_t addr = 0;      // ip, frame-addr, base, map addr
-  uint64_t size = 0;      // module size, map length
-  uint64_t line = 0;      // guest line
-  uint64_t frame_type = 0;
-  uint64_t time_ns = 0;   // TimeMark, Marker, Process (unix ns)
-  uint64_t value = 0;     // rss (TimeMark), mean (Sampling), tid, weight, pid
-  uint64_t value2 = 0;    // heap bytes (TimeMark), ppid, sampler mode
-  uint64_t value3 = 0;    // sampler interval-ns
-  uint64_t host_stack = 0, guest_stack = 0;  // Map
-  std::string text;       // path, label, exe-path
-  std::string build_id;   // raw bytes
-  std::vector<std::pair<std::string, uint64_t>> stats;
+// What libprof's encoders write at most (see above).
+constexpr size_t kMaxWrittenPath = 4096;
+constexpr size_t kMaxWrittenBuildId = 256;
+constexpr size_t kMaxWrittenLabel = 256;
+
+// One struct per ext-body of the grammar, shared by the encoders below and
+// read_ext(). Texts are std::string when read and std::string_view when
+// written, lists a std::vector when read and a Span when written: the agent
+// encodes without allocating. kKind is the record's kind; kMaxBytes, on
+// records of integers only, the longest encoding, header included.
+namespace ext {
+
+struct StackHost {
+  static constexpr ExtKind kKind = ExtKind::StackHost;
+  static constexpr size_t kMaxBytes = 1 + 3 * kUleb128Max;
+  uint64_t id = 0, parent = 0, ip = 0;
 };
 
-// Encoders for the hot kinds take plain values so the agent needs no ExtRecord.
-template <class Out>
-void put_stack_host(Out &out, uint64_t id, uint64_t parent, uint64_t ip) {
-  out.put_u8(kExtFlag | uint8_t(ExtKind::StackHost));
-  out.put_uleb(id);
-  out.put_uleb(parent);
-  out.put_uleb(ip);
+struct StackGuest {
+  static constexpr ExtKind kKind = ExtKind::StackGuest;
+  static constexpr size_t kMaxBytes = 1 + 5 * kUleb128Max;
+  uint64_t id = 0, parent = 0;
+  uint64_t frame_type = 0;  // sysprof's FRAME_*
+  uint64_t frame_addr = 0;  // prototype, C function or ffid
+  uint64_t line = 0;        // Lua functions: the current line
+};
+
+template <class Text>
+struct BasicModuleLoad {
+  static constexpr ExtKind kKind = ExtKind::ModuleLoad;
+  static constexpr size_t kMaxBytes = 1 + 4 * kUleb128Max + kMaxWrittenPath + kMaxWrittenBuildId;
+  uint64_t base = 0;  // load bias
+  uint64_t size = 0;  // the object covers [base, base + size)
+  Text path;
+  Text build_id;  // the raw bytes of the GNU build-id note
+};
+using ModuleLoad = BasicModuleLoad<std::string>;
+using ModuleLoadView = BasicModuleLoad<std::string_view>;
+
+struct ModuleUnload {
+  static constexpr ExtKind kKind = ExtKind::ModuleUnload;
+  static constexpr size_t kMaxBytes = 1 + kUleb128Max;
+  uint64_t base = 0;
+};
+
+struct TimeMark {
+  static constexpr ExtKind kKind = ExtKind::TimeMark;
+  static constexpr size_t kMaxBytes = 1 + 3 * kUleb128Max;
+  uint64_t time_ns = 0, rss_bytes = 0, heap_bytes = 0;
+};
+
+struct Sampling {
+  static constexpr ExtKind kKind = ExtKind::Sampling;
+  static constexpr size_t kMaxBytes = 1 + kUleb128Max;
+  uint64_t mean_bytes = 0;  // 0: every event is recorded
+};
+
+template <class Text>
+struct BasicMarker {
+  static constexpr ExtKind kKind = ExtKind::Marker;
+  static constexpr size_t kMaxBytes = 1 + 2 * kUleb128Max + kMaxWrittenLabel;
+  uint64_t time_ns = 0;
+  Text label;
+};
+using Marker = BasicMarker<std::string>;
+using MarkerView = BasicMarker<std::string_view>;
+
+template <class Text>
+struct BasicStat {
+  Text name;
+  uint64_t value = 0;
+};
+using Stat = BasicStat<std::string>;
+using StatView = BasicStat<std::string_view>;
+
+template <class List>
+struct BasicStats {
+  static constexpr ExtKind kKind = ExtKind::Stats;
+  List counters;
+};
+using Stats = BasicStats<std::vector<Stat>>;
+using StatsView = BasicStats<Span<StatView>>;
+
+struct Map {
+  static constexpr ExtKind kKind = ExtKind::Map;
+  static constexpr size_t kMaxBytes = 1 + 4 * kUleb128Max;
+  uint64_t addr = 0, length = 0;
+  uint64_t host_stack = 0, guest_stack = 0;
+};
+
+struct Unmap {
+  static constexpr ExtKind kKind = ExtKind::Unmap;
+  static constexpr size_t kMaxBytes = 1 + 2 * kUleb128Max;
+  uint64_t addr = 0, length = 0;
+};
+
+template <class Text>
+struct BasicProcess {
+  static constexpr ExtKind kKind = ExtKind::Process;
+  static constexpr size_t kMaxBytes = 1 + 4 * kUleb128Max + kMaxWrittenPath;
+  uint64_t pid = 0, ppid = 0;
+  uint64_t time_unix_ns = 0;
+  Text exe_path;
+};
+using Process = BasicProcess<std::string>;
+using ProcessView = BasicProcess<std::string_view>;
+
+struct Sampler {
+  static constexpr ExtKind kKind = ExtKind::Sampler;
+  static constexpr size_t kMaxBytes = 1 + 3 * kUleb128Max;
+  uint64_t backend = 0;  // 1 perf task-clock, 2 timer_create, 3 ITIMER_PROF
+  uint64_t mode = 0;     // 0 DEFAULT, 1 LEAF, 2 CALLGRAPH
+  uint64_t interval_ns = 0;
+};
+
+struct Thread {
+  static constexpr ExtKind kKind = ExtKind::Thread;
+  static constexpr size_t kMaxBytes = 1 + kUleb128Max;
+  uint64_t tid = 0;
+};
+
+struct Weight {
+  static constexpr ExtKind kKind = ExtKind::Weight;
+  static constexpr size_t kMaxBytes = 1 + kUleb128Max;
+  uint64_t sample_weight = 0;
+};
+
+struct UncleanEnd {
+  static constexpr ExtKind kKind = ExtKind::UncleanEnd;
+  static constexpr size_t kMaxBytes = 1 + 2 * kUleb128Max;
+  uint64_t time_ns = 0;     // when the process was found gone
+  uint64_t lost_bytes = 0;  // records dying threads were still writing, and after
+};
+
+// Decoded, a skip is only its length: the bytes it covers carry nothing.
+struct Skip {
+  static constexpr ExtKind kKind = ExtKind::Skip;
+  uint64_t length = 0;
+};
+
+}  // namespace ext
+
+// A decoded extension record: the alternative at index kind - 1.
+using ExtRecord = std::variant<ext::StackHost, ext::StackGuest, ext::ModuleLoad, ext::ModuleUnload,
+                               ext::TimeMark, ext::Sampling, ext::Marker, ext::Stats, ext::Map,
+                               ext::Unmap, ext::Process, ext::Sampler, ext::Thread, ext::Weight,
+                               ext::UncleanEnd, ext::Skip>;
+
+template <size_t... I>
+constexpr bool ext_kinds_in_order(std::index_sequence<I...>) {
+  return ((static_cast<size_t>(std::variant_alternative_t<I, ExtRecord>::kKind) == I + 1) && ...);
+}
+static_assert(std::variant_size_v<ExtRecord> == kExtKindMax &&
+                  ext_kinds_in_order(std::make_index_sequence<kExtKindMax>()),
+              "ExtRecord holds every kind, in kind order");
+
+inline ExtKind ext_kind(const ExtRecord &r) { return static_cast<ExtKind>(r.index() + 1); }
+
+// The encoders: one per record, each the ext-record of the grammar above.
+// `text` cut to at most `cap` bytes.
+inline size_t written_len(std::string_view text, size_t cap) {
+  return text.size() < cap ? text.size() : cap;
 }
 
 template <class Out>
-void put_stack_guest(Out &out, uint64_t id, uint64_t parent, uint64_t frame_type,
-                     uint64_t frame_addr, uint64_t line) {
-  out.put_u8(kExtFlag | uint8_t(ExtKind::StackGuest));
-  out.put_uleb(id);
-  out.put_uleb(parent);
-  out.put_uleb(frame_type);
-  out.put_uleb(frame_addr);
-  out.put_uleb(line);
+void put_ext(Out &out, const ext::StackHost &r) {
+  out.put_u8(ext_header(r.kKind));
+  out.put_uleb(r.id);
+  out.put_uleb(r.parent);
+  out.put_uleb(r.ip);
 }
 
 template <class Out>
-void put_module_load(Out &out, uint64_t base, uint64_t size, const char *path, size_t path_len,
-                     const void *build_id, size_t build_id_len) {
-  out.put_u8(kExtFlag | uint8_t(ExtKind::ModuleLoad));
-  out.put_uleb(base);
-  out.put_uleb(size);
-  out.put_string(path, path_len);
-  out.put_string(static_cast<const char *>(build_id), build_id_len);
+void put_ext(Out &out, const ext::StackGuest &r) {
+  out.put_u8(ext_header(r.kKind));
+  out.put_uleb(r.id);
+  out.put_uleb(r.parent);
+  out.put_uleb(r.frame_type);
+  out.put_uleb(r.frame_addr);
+  out.put_uleb(r.line);
 }
 
-// Records whose bodies are one to three integers.
-template <class Out>
-void put_ext_values(Out &out, ExtKind kind, uint64_t a) {
-  out.put_u8(kExtFlag | uint8_t(kind));
-  out.put_uleb(a);
-}
-template <class Out>
-void put_ext_values(Out &out, ExtKind kind, uint64_t a, uint64_t b) {
-  put_ext_values(out, kind, a);
-  out.put_uleb(b);
-}
-template <class Out>
-void put_ext_values(Out &out, ExtKind kind, uint64_t a, uint64_t b, uint64_t c) {
-  put_ext_values(out, kind, a, b);
-  out.put_uleb(c);
+template <class Out, class Text>
+void put_ext(Out &out, const ext::BasicModuleLoad<Text> &r) {
+  out.put_u8(ext_header(r.kKind));
+  out.put_uleb(r.base);
+  out.put_uleb(r.size);
+  out.put_string(r.path.data(), written_len(r.path, kMaxWrittenPath));
+  out.put_string(r.build_id.data(),
+                 r.build_id.size() <= kMaxWrittenBuildId ? r.build_id.size() : 0);
 }
 
 template <class Out>
-void put_marker(Out &out, uint64_t time_ns, const char *label, size_t len) {
-  put_ext_values(out, ExtKind::Marker, time_ns);
-  out.put_string(label, len);
+void put_ext(Out &out, const ext::ModuleUnload &r) {
+  out.put_u8(ext_header(r.kKind));
+  out.put_uleb(r.base);
 }
 
 template <class Out>
-void put_process(Out &out, uint64_t pid, uint64_t ppid, uint64_t time_unix_ns, const char *exe,
-                 size_t len) {
-  put_ext_values(out, ExtKind::Process, pid, ppid, time_unix_ns);
-  out.put_string(exe, len);
+void put_ext(Out &out, const ext::TimeMark &r) {
+  out.put_u8(ext_header(r.kKind));
+  out.put_uleb(r.time_ns);
+  out.put_uleb(r.rss_bytes);
+  out.put_uleb(r.heap_bytes);
 }
 
 template <class Out>
-void put_map(Out &out, uint64_t addr, uint64_t len, uint64_t host_stack, uint64_t guest_stack) {
-  put_ext_values(out, ExtKind::Map, addr, len, host_stack);
-  out.put_uleb(guest_stack);
+void put_ext(Out &out, const ext::Sampling &r) {
+  out.put_u8(ext_header(r.kKind));
+  out.put_uleb(r.mean_bytes);
 }
 
-// A stats record is its count, then that many put_stat() calls.
-template <class Out>
-void put_stats_header(Out &out, size_t count) {
-  put_ext_values(out, ExtKind::Stats, count);
+template <class Out, class Text>
+void put_ext(Out &out, const ext::BasicMarker<Text> &r) {
+  out.put_u8(ext_header(r.kKind));
+  out.put_uleb(r.time_ns);
+  out.put_string(r.label.data(), written_len(r.label, kMaxWrittenLabel));
 }
+
+template <class Out, class List>
+void put_ext(Out &out, const ext::BasicStats<List> &r) {
+  out.put_u8(ext_header(r.kKind));
+  out.put_uleb(r.counters.size());
+  for (const auto &c : r.counters) {
+    out.put_string(c.name.data(), c.name.size());
+    out.put_uleb(c.value);
+  }
+}
+
 template <class Out>
-void put_stat(Out &out, const char *name, size_t len, uint64_t value) {
-  out.put_string(name, len);
-  out.put_uleb(value);
+void put_ext(Out &out, const ext::Map &r) {
+  out.put_u8(ext_header(r.kKind));
+  out.put_uleb(r.addr);
+  out.put_uleb(r.length);
+  out.put_uleb(r.host_stack);
+  out.put_uleb(r.guest_stack);
+}
+
+template <class Out>
+void put_ext(Out &out, const ext::Unmap &r) {
+  out.put_u8(ext_header(r.kKind));
+  out.put_uleb(r.addr);
+  out.put_uleb(r.length);
+}
+
+template <class Out, class Text>
+void put_ext(Out &out, const ext::BasicProcess<Text> &r) {
+  out.put_u8(ext_header(r.kKind));
+  out.put_uleb(r.pid);
+  out.put_uleb(r.ppid);
+  out.put_uleb(r.time_unix_ns);
+  out.put_string(r.exe_path.data(), written_len(r.exe_path, kMaxWrittenPath));
+}
+
+template <class Out>
+void put_ext(Out &out, const ext::Sampler &r) {
+  out.put_u8(ext_header(r.kKind));
+  out.put_uleb(r.backend);
+  out.put_uleb(r.mode);
+  out.put_uleb(r.interval_ns);
+}
+
+template <class Out>
+void put_ext(Out &out, const ext::Thread &r) {
+  out.put_u8(ext_header(r.kKind));
+  out.put_uleb(r.tid);
+}
+
+template <class Out>
+void put_ext(Out &out, const ext::Weight &r) {
+  out.put_u8(ext_header(r.kKind));
+  out.put_uleb(r.sample_weight);
+}
+
+template <class Out>
+void put_ext(Out &out, const ext::UncleanEnd &r) {
+  out.put_u8(ext_header(r.kKind));
+  out.put_uleb(r.time_ns);
+  out.put_uleb(r.lost_bytes);
+}
+
+// A skip record of `length` zero bytes (tests, tools). The agent writes
+// skips over abandoned ring records with put_skip_header below.
+template <class Out>
+void put_ext(Out &out, const ext::Skip &r) {
+  out.put_u8(ext_header(r.kKind));
+  out.put_uleb(r.length);
+  for (uint64_t i = 0; i < r.length; i++) out.put_u8(0);
 }
 
 // The start of skip records spanning exactly `total` bytes (total >= 2),
 // whatever bytes follow it: at most 16 bytes to dst; returns how many.
 size_t put_skip_header(uint8_t *dst, uint64_t total);
 
-// Encodes any record from its decoded form (tests, tools).
+// Any decoded record, through its encoder above (tests, tools).
 template <class Out>
 void put_ext(Out &out, const ExtRecord &r) {
-  switch (r.kind) {
-    case ExtKind::StackHost:
-      put_stack_host(out, r.id, r.parent, r.addr);
-      break;
-    case ExtKind::StackGuest:
-      put_stack_guest(out, r.id, r.parent, r.frame_type, r.addr, r.line);
-      break;
-    case ExtKind::ModuleLoad:
-      put_module_load(out, r.addr, r.size, r.text.data(), r.text.size(), r.build_id.data(),
-                      r.build_id.size());
-      break;
-    case ExtKind::ModuleUnload:
-      put_ext_values(out, r.kind, r.addr);
-      break;
-    case ExtKind::TimeMark:
-      put_ext_values(out, r.kind, r.time_ns, r.value, r.value2);
-      break;
-    case ExtKind::Sampling:
-    case ExtKind::Thread:
-    case ExtKind::Weight:
-      put_ext_values(out, r.kind, r.value);
-      break;
-    case ExtKind::Marker:
-      put_marker(out, r.time_ns, r.text.data(), r.text.size());
-      break;
-    case ExtKind::Stats:
-      put_stats_header(out, r.stats.size());
-      for (const auto &st : r.stats) put_stat(out, st.first.data(), st.first.size(), st.second);
-      break;
-    case ExtKind::Map:
-      put_map(out, r.addr, r.size, r.host_stack, r.guest_stack);
-      break;
-    case ExtKind::Unmap:
-      put_ext_values(out, r.kind, r.addr, r.size);
-      break;
-    case ExtKind::Process:
-      put_process(out, r.value, r.value2, r.time_ns, r.text.data(), r.text.size());
-      break;
-    case ExtKind::Sampler:
-      put_ext_values(out, r.kind, r.value, r.value2, r.value3);
-      break;
-    case ExtKind::Skip:
-      out.put_u8(kExtFlag | uint8_t(r.kind));
-      out.put_uleb(r.size);
-      for (uint64_t i = 0; i < r.size; i++) out.put_u8(0);
-      break;
-  }
+  std::visit([&out](const auto &x) { put_ext(out, x); }, r);
 }
 
 // Reads the body of an extension record whose header byte was `header`

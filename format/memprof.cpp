@@ -59,6 +59,7 @@ bool MemprofReader::next(MemprofEvent &ev) {
   static const MemprofRecord kRecord[] = {MemprofRecord::Symbol, MemprofRecord::Alloc,
                                           MemprofRecord::Free, MemprofRecord::Realloc};
   ev.record = kRecord[aevent];
+  ev.aevent = aevent;
   read_guest_loc(in_, source, ev.loc);
   ev.has_stacks = stacks;
   ev.host_stack = stacks ? in_.uleb() : 0;

@@ -68,18 +68,28 @@ struct GuestLoc {
   uint64_t traceno = 0;  // trace only
 };
 
-// The largest event the agent encodes: header + 9 ULEB128s.
-constexpr size_t kMaxEventBytes = 1 + 9 * kUleb128Max;
+// An event-alloc, event-free or event-realloc: what the agent writes, and the
+// fields MemprofReader returns for it. Only the fields of the event type are
+// written (oaddr/osize: free and realloc; naddr/nsize: alloc and realloc).
+struct AllocEvent {
+  uint8_t aevent = kAeventAlloc;  // kAeventAlloc, kAeventFree or kAeventRealloc
+  GuestLoc loc;
+  bool has_stacks = false;  // extended only: write host_stack and guest_stack
+  uint64_t host_stack = 0, guest_stack = 0;
+  uint64_t oaddr = 0, osize = 0, naddr = 0, nsize = 0;
+};
+
+// The longest AllocEvent encoding: an event-realloc with loc-lua and stacks,
+// header + 8 ULEB128s.
+constexpr size_t kMaxEventBytes = 1 + 8 * kUleb128Max;
 
 enum class MemprofRecord : uint8_t { Alloc, Realloc, Free, Symbol, Ext };
 
-struct MemprofEvent {
+// One record as MemprofReader returns it: the event's fields, or a symbol,
+// or an extension record, as `record` says.
+struct MemprofEvent : AllocEvent {
   MemprofRecord record = MemprofRecord::Alloc;
   uint64_t offset = 0;  // where the record starts in the file
-  GuestLoc loc;
-  bool has_stacks = false;
-  uint64_t host_stack = 0, guest_stack = 0;
-  uint64_t oaddr = 0, osize = 0, naddr = 0, nsize = 0;
   Symbol symbol;  // Symbol records
   ExtRecord ext;  // Ext records
 };
@@ -100,29 +110,29 @@ void put_guest_loc(Out &out, const GuestLoc &loc) {
   }
 }
 
-// One allocation event. `stacks` writes host/guest stack ids (extended only).
+// XXX: inline, and templated on Out (SpanWriter, SizeCounter): the allocation
+// hooks encode every event with it, straight into the ring.
 template <class Out>
-void put_memprof_event(Out &out, uint8_t aevent, const GuestLoc &loc, bool stacks,
-                       uint64_t host_stack, uint64_t guest_stack, uint64_t oaddr,
-                       uint64_t osize, uint64_t naddr, uint64_t nsize) {
-  out.put_u8(static_cast<uint8_t>(aevent | loc.source | (stacks ? kMemprofStacks : 0)));
-  put_guest_loc(out, loc);
-  if (stacks) {
-    out.put_uleb(host_stack);
-    out.put_uleb(guest_stack);
+inline void put_memprof_event(Out &out, const AllocEvent &e) {
+  out.put_u8(static_cast<uint8_t>(e.aevent | e.loc.source | (e.has_stacks ? kMemprofStacks : 0)));
+  put_guest_loc(out, e.loc);
+  if (e.has_stacks) {
+    out.put_uleb(e.host_stack);
+    out.put_uleb(e.guest_stack);
   }
-  if (aevent & kAeventFree) {
-    out.put_uleb(oaddr);
-    out.put_uleb(osize);
+  if (e.aevent & kAeventFree) {
+    out.put_uleb(e.oaddr);
+    out.put_uleb(e.osize);
   }
-  if (aevent & kAeventAlloc) {
-    out.put_uleb(naddr);
-    out.put_uleb(nsize);
+  if (e.aevent & kAeventAlloc) {
+    out.put_uleb(e.naddr);
+    out.put_uleb(e.nsize);
   }
 }
 
-template <class Out>
-void put_memprof_symbol(Out &out, const Symbol &s) {
+// An event-symtab; names are cut as symtab.h says.
+template <class Out, class Text>
+void put_memprof_symbol(Out &out, const BasicSymbol<Text> &s) {
   static const uint8_t kSource[] = {kAsourceLfunc, kAsourceCfunc, kAsourceTrace};
   out.put_u8(static_cast<uint8_t>(kAeventSymtab | kSource[s.type]));
   put_symbol_body(out, s);

@@ -1,5 +1,7 @@
-// StreamWriter: a fixed buffer in front of a byte sink, the only way bytes leave
-// the agent.
+// StreamWriter: a fixed buffer in front of a byte sink, through which the agent
+// writes what opens its memory stream and the whole CPU stream (the memory
+// stream's events go through its event ring, which writes its own bytes out);
+// and SpanWriter and SizeCounter, the two other Outs of the encoders.
 //
 // Invariants (callers rely on them, the agent's hot path above all):
 // - No allocation: the buffer belongs to the caller.
@@ -43,7 +45,6 @@ class StreamWriter {
   bool flush();
   bool failed() const { return failed_; }
   int saved_errno() const { return saved_errno_; }
-  size_t pending() const { return pos_; }
   uint64_t bytes_flushed() const { return flushed_; }
 
  private:
@@ -64,7 +65,8 @@ class StreamWriter {
 };
 
 // An Out for the encoders that fills a caller-owned array with no checks:
-// callers size it for the largest record they encode (see kMaxEventBytes).
+// callers size it for the largest record they encode (kMaxEventBytes,
+// kMaxSymbolRecordBytes, the records' kMaxBytes, max_sample_bytes()).
 class SpanWriter {
  public:
   explicit SpanWriter(uint8_t *buf) : begin_(buf), pos_(buf) {}

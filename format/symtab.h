@@ -27,13 +27,19 @@
 // line; sym-cfunc maps a C symbol (or, as LuaJIT does, a loaded object's base
 // address) to its name; sym-trace maps a JIT trace number to the prototype
 // and line where it started. Trace type 3 is invalid.
+//
+// libprof writes at most kMaxWrittenName bytes of a name (sym-chunk,
+// sym-name), in every stream: chunk names of load()ed strings can be whole
+// source texts, and the agent encodes a symbol into a fixed buffer.
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "byte_reader.h"
 #include "prologue.h"
+#include "uleb128.h"
 
 namespace prof {
 
@@ -45,27 +51,38 @@ constexpr uint8_t kSymTypeMask = 0x03;
 
 // Chunk names may hold a whole source text (load() of a string).
 constexpr size_t kMaxSymbolString = 16u << 20;
+// What libprof's encoders write of a name, in every stream, and so the
+// longest symbol record they write: header, sym-addr, string-len, that much
+// of the name, sym-line.
+constexpr size_t kMaxWrittenName = 400;
+constexpr size_t kMaxSymbolRecordBytes = 1 + 4 * kUleb128Max + kMaxWrittenName;
 
-struct Symbol {
+// A symbol: Text is std::string when read, std::string_view when written
+// (the agent encodes without allocating).
+template <class Text>
+struct BasicSymbol {
   uint8_t type = kSymLfunc;  // kSymLfunc, kSymCfunc or kSymTrace
   uint64_t addr = 0;         // prototype, C symbol or trace-start prototype
   uint64_t line = 0;         // first line (lfunc) or trace start line
   uint64_t traceno = 0;      // trace only
-  std::string name;          // chunk name (lfunc) or symbol name (cfunc)
+  Text name;                 // chunk name (lfunc) or symbol name (cfunc)
 };
+using Symbol = BasicSymbol<std::string>;
+using SymbolView = BasicSymbol<std::string_view>;
 
 // The body of a symbol after its header byte; shared with in-stream events.
-template <class Out>
-void put_symbol_body(Out &out, const Symbol &s) {
+template <class Out, class Text>
+void put_symbol_body(Out &out, const BasicSymbol<Text> &s) {
+  const size_t name_len = s.name.size() < kMaxWrittenName ? s.name.size() : kMaxWrittenName;
   switch (s.type) {
     case kSymLfunc:
       out.put_uleb(s.addr);
-      out.put_string(s.name.data(), s.name.size());
+      out.put_string(s.name.data(), name_len);
       out.put_uleb(s.line);
       break;
     case kSymCfunc:
       out.put_uleb(s.addr);
-      out.put_string(s.name.data(), s.name.size());
+      out.put_string(s.name.data(), name_len);
       break;
     case kSymTrace:
       out.put_uleb(s.traceno);
@@ -75,8 +92,8 @@ void put_symbol_body(Out &out, const Symbol &s) {
   }
 }
 
-template <class Out>
-void put_symtab_entry(Out &out, const Symbol &s) {
+template <class Out, class Text>
+void put_symtab_entry(Out &out, const BasicSymbol<Text> &s) {
   out.put_u8(s.type);
   put_symbol_body(out, s);
 }

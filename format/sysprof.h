@@ -45,7 +45,9 @@
 #include "byte_reader.h"
 #include "ext.h"
 #include "prologue.h"
+#include "span.h"
 #include "symtab.h"
+#include "uleb128.h"
 
 namespace prof {
 
@@ -94,35 +96,59 @@ inline bool vmstate_has_guest(uint8_t vmstate) {
   return vmstate == kVmstLfunc || vmstate == kVmstFfunc || vmstate == kVmstCfunc;
 }
 
-template <class Out>
-void put_guest_frame(Out &out, const GuestFrame &f) {
-  out.put_u8(f.type);
-  out.put_uleb(f.addr);
-  if (f.type == kFrameLfunc) out.put_uleb(f.line);
+// The longest sample-guest or sample-host with these many frames: header,
+// frame-lfuncs, frame-lua-last, frame-hosts, frame-host-last.
+constexpr size_t max_sample_bytes(size_t guest_frames, size_t host_frames) {
+  return 1 + guest_frames * (1 + 2 * kUleb128Max) + 1 + host_frames * kUleb128Max + 1;
 }
 
-template <class Out>
-void put_sysprof_symbol(Out &out, const Symbol &s) {
-  out.put_u8(static_cast<uint8_t>(kSysprofSymLfunc + s.type));
-  put_symbol_body(out, s);
-}
-
-// A whole sample; guest frames are written only for the vmstates that have them.
-template <class Out>
-void put_sysprof_sample(Out &out, const SysprofSample &s) {
-  out.put_u8(s.vmstate);
-  if (s.vmstate == kVmstTrace) {
-    out.put_uleb(s.traceno);
-    out.put_uleb(s.trace_addr);
-    out.put_uleb(s.trace_line);
-    return;
-  }
-  if (vmstate_has_guest(s.vmstate)) {
-    for (const GuestFrame &f : s.guest) put_guest_frame(out, f);
+// A sample-guest or sample-host (vmstate other than TRACE), innermost frame
+// first. Guest frames are written only for the vmstates that carry
+// stack-lua; frames the grammar has no room for (a guest frame of another
+// type, a host frame 0) are left out. Frame: anything with type, addr and
+// line (GuestFrame, the agent's prof_guest_frame).
+// XXX: inline: the signal handler encodes every sample with it.
+template <class Out, class Frame>
+inline void put_sysprof_stacks(Out &out, uint8_t vmstate, Span<Frame> guest, Span<uint64_t> host) {
+  out.put_u8(vmstate);
+  if (vmstate_has_guest(vmstate)) {
+    for (const Frame &f : guest) {
+      if (f.type < kFrameLfunc || f.type > kFrameFfunc) continue;
+      out.put_u8(f.type);
+      out.put_uleb(f.addr);
+      if (f.type == kFrameLfunc) out.put_uleb(f.line);
+    }
     out.put_u8(kFrameLuaLast);
   }
-  for (uint64_t ip : s.host) out.put_uleb(ip);
+  for (uint64_t ip : host)
+    if (ip != 0) out.put_uleb(ip);
   out.put_uleb(0);
+}
+
+// A sample-trace: JIT trace traceno, started in prototype proto_addr at line.
+template <class Out>
+void put_sysprof_trace(Out &out, uint64_t traceno, uint64_t proto_addr, uint64_t line) {
+  out.put_u8(kVmstTrace);
+  out.put_uleb(traceno);
+  out.put_uleb(proto_addr);
+  out.put_uleb(line);
+}
+
+// A decoded sample, through the encoder of its kind (tests, tools).
+template <class Out>
+void put_sysprof_sample(Out &out, const SysprofSample &s) {
+  if (s.vmstate == kVmstTrace)
+    put_sysprof_trace(out, s.traceno, s.trace_addr, s.trace_line);
+  else
+    put_sysprof_stacks(out, s.vmstate, Span<GuestFrame>(s.guest.data(), s.guest.size()),
+                       Span<uint64_t>(s.host.data(), s.host.size()));
+}
+
+// A sample-symtab; names are cut as symtab.h says.
+template <class Out, class Text>
+void put_sysprof_symbol(Out &out, const BasicSymbol<Text> &s) {
+  out.put_u8(static_cast<uint8_t>(kSysprofSymLfunc + s.type));
+  put_symbol_body(out, s);
 }
 
 template <class Out>

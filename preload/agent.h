@@ -39,5 +39,10 @@ uint64_t monotonic_ns();
 // One line on stderr, "libprof: " and the parts; no stdio, no allocation.
 void say(const char *a, const char *b = "", const char *c = "", const char *d = "",
          const char *e = "");
+// One line on a failed write to `file` at `path` (errno `err`), where the
+// stream ends if the program closed its descriptor, and what follows (`then`,
+// "; ..." ).
+class OwnedFile;
+void say_write_failure(const char *path, const OwnedFile &file, int err, const char *then);
 
 }  // namespace prof

@@ -66,6 +66,18 @@ bool parse_bool(const char *s, bool *out) {
   return false;
 }
 
+// 0|1, or 0:<pid> as the agent rewrites 0 (inheritance.h).
+bool parse_follow(const char *s, Config *cfg) {
+  uint64_t pid;
+  if (s[0] == '0' && s[1] == ':') {
+    if (!parse_number(s + 2, nullptr, 0, &pid) || pid < 1 || pid > INT32_MAX) return false;
+    cfg->follow_children = false;
+    cfg->root_pid = int32_t(pid);
+    return true;
+  }
+  return parse_bool(s, &cfg->follow_children);
+}
+
 // A signal a handler can catch: not SIGKILL or SIGSTOP, nor the two below
 // SIGRTMIN that glibc keeps for itself (its sigaction refuses them).
 bool parse_catchable_signal(const char *s, int *out) {
@@ -97,7 +109,7 @@ bool parse_config(char **envp, Config *cfg) {
     return invalid(cfg, "PROF_MMAP", v, "0 or 1");
   if ((v = find_env(envp, "PROF_FREE_STACKS")) && !parse_bool(v, &cfg->free_stacks))
     return invalid(cfg, "PROF_FREE_STACKS", v, "0 or 1");
-  if ((v = find_env(envp, "PROF_FOLLOW")) && !parse_bool(v, &cfg->follow_children))
+  if ((v = find_env(envp, "PROF_FOLLOW")) && !parse_follow(v, cfg))
     return invalid(cfg, "PROF_FOLLOW", v, "0 or 1");
   if ((v = find_env(envp, "PROF_UNWIND"))) {
     if (strcmp(v, "fast") && strcmp(v, "libunwind"))
@@ -117,8 +129,8 @@ bool parse_config(char **envp, Config *cfg) {
   if ((v = find_env(envp, "PROF_INTERVAL"))) {
     static const Unit kTime[] = {{"ns", 1}, {"us", 1000}, {"ms", 1000000}, {"s", 1000000000}};
     uint64_t ns;
-    // XXX: no shorter than 100us: a sample's signal costs up to ~60us on a
-    // VM, and a 20us period there left the program under 1% of its CPU.
+    // XXX: no shorter than 100us: on a VM a sample's signal can take nearly
+    // as long, and shorter periods left the program almost none of its CPU.
     if (!parse_number(v, kTime, 4, &ns) || ns < 100000 || ns > 10000000000ull)
       return invalid(cfg, "PROF_INTERVAL", v, "100us..10s, e.g. 1ms, 500us");
     cfg->interval_ns = ns;

@@ -24,7 +24,8 @@ struct Config {
   bool free_stacks = false;      // PROF_FREE_STACKS=0|1: unwind on free too
   bool rule_walk = true;         // PROF_UNWIND=fast|libunwind (host_stack.h)
   int toggle_signal = 0;         // PROF_TOGGLE_SIGNAL=<n>, 0 = none
-  bool follow_children = true;   // PROF_FOLLOW=0|1: profile fork/exec children
+  bool follow_children = true;   // PROF_FOLLOW=0|1: profile forked children
+  int32_t root_pid = 0;          // PROF_FOLLOW=0:<pid>, by the agent: the one pid profiled
   char output[512] = "prof.%p";  // PROF_OUTPUT: path template, %p = pid
   char error[160] = "";          // set when a value is invalid
 };

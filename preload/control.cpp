@@ -1,5 +1,6 @@
 // The run-time control API of libprof.h: pause, resume, and markers.
 #include <cstring>
+#include <string_view>
 
 #include "agent.h"
 #include "ext.h"
@@ -21,9 +22,10 @@ EXPORT void prof_marker(const char *label) {
   using namespace prof;
   if (!label) return;
   GuardScope guard;
-  uint8_t buf[320];
+  uint8_t buf[ext::MarkerView::kMaxBytes];
   SpanWriter out(buf);
-  put_marker(out, monotonic_ns() - g_agent.start_ns, label, strnlen(label, 256));
+  const std::string_view text(label, strnlen(label, kMaxWrittenLabel));
+  put_ext(out, ext::MarkerView{monotonic_ns() - g_agent.start_ns, text});
   if (g_agent.on.load()) g_agent.ring.append(out.data(), out.size());
   if (cpu_sampler_on()) sysprof_stream::write_marker(out.data(), out.size());
 }

@@ -1,11 +1,13 @@
 // exec*() and _exit() end the process image without running destructors:
 // finish the stream first, so the events before them reach the file and end
-// with an epilogue. After exec the new image loads the agent again
-// (LD_PRELOAD is inherited) and writes its own file; the pid is the same, so
-// it gets the ".1" name.
+// with an epilogue; and exit() from several threads at once must not end
+// the process before the stream. After exec the new image loads the agent
+// again (LD_PRELOAD is inherited) and writes its own file; the pid is the
+// same, so it gets the ".1" name.
 #include <atomic>
 #include <cerrno>
 #include <cstdarg>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "agent.h"
@@ -86,6 +88,24 @@ EXPORT int execle(const char *path, const char *arg, ...) {
   va_end(ap);
   if (!ok) return errno = E2BIG, -1;
   return execve(path, argv, envp);
+}
+
+// XXX: glibc (before 2.41) lets a second thread's exit() reach exit_group
+// while the first still runs the exit handlers and the agent's destructor,
+// killing it in the middle of writing the streams: an exit() on another
+// thread than the first finishes them before it goes on (a nested exit() in
+// an exit handler, on the first's thread, does not).
+EXPORT void exit(int status) {
+  static std::atomic<uint64_t> first{0};  // pid << 32 | tid of the first caller
+  const uint64_t pid = uint64_t(getpid());
+  const uint64_t me = pid << 32 | uint32_t(syscall(SYS_gettid));
+  uint64_t seen = first.load();
+  while (seen >> 32 != pid && !first.compare_exchange_weak(seen, me)) {
+  }
+  if (seen >> 32 == pid && seen != me) prof::finish_stream();
+  static std::atomic<void (*)(int)> real;
+  prof::next_symbol("exit", real)(status);
+  __builtin_unreachable();
 }
 
 EXPORT void _exit(int status) {

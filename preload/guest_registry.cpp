@@ -3,6 +3,7 @@
 #include <atomic>
 #include <cstring>
 #include <mutex>
+#include <string_view>
 #include <sys/mman.h>
 
 #include "symtab.h"
@@ -67,7 +68,7 @@ void publish(uint8_t type, uint64_t addr, const char *name, uint64_t line) {
   const char *copy = copy_name(name, len);
   if (!copy) return;
   g_blocks[block][index % kBlockEntries] =
-      GuestSymbol{addr, line, type, static_cast<uint32_t>(len), copy};
+      GuestSymbol{type, addr, line, 0, std::string_view(copy, len)};
   g_symbol_count.store(index + 1, std::memory_order_release);
 }
 

@@ -14,6 +14,7 @@
 #include <cstdint>
 
 #include "libprof.h"
+#include "symtab.h"
 
 namespace prof {
 
@@ -22,13 +23,9 @@ namespace prof {
 int guest_backtrace(prof_guest_frame *frames, int max, int *vmstate);
 bool guest_registered();
 
-struct GuestSymbol {
-  uint64_t addr;
-  uint64_t line;
-  uint8_t type;  // kSymLfunc or kSymCfunc (symtab.h)
-  uint32_t name_len;
-  const char *name;  // NUL-terminated
-};
+// A published symbol: kSymLfunc or kSymCfunc, its name NUL-terminated in
+// memory that is never freed.
+using GuestSymbol = SymbolView;
 
 // How many symbols were published; symbol(i) for i below it is immutable.
 uint64_t guest_symbol_count();

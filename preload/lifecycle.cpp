@@ -1,6 +1,7 @@
 // The agent's life: start in a constructor, the header written before the
 // first event, module changes, a tick for time marks and write errors, fork
 // children with their own stream, and the flush and epilogue at exit.
+#include <atomic>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
@@ -9,6 +10,7 @@
 #include <ctime>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <sys/auxv.h>
 #include <unistd.h>
 
@@ -16,12 +18,16 @@
 #include "memory/alloc_sampling.h"
 #include "memory/hooks.h"
 #include "host_stack.h"
+#include "inheritance.h"
 #include "memprof.h"
 #include "module_map.h"
+#include "stream/module_record.h"
 #include "stream/output_file.h"
 #include "program_signals.h"
+#include "stream/owned_file.h"
 #include "prologue.h"
 #include "memory/recorder.h"
+#include "memory/stream_end.h"
 #include "cpu/sampler.h"
 #include "stream/stream_opening.h"
 #include "stream_writer.h"
@@ -48,32 +54,39 @@ void say(const char *a, const char *b, const char *c, const char *d, const char 
   (void)!write(2, line, strlen(line));
 }
 
+void say_write_failure(const char *path, const OwnedFile &file, int err, const char *then) {
+  if (!file.lost()) {
+    say("cannot write ", path, ": ", strerror(err), then);
+    return;
+  }
+  char end[160];
+  snprintf(end, sizeof end, "); the profile ends at byte %llu%s", (unsigned long long)file.written(),
+           then);
+  say("the program closed the descriptor of ", path, " and it cannot be opened again (",
+      strerror(err), end);
+}
+
 namespace {
 
 ModuleMap g_modules;
 pthread_mutex_t g_modules_mutex = PTHREAD_MUTEX_INITIALIZER;
-int g_fd = -1;
+OwnedFile g_file;  // the memprof file
 pid_t g_stream_pid = 0;  // the process the open stream belongs to
+enum : int { kStreamOpen, kStreamFinishing, kStreamFinished };
+std::atomic<int> g_stream_state{kStreamOpen};
 char g_path[600];
-
-template <class Out>
-void put_module(Out &out, const ModuleInfo &m) {
-  put_module_load(out, m.base, m.size, m.path, strlen(m.path), m.build_id, m.build_id_len);
-}
 
 // Module records while running go through the ring.
 void ring_load(const ModuleInfo &m, void *) {
-  uint8_t buf[4096 + 512];
+  uint8_t buf[ext::ModuleLoadView::kMaxBytes];
   SpanWriter out(buf);
-  const size_t len = strnlen(m.path, 4096);
-  put_module_load(out, m.base, m.size, m.path, len, m.build_id,
-                  m.build_id_len < 256 ? m.build_id_len : 0);
+  put_ext(out, module_load_record(m));
   g_agent.ring.append(out.data(), out.size());
 }
 void ring_unload(uint64_t base, void *) {
-  uint8_t buf[16];
+  uint8_t buf[ext::ModuleUnload::kMaxBytes];
   SpanWriter out(buf);
-  put_ext_values(out, ExtKind::ModuleUnload, base);
+  put_ext(out, ext::ModuleUnload{base});
   g_agent.ring.append(out.data(), out.size());
 }
 
@@ -93,7 +106,7 @@ uint64_t rss_bytes() {
 void tick() {
   GuardScope guard;
   if (g_agent.ring.write_failed() && g_agent.on.exchange(false)) {
-    say("cannot write ", g_path, ": ", strerror(g_agent.ring.write_errno()), "; profiling disabled");
+    say_write_failure(g_path, g_file, g_agent.ring.write_errno(), "; profiling disabled");
     return;
   }
   // (Paused, not off: the stats and the epilogue are still written at exit.)
@@ -103,33 +116,37 @@ void tick() {
         "or the output blocks); recording stopped");
     g_agent.paused.store(true);
   }
-  uint8_t buf[64];
+  uint8_t buf[ext::TimeMark::kMaxBytes];
   SpanWriter out(buf);
-  put_ext_values(out, ExtKind::TimeMark, monotonic_ns() - g_agent.start_ns, rss_bytes(), 0);
+  put_ext(out, ext::TimeMark{monotonic_ns() - g_agent.start_ns, rss_bytes(), 0});
   g_agent.ring.append(out.data(), out.size());
   drain_guest_symbols();
 }
 
 // Creates this process's file and writes everything that precedes events.
 bool open_stream(pid_t ppid) {
-  g_fd = create_output_file(g_agent.cfg.output, getpid(), "memprof", g_path, sizeof g_path);
-  if (g_fd < 0) {
+  const int fd = create_output_file(g_agent.cfg.output, getpid(), "memprof", g_path, sizeof g_path);
+  if (fd < 0) {
     say("cannot create ", g_path, ": ", strerror(errno), "; profiling disabled");
     return false;
   }
+  g_file.adopt(fd, g_path);
   g_stream_pid = getpid();
   static uint8_t buf[1 << 16];
-  StreamWriter out(buf, sizeof buf, fd_sink, reinterpret_cast<void *>(intptr_t(g_fd)));
+  StreamWriter out(buf, sizeof buf, owned_file_sink, &g_file);
   put_stream_opening(out, SectionKind::Memprof, ppid);
-  put_ext_values(out, ExtKind::Sampling, g_agent.cfg.sample_bytes);
+  put_ext(out, ext::Sampling{g_agent.cfg.sample_bytes});
   pthread_mutex_lock(&g_modules_mutex);
   g_modules.reset();
-  g_modules.sync([](const ModuleInfo &m, void *w) { put_module(*static_cast<StreamWriter *>(w), m); },
-                 [](uint64_t, void *) {}, &out);
+  g_modules.sync(
+      [](const ModuleInfo &m, void *w) {
+        put_ext(*static_cast<StreamWriter *>(w), module_load_record(m));
+      },
+      [](uint64_t, void *) {}, &out);
   pthread_mutex_unlock(&g_modules_mutex);
   if (!out.flush()) {
-    say("cannot write ", g_path, ": ", strerror(out.saved_errno()), "; profiling disabled");
-    close(g_fd);
+    say_write_failure(g_path, g_file, out.saved_errno(), "; profiling disabled");
+    g_file.close();
     return false;
   }
   return true;
@@ -142,17 +159,19 @@ void toggle(int) {
 // The memory stream of a forked child: its own file, stack table and ring.
 void restart_memory_stream_in_child() {
   const bool was_on = g_agent.on.exchange(false);
-  if (g_fd >= 0) close(g_fd);
-  g_fd = -1;
+  g_file.close();  // the parent's (unless the program closed it)
+  g_stream_state.store(kStreamOpen);  // even if a parent thread was finishing it
   if (!was_on || !g_agent.cfg.follow_children) return;
   // XXX: a parent thread may have held it across fork() (dlopen); ours now.
   pthread_mutex_init(&g_modules_mutex, nullptr);
   g_agent.stacks.reset();
+  g_agent.unwind_failures.store(0);  // the stats count the child's events only
+  HostStack::reset_fallbacks();
   restart_guest_symbols();
   if (g_agent.cfg.sample_bytes) g_sampled.reset();
   if (!open_stream(getppid())) return;
   g_agent.start_ns = monotonic_ns();
-  if (!g_agent.ring.restart_in_child(g_fd)) return;
+  if (!g_agent.ring.restart_in_child(&g_file)) return;
   g_agent.on.store(true);
 }
 
@@ -165,11 +184,10 @@ bool start_memory_stream() {
   }
   if (!open_stream(getppid())) return false;
   g_agent.start_ns = monotonic_ns();
-  // XXX: sampled recording has too few events to pay for a writer's
-  // wakeups (stream/event_ring.h).
-  if (!g_agent.ring.start(g_fd, tick, g_agent.cfg.sample_bytes == 0, put_skip_header)) {
+  static_assert(kMaxStreamEnd <= EventRing::kMaxUncleanEnd, "the writer's buffer");
+  if (!g_agent.ring.start(&g_file, tick, put_memprof_unclean_end, put_skip_header)) {
     say("cannot map the event ring; profiling disabled");
-    close(g_fd);
+    g_file.close();
     return false;
   }
   g_agent.on.store(true, std::memory_order_release);
@@ -197,10 +215,11 @@ __attribute__((constructor(101))) void agent_start() {
     say(g_agent.cfg.error, "; profiling disabled");
     return;
   }
+  if (!records_here(g_agent.cfg)) return;  // a child, under PROF_FOLLOW=0
+  if (!pin_inherited_settings(&g_agent.cfg)) return;
 #ifdef PROF_CPU_ONLY
   g_agent.cfg.memory = false;
 #endif
-  if (!g_agent.cfg.follow_children) unsetenv("LD_PRELOAD");
   g_agent.start_ns = monotonic_ns();  // markers' clock, also without a memory stream
   pthread_atfork(nullptr, nullptr, after_fork_child);
   if (g_agent.cfg.toggle_signal) {
@@ -219,37 +238,29 @@ __attribute__((constructor(101))) void agent_start() {
 }
 
 // Writes the stats and the epilogue and closes the memory stream.
-void finish_memory_stream() {
-  // XXX: a vfork child shares our memory and must leave the parent's stream be.
-  if (getpid() != g_stream_pid || !g_agent.on.exchange(false)) return;
+void write_memory_stream_end() {
   GuardScope guard;
   drain_guest_symbols();
-  uint8_t buf[512];
-  SpanWriter out(buf);
-  const struct {
-    const char *name;
-    uint64_t value;
-  } stats[] = {
-      {"unwind_failures", g_agent.unwind_failures.load()},
-      {"unwind_fallbacks", HostStack::fallbacks()},
-      {"stack_table_full", g_agent.stacks.table_full()},
-      {"ring_full_waits", g_agent.ring.full_waits()},
-      {"ring_shared_slot_uses", g_agent.ring.shared_slot_uses()},
-      {"sampled_set_overflow", g_sampled.overflow()},
-      {"ring_records_abandoned", g_agent.ring.abandoned_records()},
-      {"guards_abandoned", g_agent.guards_abandoned.load()},
-      {"signals_deferred", signals_deferred()},
-      {"signals_merged", signals_merged()},
-      {"signal_handlers_in_agent", handlers_in_agent()},
-  };
-  put_stats_header(out, sizeof stats / sizeof stats[0]);
-  for (const auto &s : stats) put_stat(out, s.name, strlen(s.name), s.value);
-  put_memprof_epilogue(out);
-  g_agent.ring.finish(out.data(), out.size());
+  uint8_t end[kMaxStreamEnd];
+  g_agent.ring.finish(end, put_memprof_end(end));
   if (g_agent.ring.write_failed())
-    say("cannot write ", g_path, ": ", strerror(g_agent.ring.write_errno()), "; the profile is truncated");
-  close(g_fd);
-  g_fd = -1;
+    say_write_failure(g_path, g_file, g_agent.ring.write_errno(), "; the profile is truncated");
+  g_file.close();
+}
+
+// Ends the memory stream, once.
+void finish_memory_stream() {
+  // XXX: a vfork child shares our memory and must leave the parent's stream be.
+  if (getpid() != g_stream_pid) return;
+  // One thread finishes the stream; any other waits until it is finished
+  // (several threads in exit(): the stream must end before the process).
+  int expected = kStreamOpen;
+  if (!g_stream_state.compare_exchange_strong(expected, kStreamFinishing)) {
+    while (g_stream_state.load(std::memory_order_acquire) == kStreamFinishing) sched_yield();
+    return;
+  }
+  if (g_agent.on.exchange(false)) write_memory_stream_end();
+  g_stream_state.store(kStreamFinished, std::memory_order_release);
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
 # End-to-end tests of libprof.so: programs run under the agent.
 set(E2E_DIR ${CMAKE_CURRENT_SOURCE_DIR}/e2e)
-foreach(prog mem_sites mem_threads mem_lifecycle mem_dlopen)
+foreach(prog mem_sites mem_threads mem_lifecycle mem_dlopen mem_children mem_realloc)
   add_executable(${prog} ${E2E_DIR}/${prog}.c)
   target_compile_options(${prog} PRIVATE -O1 -g)
 endforeach()
@@ -12,6 +12,12 @@ add_executable(mem_guest ${E2E_DIR}/mem_guest.c)
 target_include_directories(mem_guest PRIVATE ${PROJECT_SOURCE_DIR}/preload/include)
 add_executable(mem_secure ${E2E_DIR}/mem_secure.c)
 target_link_libraries(mem_secure PRIVATE prof)
+# XXX: a setuid program ignores LD_LIBRARY_PATH, and $ORIGIN outside trusted
+# directories, and the build tree may be closed to others (a home directory):
+# the test runs copies in a directory of its own, libprof.so beside them, and
+# RUNPATH "." (the working directory) finds it there.
+set_target_properties(mem_secure PROPERTIES SKIP_BUILD_RPATH TRUE)
+target_link_options(mem_secure PRIVATE -Wl,-rpath,.)
 add_library(mem_plugin MODULE ${E2E_DIR}/mem_plugin.c)
 target_link_options(mem_plugin PRIVATE -Wl,--build-id)
 
@@ -21,26 +27,26 @@ target_link_libraries(agent_e2e PRIVATE test_main prof_format)
 target_compile_definitions(agent_e2e PRIVATE
   PROF_AGENT_PATH="$<TARGET_FILE:prof>"
   PROF_E2E_BIN_DIR="${CMAKE_CURRENT_BINARY_DIR}")
-add_dependencies(agent_e2e prof mem_sites mem_threads mem_lifecycle mem_dlopen mem_cxx mem_plugin
-                 mem_secure mem_guest)
-catch_discover_tests(agent_e2e PROPERTIES SKIP_RETURN_CODE 4)
+add_dependencies(agent_e2e prof mem_sites mem_threads mem_lifecycle mem_dlopen mem_children mem_cxx
+                 mem_plugin mem_secure mem_guest mem_realloc)
+prof_discover_tests(agent_e2e PROPERTIES SKIP_RETURN_CODE 4)
 
 # Host stacks: the rule walks (in hooks, in signal handlers) against libunwind
 # on many stack shapes.
 add_executable(unwind_tests unwind_host_stack.cpp unwind_signal_stack.cpp unwind_shapes.cpp)
 target_link_libraries(unwind_tests PRIVATE test_main prof_unwind Threads::Threads ${CMAKE_DL_LIBS})
 set_source_files_properties(unwind_shapes.cpp PROPERTIES COMPILE_OPTIONS -fno-omit-frame-pointer)
-catch_discover_tests(unwind_tests)
+prof_discover_tests(unwind_tests)
 
 # The event ring alone, its producers coming and going.
 add_executable(stream_tests stream_event_ring.cpp ${PROJECT_SOURCE_DIR}/preload/stream/event_ring.cpp
-  ${PROJECT_SOURCE_DIR}/preload/stream/raw_thread.cpp)
+  ${PROJECT_SOURCE_DIR}/preload/stream/raw_thread.cpp ${PROJECT_SOURCE_DIR}/preload/stream/owned_file.cpp)
 target_include_directories(stream_tests PRIVATE ${PROJECT_SOURCE_DIR}/preload)
 target_link_libraries(stream_tests PRIVATE test_main prof_format Threads::Threads)
-catch_discover_tests(stream_tests)
+prof_discover_tests(stream_tests)
 
 add_executable(memory_tests memory_sampled_set.cpp ${PROJECT_SOURCE_DIR}/preload/memory/alloc_sampling.cpp)
 target_include_directories(memory_tests PRIVATE ${PROJECT_SOURCE_DIR}/preload
   ${PROJECT_SOURCE_DIR}/preload/include ${PROJECT_SOURCE_DIR}/unwind)
 target_link_libraries(memory_tests PRIVATE test_main Threads::Threads)
-catch_discover_tests(memory_tests)
+prof_discover_tests(memory_tests)

@@ -2,19 +2,20 @@
 // counts each test program makes by construction (see test/e2e/mem_*.c).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <dirent.h>
 #include <fcntl.h>
 #include <fstream>
-#include <memory>
 #include <sstream>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "agent_run.h"
+#include "temp_files.h"
 
 namespace {
 
@@ -28,6 +29,25 @@ uint64_t count(const std::map<uint64_t, uint64_t> &m, uint64_t key) {
 Recorded only_file(const RunResult &r) {
   REQUIRE(r.memprof_files.size() == 1);
   return read_memprof(r.memprof_files[0]);
+}
+
+// The memory profiles in dir, sorted by name.
+std::vector<std::string> memprof_files_in(const std::string &dir) {
+  std::vector<std::string> files;
+  if (DIR *d = opendir(dir.c_str())) {
+    while (dirent *e = readdir(d))
+      if (strstr(e->d_name, ".memprof")) files.push_back(dir + "/" + e->d_name);
+    closedir(d);
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+// Allocations of `size` bytes over all the files.
+uint64_t allocs_in(const std::vector<std::string> &files, uint64_t size) {
+  uint64_t n = 0;
+  for (const auto &f : files) n += count(read_memprof(f).allocs_by_size, size);
+  return n;
 }
 
 }  // namespace
@@ -107,7 +127,7 @@ TEST_CASE("the safe unwinding mode (libunwind) finds the same stacks") {
       for (uint64_t ip : rec.frames(id)) {
         uint64_t base = 0;
         for (const auto &m : rec.modules)
-          if (ip >= m.addr && ip < m.addr + m.size && m.addr > base) base = m.addr;
+          if (ip >= m.base && ip < m.base + m.size && m.base > base) base = m.base;
         frames.push_back(ip - base);
       }
       out.push_back(frames);
@@ -121,8 +141,8 @@ TEST_CASE("the safe unwinding mode (libunwind) finds the same stacks") {
     CHECK(fa == fb);
   }
   uint64_t fallbacks = 1;
-  for (const auto &kv : a.stats.at(0).stats)
-    if (kv.first == "unwind_fallbacks") fallbacks = kv.second;
+  for (const auto &c : a.stats.at(0).counters)
+    if (c.name == "unwind_fallbacks") fallbacks = c.value;
   CHECK(fallbacks == 0);
 }
 
@@ -171,14 +191,14 @@ TEST_CASE("a registered guest's frames and symbols reach both sides of a fork") 
     }
     for (uint64_t id : rec->guest_stacks_by_size.at(4321)) {
       REQUIRE(rec->guest_nodes.count(id));
-      const prof::ExtRecord &top = rec->guest_nodes.at(id);
+      const prof::ext::StackGuest &top = rec->guest_nodes.at(id);
       CHECK(top.frame_type == 1);
-      CHECK(top.addr == 0x1000);
+      CHECK(top.frame_addr == 0x1000);
       CHECK(top.line == 7);
       REQUIRE(rec->guest_nodes.count(top.parent));
-      const prof::ExtRecord &caller = rec->guest_nodes.at(top.parent);
+      const prof::ext::StackGuest &caller = rec->guest_nodes.at(top.parent);
       CHECK(caller.frame_type == 2);
-      CHECK(caller.addr == 0x2000);
+      CHECK(caller.frame_addr == 0x2000);
       CHECK(caller.parent == 0);
     }
   }
@@ -195,6 +215,65 @@ TEST_CASE("exec keeps the pid and the earlier image's file") {
   CHECK(count(before.allocs_by_size, 3003) == 3);
   CHECK(count(after.allocs_by_size, 4004) == 4);
   CHECK(count(after.allocs_by_size, 3003) == 0);
+}
+
+// What mem_children's descendants print, in order, once each has run.
+const char *const kChildrenOutput = "fork\nvfork\nposix_spawn\nsystem\npopen\n";
+
+TEST_CASE("PROF_FOLLOW=0 profiles the process through its execs and none of its children") {
+  // An interpreter script: env's image, then mem_children's, then its exec
+  // of itself, all one pid; their children are made by fork, vfork,
+  // posix_spawn, system() and popen().
+  const TempDir dir("follow");
+  const std::string script = dir / "script";
+  std::ofstream(script) << "#!/usr/bin/env -S " << program("mem_children") << " exec-chain\n";
+  REQUIRE(chmod(script.c_str(), 0755) == 0);
+
+  const RunResult alone = run_under_agent({script}, {"PROF_FOLLOW=0"});
+  INFO(alone.err);
+  CHECK(alone.exit_code == 0);
+  CHECK(alone.out == kChildrenOutput);  // the children ran
+  CHECK(alone.err.empty());
+  REQUIRE(alone.memprof_files.size() == 3);  // prof.<pid>.memprof, .1 and .2
+  const Recorded env = read_memprof(alone.memprof_files[0]),
+                 chain = read_memprof(alone.memprof_files[1]),
+                 spawner = read_memprof(alone.memprof_files[2]);
+  CHECK(env.pid == chain.pid);
+  CHECK(chain.pid == spawner.pid);
+  for (const Recorded *rec : {&env, &chain, &spawner}) CHECK_FALSE(rec->truncated);
+  CHECK(count(chain.allocs_by_size, 3003) == 3);
+  CHECK(count(spawner.allocs_by_size, 4004) == 4);
+  CHECK(allocs_in(alone.memprof_files, 2002) == 0);  // the fork child's
+  CHECK(allocs_in(alone.memprof_files, 5005) == 0);  // the exec'd children's
+
+  // Followed (the default), each child writes its own file: the control.
+  const RunResult all = run_under_agent({script});
+  CHECK(all.exit_code == 0);
+  CHECK(all.out == kChildrenOutput);
+  CHECK(allocs_in(all.memprof_files, 2002) == 20);
+  CHECK(allocs_in(all.memprof_files, 5005) == 4 * 5);
+}
+
+TEST_CASE("a relative PROF_OUTPUT is resolved where profiling started, for every descendant") {
+  // A '%' in a directory's name is no template's %p.
+  const TempDir launch_dir("launch%p"), elsewhere_dir("elsewhere");
+  const std::string &launch = launch_dir.path, &elsewhere = elsewhere_dir.path;
+  char cwd[4096];
+  REQUIRE(getcwd(cwd, sizeof cwd) != nullptr);
+  REQUIRE(chdir(launch.c_str()) == 0);
+  // mem_children moves to `elsewhere`, then execs itself and starts children.
+  const RunResult r =
+      run_under_agent({program("mem_children"), "chdir", elsewhere}, {"PROF_OUTPUT=prof.%p"});
+  REQUIRE(chdir(cwd) == 0);
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(r.out == kChildrenOutput);
+  CHECK(memprof_files_in(elsewhere).empty());
+  const auto files = memprof_files_in(launch);
+  CHECK(allocs_in(files, 3003) == 3);  // before the chdir
+  CHECK(allocs_in(files, 4004) == 4);  // the exec'd image, after it
+  CHECK(allocs_in(files, 2002) == 20);
+  CHECK(allocs_in(files, 5005) == 4 * 5);
 }
 
 TEST_CASE("exit() while another thread allocates flushes and ends the stream") {
@@ -215,7 +294,7 @@ TEST_CASE("a thread's last allocations, after the agent's destructor, are record
   CHECK(count(rec.allocs_by_size, 7007) == 1 + 1 + 3);
 }
 
-TEST_CASE("_exit ends the stream, abort leaves a readable prefix, statuses are kept") {
+TEST_CASE("_exit ends the stream, abort leaves every event with its end marked unclean, statuses are kept") {
   const RunResult ex = run_under_agent({program("mem_lifecycle"), "_exit"});
   CHECK(ex.exit_code == 5);
   const Recorded a = only_file(ex);
@@ -224,7 +303,9 @@ TEST_CASE("_exit ends the stream, abort leaves a readable prefix, statuses are k
   const RunResult ab = run_under_agent({program("mem_lifecycle"), "abort"});
   CHECK(ab.signal == SIGABRT);
   const Recorded b = only_file(ab);
-  CHECK(b.truncated);
+  CHECK_FALSE(b.truncated);  // the agent's writer outlived the process and ended the stream
+  CHECK(b.unclean_end);
+  CHECK(count(b.allocs_by_size, 8008) == 8);
   CHECK(b.pid != 0);
 }
 
@@ -234,19 +315,19 @@ TEST_CASE("a dlopen'd library's allocations stay attributed after dlclose") {
   CHECK(r.err.find("dropping RTLD_DEEPBIND") != std::string::npos);
   const Recorded rec = only_file(r);
   CHECK(count(rec.allocs_by_size, 9009) == 3);
-  const prof::ExtRecord *plugin = nullptr;
+  const prof::ext::ModuleLoad *plugin = nullptr;
   for (const auto &m : rec.modules)
-    if (m.text.find("libmem_plugin.so") != std::string::npos) plugin = &m;
+    if (m.path.find("libmem_plugin.so") != std::string::npos) plugin = &m;
   REQUIRE(plugin != nullptr);
   CHECK_FALSE(plugin->build_id.empty());
   bool unloaded = false;
-  for (const auto &u : rec.unloads) unloaded |= u.addr == plugin->addr;
+  for (const auto &u : rec.unloads) unloaded |= u.base == plugin->base;
   CHECK(unloaded);
   for (uint64_t id : rec.stacks_by_size.at(9009)) {
     const auto frames = rec.frames(id);
     REQUIRE_FALSE(frames.empty());
-    CHECK(frames[0] >= plugin->addr);
-    CHECK(frames[0] < plugin->addr + plugin->size);
+    CHECK(frames[0] >= plugin->base);
+    CHECK(frames[0] < plugin->base + plugin->size);
   }
 }
 
@@ -285,6 +366,42 @@ TEST_CASE("sampled mode records a consistent subset and its mean") {
   CHECK(count(rec.allocs_by_size, 4242) < 100);
 }
 
+TEST_CASE("each realloc is recorded once, whole or sampled, and a failed one keeps its block") {
+  // See test/e2e/mem_realloc.c: the chains' 11 sizes, 24 B << k.
+  constexpr uint64_t kChains = 1000, kSizes = 11, kFailing = 100, kFailingSize = 64 * 1024;
+  SECTION("every event") {
+    const RunResult r = run_under_agent({program("mem_realloc")});
+    REQUIRE(r.exit_code == 0);
+    CHECK(r.out == "failed reallocs 100\n");
+    const Recorded rec = only_file(r);
+    for (uint64_t k = 0; k < kSizes; k++) {
+      INFO("size " << (24 << k));
+      CHECK(count(rec.allocs_by_size, 24 << k) == kChains);
+      CHECK(count(rec.frees_by_size, 24 << k) == kChains);
+    }
+    CHECK(count(rec.allocs_by_size, kFailingSize) == kFailing);
+    CHECK(count(rec.frees_by_size, kFailingSize) == kFailing);
+    CHECK(rec.leaks_by_size.empty());
+    CHECK(rec.unknown_frees == 0);
+  }
+  SECTION("sampled") {
+    const RunResult r = run_under_agent({program("mem_realloc")}, {"PROF_SAMPLE_BYTES=4k"});
+    REQUIRE(r.exit_code == 0);
+    CHECK(r.out == "failed reallocs 100\n");
+    const Recorded rec = only_file(r);
+    // Exactly the sampled blocks' frees, also of blocks whose realloc failed:
+    // nothing unknown, nothing left live.
+    CHECK(rec.unknown_frees == 0);
+    CHECK(rec.leaks_by_size.empty());
+    // 64 KiB against a 4 KiB mean: sampled with probability 1 - exp(-16).
+    CHECK(count(rec.allocs_by_size, kFailingSize) == kFailing);
+    CHECK(count(rec.frees_by_size, kFailingSize) == kFailing);
+    // 24 B: with probability 1 - exp(-24/4096), about 6 of the 1000.
+    CHECK(count(rec.allocs_by_size, 24) < kChains / 10);
+    CHECK(rec.allocs_by_size.rbegin()->first == kFailingSize);  // no failed realloc's size
+  }
+}
+
 TEST_CASE("third-party programs run unharmed under the agent") {
   const std::vector<std::vector<std::string>> programs = {
       {"sh", "-c", "ls / | sort | wc -l; exit 3"},
@@ -307,16 +424,8 @@ TEST_CASE("third-party programs run unharmed under the agent") {
 
 namespace {
 
-void copy_file(const std::string &from, const std::string &to, mode_t mode) {
-  std::ifstream in(from, std::ios::binary);
-  std::ofstream out(to, std::ios::binary);
-  out << in.rdbuf();
-  out.close();
-  REQUIRE(chmod(to.c_str(), mode) == 0);
-}
-
-// Runs `path` as user nobody with PROF_OUTPUT in `dir`; returns its stdout
-// and sets *exit_code.
+// Runs `path` as user nobody in `dir`, with PROF_OUTPUT there; returns its
+// stdout and sets *exit_code.
 std::string run_as_nobody(const std::string &path, const std::string &dir, int *exit_code) {
   const std::string out_path = dir + "/stdout";
   const int out = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -324,7 +433,7 @@ std::string run_as_nobody(const std::string &path, const std::string &dir, int *
   const pid_t pid = fork();
   if (pid == 0) {
     dup2(out, 1);
-    if (setgid(65534) != 0 || setuid(65534) != 0) _exit(126);
+    if (chdir(dir.c_str()) != 0 || setgid(65534) != 0 || setuid(65534) != 0) _exit(126);
     const std::string output = "PROF_OUTPUT=" + dir + "/prof.%p";
     char *const argv[] = {const_cast<char *>(path.c_str()), nullptr};
     char *const envp[] = {const_cast<char *>(output.c_str()), nullptr};
@@ -341,15 +450,6 @@ std::string run_as_nobody(const std::string &path, const std::string &dir, int *
   return ss.str();
 }
 
-size_t memprof_files_in(const std::string &dir) {
-  size_t n = 0;
-  if (DIR *d = opendir(dir.c_str())) {
-    while (dirent *e = readdir(d)) n += strstr(e->d_name, ".memprof") != nullptr;
-    closedir(d);
-  }
-  return n;
-}
-
 }  // namespace
 
 TEST_CASE("under secure execution (a setuid program) the agent stays inert") {
@@ -357,21 +457,21 @@ TEST_CASE("under secure execution (a setuid program) the agent stays inert") {
     std::fprintf(stderr, "SKIPPED: making a setuid-root copy needs root\n");
     std::exit(4);
   }
-  char tmpl[] = "/tmp/libprof-secure-XXXXXX";
-  const std::string dir = mkdtemp(tmpl);
-  const std::shared_ptr<void> cleanup(nullptr, [&dir](void *) { remove_tree(dir); });
-  REQUIRE(chmod(dir.c_str(), 0777) == 0);
-  copy_file(program("mem_secure"), dir + "/plain", 0755);
-  copy_file(program("mem_secure"), dir + "/setuid", 04755);
+  const TempDir dir("secure");
+  // What nobody runs, in a directory it can enter: the checkout's may be closed.
+  REQUIRE(chmod(dir.path.c_str(), 0777) == 0);
+  copy_file(PROF_AGENT_PATH, dir / "libprof.so", 0755);
+  copy_file(program("mem_secure"), dir / "plain", 0755);
+  copy_file(program("mem_secure"), dir / "setuid", 04755);
 
   // The same program without the setuid bit is profiled: the control.
   int code = -1;
-  CHECK(run_as_nobody(dir + "/plain", dir, &code) == "secure ok\n");
+  CHECK(run_as_nobody(dir / "plain", dir.path, &code) == "secure ok\n");
   CHECK(code == 0);
-  REQUIRE(memprof_files_in(dir) == 1);
+  REQUIRE(memprof_files_in(dir.path).size() == 1);
 
   // nobody running a setuid-root program: AT_SECURE is set.
-  CHECK(run_as_nobody(dir + "/setuid", dir, &code) == "secure ok\n");
+  CHECK(run_as_nobody(dir / "setuid", dir.path, &code) == "secure ok\n");
   CHECK(code == 0);
-  CHECK(memprof_files_in(dir) == 1);
+  CHECK(memprof_files_in(dir.path).size() == 1);
 }

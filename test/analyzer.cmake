@@ -17,7 +17,7 @@ target_compile_definitions(analyzer_model PRIVATE
   PROF_INLINE_LIB="$<TARGET_FILE:analyzer_inline>"
   PROF_MANGLED_LIB="$<TARGET_FILE:analyzer_mangled>")
 add_dependencies(analyzer_model analyzer_inline analyzer_mangled)
-catch_discover_tests(analyzer_model)
+prof_discover_tests(analyzer_model)
 
 # A program with allocation sites known by construction, run under the agent.
 add_executable(analyzer_sites ${ANALYZER_E2E_DIR}/analyzer_sites.c)
@@ -32,10 +32,10 @@ target_compile_definitions(analyzer_reports PRIVATE
   PROF_SITES_PROGRAM="$<TARGET_FILE:analyzer_sites>"
   PROF_FIXTURES_DIR="${PROF_SHARED_DIR}/fixtures/luajit")
 add_dependencies(analyzer_reports prof-analyze prof analyzer_sites)
-catch_discover_tests(analyzer_reports PROPERTIES SKIP_RETURN_CODE 4)
+prof_discover_tests(analyzer_reports PROPERTIES SKIP_RETURN_CODE 4)
 
 add_executable(analyzer_fuzz analyzer_fuzz.cpp)
 target_link_libraries(analyzer_fuzz PRIVATE test_main prof_analyzer)
 target_compile_definitions(analyzer_fuzz PRIVATE
   PROF_FIXTURES_DIR="${PROF_SHARED_DIR}/fixtures/luajit")
-catch_discover_tests(analyzer_fuzz PROPERTIES SKIP_RETURN_CODE 4)
+prof_discover_tests(analyzer_fuzz PROPERTIES SKIP_RETURN_CODE 4)

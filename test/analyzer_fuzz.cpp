@@ -17,6 +17,7 @@
 #include "analyzer_streams.h"
 #include "commands.h"
 #include "fixture_path.h"
+#include "temp_files.h"
 
 namespace {
 
@@ -86,7 +87,7 @@ TEST_CASE("randomly corrupted streams never crash or exhaust memory") {
     INFO(seed.name);
     in_limited_child([&] {
       std::mt19937_64 rng(std::hash<std::string>()(seed.name));
-      const std::string path = analyzer_test::write_temp({});
+      const TempFile stream;
       bool ok = true;
       for (int i = 0; i < seed.mutations && ok; i++) {
         std::vector<uint8_t> b = seed.bytes;
@@ -101,9 +102,8 @@ TEST_CASE("randomly corrupted streams never crash or exhaust memory") {
             case 3: b.resize(at % b.size()); break;              // a cut
           }
         }
-        for (int rc : run_all(path, b)) ok &= rc == 0 || rc == 2;
+        for (int rc : run_all(stream.path, b)) ok &= rc == 0 || rc == 2;
       }
-      unlink(path.c_str());
       return ok;
     });
   }
@@ -124,18 +124,17 @@ TEST_CASE("a stream cut at any byte is reported up to the cut, or refused if not
     INFO(seed.name);
     const uint64_t start = events_start(seed.bytes);
     in_limited_child([&] {
-      const std::string path = analyzer_test::write_temp({});
+      const TempFile stream;
       // Every offset of the small streams, about 150 offsets of the large ones.
       const size_t stride = seed.bytes.size() / 150 + 1;
       bool ok = true;
       for (size_t cut = 0; cut < seed.bytes.size() && ok; cut += stride) {
         const std::vector<uint8_t> b(seed.bytes.begin(), seed.bytes.begin() + long(cut));
-        const std::vector<int> rcs = run_all(path, b);
+        const std::vector<int> rcs = run_all(stream.path, b);
         // summary and folded: a report once the events have begun, else a refusal.
         ok &= rcs[0] == 0 || rcs[0] == 2;
         ok &= rcs[1] == (cut >= start ? 0 : 2) && rcs[2] == rcs[1];
       }
-      unlink(path.c_str());
       return ok;
     });
   }

@@ -241,15 +241,9 @@ LoadedModule module_of(const std::string &path) {
   return q.found;
 }
 
-ExtRecord load_record(const std::string &path, uint64_t base, uint64_t size,
-                      const std::string &build_id) {
-  ExtRecord r;
-  r.kind = ExtKind::ModuleLoad;
-  r.addr = base;
-  r.size = size;
-  r.text = path;
-  r.build_id = build_id;
-  return r;
+ext::ModuleLoad load_record(const std::string &path, uint64_t base, uint64_t size,
+                            const std::string &build_id) {
+  return ext::ModuleLoad{base, size, path, build_id};
 }
 
 // Captures std::cerr while alive.

@@ -16,6 +16,7 @@
 #include "agent_run.h"
 #include "analyzer_streams.h"
 #include "fixture_path.h"
+#include "temp_files.h"
 
 using namespace analyzer_test;
 using Json = nlohmann::json;
@@ -216,13 +217,13 @@ TEST_CASE("human-readable units and ALIASES of chunks with line breaks follow th
   put_prologue(o, SectionKind::Memprof, false);
   const uint64_t sizes[] = {1023, 1024, 1536, 3ull << 30, 4ull << 40};
   for (uint64_t line = 1; line <= 5; line++)
-    put_memprof_event(o, kAeventAlloc, GuestLoc{kAsourceLfunc, 0x100, line, 0}, false, 0, 0, 0,
-                      0, 0x1000 * line, sizes[line - 1]);
-  put_memprof_event(o, kAeventAlloc, GuestLoc{kAsourceLfunc, 0x200, 3, 0}, false, 0, 0, 0, 0,
-                    0x9000, 10);
+    put_memprof_event(o, AllocEvent{kAeventAlloc, GuestLoc{kAsourceLfunc, 0x100, line, 0}, false, 0,
+                                    0, 0, 0, 0x1000 * line, sizes[line - 1]});
+  put_memprof_event(o, AllocEvent{kAeventAlloc, GuestLoc{kAsourceLfunc, 0x200, 3, 0}, false, 0, 0,
+                                  0, 0, 0x9000, 10});
   put_memprof_epilogue(o);
-  const std::string path = write_temp(o.b);
-  const RunResult r = analyze({"report", "--human-readable", path});
+  const TempFile stream(o.b);
+  const RunResult r = analyze({"report", "--human-readable", stream.path});
   CHECK(r.exit_code == 0);
   CHECK(r.out ==
         "ALLOCATIONS\n"
@@ -251,7 +252,6 @@ TEST_CASE("human-readable units and ALIASES of chunks with line breaks follow th
         "2\t| local x = 2\n"
         "3\t| return x\n"
         "\n\n");
-  unlink(path.c_str());
 }
 
 TEST_CASE("sysprof samples per VM state match the VM's own counters") {
@@ -307,8 +307,8 @@ TEST_CASE("host frames of genuine sysprof stacks are named as the reference name
 }
 
 TEST_CASE("the native summary of a libprof stream gives the figures it was built with") {
-  const std::string path = write_temp(native_memory_stream());
-  const RunResult r = analyze({"summary", "--json", "--heap-snap-interval", "1", path});
+  const TempFile stream(native_memory_stream());
+  const RunResult r = analyze({"summary", "--json", "--heap-snap-interval", "1", stream.path});
   REQUIRE(r.exit_code == 0);
   CHECK(r.err.empty());
   const Json j = Json::parse(r.out);
@@ -382,7 +382,8 @@ TEST_CASE("the native summary of a libprof stream gives the figures it was built
   CHECK(j["streams"][0]["markers"] == Json::array({{{"time_ns", 1500000000}, {"label", "phase 2"}}}));
 
   // Snapshots every 12 events: after event 12 (A 1000, B 2000) and 24 (A 100, B 5000).
-  const Json e = Json::parse(analyze({"summary", "--json", "--heap-snap-events", "12", path}).out);
+  const Json e =
+      Json::parse(analyze({"summary", "--json", "--heap-snap-events", "12", stream.path}).out);
   REQUIRE(e["memory"]["snapshots"].size() == 2);
   CHECK(e["memory"]["snapshots"][0]["heap_bytes"] == 3000);
   CHECK(e["memory"]["snapshots"][0]["holders"][0]["bytes"] == 2000);
@@ -390,15 +391,14 @@ TEST_CASE("the native summary of a libprof stream gives the figures it was built
   CHECK(e["memory"]["snapshots"][1]["holders"][1]["bytes"] == 100);
 
   // The text shows the same figures.
-  const RunResult t = analyze({"summary", path});
+  const RunResult t = analyze({"summary", stream.path});
   CHECK(t.out.find("  peak heap:     5.86KiB\n") != std::string::npos);
   CHECK(t.out.find("  leaked:        4.20KiB in 5 blocks\n") != std::string::npos);
   CHECK(t.out.find("  unwind_failures: 3\n") != std::string::npos);
-  unlink(path.c_str());
 }
 
 TEST_CASE("folded memory stacks, by metric, are the stream's figures") {
-  const std::string path = write_temp(native_memory_stream());
+  const TempFile stream(native_memory_stream());
   const struct {
     const char *metric, *expected;
   } cases[] = {
@@ -409,17 +409,36 @@ TEST_CASE("folded memory stacks, by metric, are the stream's figures") {
   };
   for (const auto &c : cases) {
     INFO(c.metric);
-    const RunResult r = analyze({"folded", "--metric", c.metric, path});
+    const RunResult r = analyze({"folded", "--metric", c.metric, stream.path});
     CHECK(r.exit_code == 0);
     CHECK(r.out == c.expected);
   }
-  CHECK(analyze({"folded", "--metric", "bogus", path}).exit_code != 0);
-  unlink(path.c_str());
+  CHECK(analyze({"folded", "--metric", "bogus", stream.path}).exit_code == 2);
+}
+
+TEST_CASE("an unknown command is named, and any command-line error exits 2") {
+  const TempFile stream(native_memory_stream());
+  const RunResult unknown = analyze({"sumary", stream.path});
+  CHECK(unknown.exit_code == 2);
+  CHECK(unknown.out.empty());
+  CHECK(unknown.err.find("unknown command 'sumary'") != std::string::npos);
+  const RunResult option = analyze({"summary", "--bogus", stream.path});
+  CHECK(option.exit_code == 2);
+  CHECK(option.out.empty());
+  CHECK(option.err.find("--bogus") != std::string::npos);
+  CHECK(analyze({"summary", "--top", "0", stream.path}).exit_code == 2);  // out of range
+  CHECK(analyze({"summary"}).exit_code == 2);                             // no file
+  CHECK(analyze({"summary", stream.path + ".missing"}).exit_code == 2);
+  CHECK(analyze({"diff", stream.path}).exit_code == 2);                   // no AFTER
+  CHECK(analyze({}).exit_code == 2);                                      // no command
+  const RunResult help = analyze({"--help"});
+  CHECK(help.exit_code == 0);
+  CHECK(help.out.find("speedscope") != std::string::npos);
 }
 
 TEST_CASE("the memprof report of a libprof stream names sites by their innermost frame") {
-  const std::string path = write_temp(native_memory_stream());
-  const RunResult r = analyze({"report", path});
+  const TempFile stream(native_memory_stream());
+  const RunResult r = analyze({"report", stream.path});
   CHECK(r.out ==
         "ALLOCATIONS\n"
         "0x2000: 11 events\t+1100B\t-0B\n"
@@ -440,14 +459,13 @@ TEST_CASE("the memprof report of a libprof stream names sites by their innermost
         "HEAP SUMMARY:\n"
         "0x3000 holds 4300B: 6 allocs, 1 frees\n"
         "\n");
-  unlink(path.c_str());
 }
 
 TEST_CASE("a parent and its child merge, or stay apart per process") {
   // The same stacks under other node ids in the child: merged by their frames.
-  const std::string parent = write_temp(native_memory_stream(42, 0));
-  const std::string child = write_temp(native_memory_stream(43, 100));
-  const Json merged = Json::parse(analyze({"summary", "--json", parent, child}).out);
+  const TempFile parent(native_memory_stream(42, 0));
+  const TempFile child(native_memory_stream(43, 100));
+  const Json merged = Json::parse(analyze({"summary", "--json", parent.path, child.path}).out);
   CHECK(merged["memory"]["alloc_calls"] == 32);
   CHECK(merged["memory"]["peak_bytes"] == 12000);  // the sum of each process's peak
   CHECK(merged["memory"]["leaked_bytes"] == 8600);
@@ -457,28 +475,29 @@ TEST_CASE("a parent and its child merge, or stay apart per process") {
   CHECK(merged["memory"]["unknown_frees"] == 2);
   CHECK(merged["streams"].size() == 2);
 
-  const Json apart = Json::parse(analyze({"summary", "--json", "--per-process", parent, child}).out);
+  const Json apart =
+      Json::parse(analyze({"summary", "--json", "--per-process", parent.path, child.path}).out);
   REQUIRE(apart.size() == 2);
-  CHECK(apart[0]["file"] == parent);
-  CHECK(apart[1]["file"] == child);
+  CHECK(apart[0]["file"] == parent.path);
+  CHECK(apart[1]["file"] == child.path);
   CHECK(apart[1]["memory"]["peak_bytes"] == 6000);
 
-  CHECK(analyze({"folded", "--metric", "leaked-bytes", parent, child}).out ==
+  CHECK(analyze({"folded", "--metric", "leaked-bytes", parent.path, child.path}).out ==
         "0x1000;0x3000 8600\n");
-  CHECK(analyze({"folded", "--per-process", "--metric", "leaked-bytes", parent, child}).out ==
-        "[pid 42];0x1000;0x3000 4300\n[pid 43];0x1000;0x3000 4300\n");
-  const RunResult report = analyze({"report", "--leak-only", parent, child});
+  CHECK(analyze({"folded", "--per-process", "--metric", "leaked-bytes", parent.path, child.path})
+            .out == "[pid 42];0x1000;0x3000 4300\n[pid 43];0x1000;0x3000 4300\n");
+  const RunResult report = analyze({"report", "--leak-only", parent.path, child.path});
   CHECK(report.out == "HEAP SUMMARY:\n0x3000 holds 8600B: 12 allocs, 2 frees\n\n");
-  const RunResult reports = analyze({"report", "--leak-only", "--per-process", parent, child});
-  CHECK(reports.out == "== " + parent + "\nHEAP SUMMARY:\n0x3000 holds 4300B: 6 allocs, 1 frees\n\n" +
-                           "== " + child + "\nHEAP SUMMARY:\n0x3000 holds 4300B: 6 allocs, 1 frees\n\n");
-  unlink(parent.c_str());
-  unlink(child.c_str());
+  const RunResult reports =
+      analyze({"report", "--leak-only", "--per-process", parent.path, child.path});
+  CHECK(reports.out ==
+        "== " + parent.path + "\nHEAP SUMMARY:\n0x3000 holds 4300B: 6 allocs, 1 frees\n\n" +
+            "== " + child.path + "\nHEAP SUMMARY:\n0x3000 holds 4300B: 6 allocs, 1 frees\n\n");
 }
 
 TEST_CASE("CPU samples of a libprof stream: weights, threads, VM states, guest frames") {
-  const std::string path = write_temp(native_cpu_stream());
-  const Json cpu = Json::parse(analyze({"summary", "--json", path}).out)["cpu"];
+  const TempFile stream(native_cpu_stream());
+  const Json cpu = Json::parse(analyze({"summary", "--json", stream.path}).out)["cpu"];
   CHECK(cpu["samples"] == 5);
   CHECK(cpu["vmstates"] == Json{{"NATIVE", 4}, {"LFUNC", 1}});
   CHECK(cpu["threads"] == Json::array({{{"pid", 77}, {"tid", 7}, {"samples", 4}},
@@ -486,9 +505,37 @@ TEST_CASE("CPU samples of a libprof stream: weights, threads, VM states, guest f
   CHECK(cpu["samplers"] == Json::array({"perf task-clock, CALLGRAPH mode, every 1000 us"}));
   CHECK(cpu["self"][0] == Json{{"function", "0x3000"}, {"samples", 4}});
   CHECK(cpu["total"][0] == Json{{"function", "0x1000"}, {"samples", 5}});
-  CHECK(analyze({"folded", path}).out == "0x1000;0x2000;0x3000 4\n0x1000;@g.lua:9 1\n");
-  CHECK(analyze({"folded", "--by-vmstate", path}).out ==
+  CHECK(analyze({"folded", stream.path}).out == "0x1000;0x2000;0x3000 4\n0x1000;@g.lua:9 1\n");
+  CHECK(analyze({"folded", "--by-vmstate", stream.path}).out ==
         "LFUNC;0x1000;@g.lua:9 1\nNATIVE;0x1000;0x2000;0x3000 4\n");
+}
+
+TEST_CASE("a stream its process did not finish is read whole, with one warning") {
+  // What the agent's writer leaves of a process that died: its events, then
+  // an unclean-end record (2.5 s in, 96 bytes lost), the stats, the epilogue.
+  VecOut o;
+  put_prologue(o, SectionKind::Symtab, false);
+  put_symtab_final(o);
+  put_prologue(o, SectionKind::Memprof, true);
+  put_ext(o, ext::Process{42, 1, 0, "/bin/x"});
+  put_ext(o, ext::StackHost{1, 0, 0x1000});
+  put_memprof_event(o, AllocEvent{kAeventAlloc, GuestLoc{}, true, 1, 0, 0, 0, 0x10000, 100});
+  put_ext(o, ext::UncleanEnd{2500000000, 96});
+  put_ext(o, ext::Stats{{{"unwind_failures", 0}}});
+  put_memprof_epilogue(o);
+  const TempFile stream(o.b);
+  const std::string &path = stream.path;
+  const RunResult r = analyze({"summary", "--json", path});
+  CHECK(r.exit_code == 0);
+  CHECK(r.err == "prof-analyze: warning: " + path +
+                     ": the process ended without finishing its profile (exit_group past exit(), a "
+                     "signal or a kill) 2.500 s in; 96 bytes of events its dying threads were writing "
+                     "are lost\n");
+  const Json j = Json::parse(r.out);
+  CHECK(j["streams"][0]["unclean_end"] == Json{{"time_ns", 2500000000}, {"lost_bytes", 96}});
+  CHECK(j["streams"][0]["truncated_at"] == nullptr);
+  CHECK(j["memory"]["alloc_calls"] == 1);
+  CHECK(j["memory"]["leaked_bytes"] == 100);
   unlink(path.c_str());
 }
 
@@ -496,39 +543,39 @@ TEST_CASE("bad input: a cut file is reported up to its cut, a corrupt one refuse
   size_t cut = 0;
   std::vector<uint8_t> bytes = native_memory_stream(42, 0, &cut);
   bytes.resize(cut + 2);  // inside event 27: its header byte, then one byte of a ULEB128
-  const std::string truncated = write_temp(bytes);
-  const RunResult t = analyze({"summary", "--json", truncated});
+  const TempFile truncated(bytes);
+  const RunResult t = analyze({"summary", "--json", truncated.path});
   CHECK(t.exit_code == 0);
-  CHECK(t.err == "prof-analyze: warning: " + truncated + ": truncated at byte " +
+  CHECK(t.err == "prof-analyze: warning: " + truncated.path + ": truncated at byte " +
                      std::to_string(cut + 1) +
                      " (input ends inside a ULEB128 value); reporting the records before it\n");
   const Json m = Json::parse(t.out)["memory"];
   CHECK(m["free_calls"] == 10);
   CHECK(m["leaked_bytes"] == 100 + 5000);
   CHECK(Json::parse(t.out)["streams"][0]["truncated_at"] == cut + 1);
-  const RunResult tr = analyze({"report", "--leak-only", truncated});
+  const RunResult tr = analyze({"report", "--leak-only", truncated.path});
   CHECK(tr.exit_code == 0);
   CHECK(tr.out == "HEAP SUMMARY:\n0x3000 holds 5000B: 5 allocs, 0 frees\n"
                   "0x2000 holds 100B: 11 allocs, 10 frees\n\n");
 
   bytes = native_memory_stream();
   bytes[15] = 0x7f;  // the Process record's header byte becomes an unknown kind
-  const std::string corrupt = write_temp(bytes);
+  const TempFile corrupt(bytes);
   for (const char *cmd : {"report", "summary", "folded"}) {
-    const RunResult c = analyze({cmd, corrupt});
+    const RunResult c = analyze({cmd, corrupt.path});
     CHECK(c.exit_code == 2);
     CHECK(c.out.empty());
-    CHECK(c.err == "prof-analyze: " + corrupt + ": corrupt at byte 15: unknown extension record 0x7f\n");
+    CHECK(c.err == "prof-analyze: " + corrupt.path +
+                       ": corrupt at byte 15: unknown extension record 0x7f\n");
   }
 
-  const std::string empty = write_temp({});
-  const RunResult e = analyze({"summary", empty});
+  const TempFile empty;
+  const RunResult e = analyze({"summary", empty.path});
   CHECK(e.exit_code == 2);
-  CHECK(e.err == "prof-analyze: " + empty +
+  CHECK(e.err == "prof-analyze: " + empty.path +
                      ": truncated at byte 0: input ends inside a byte string (nothing complete to "
                      "report)\n");
   CHECK(analyze({"report", fixture("s_lua_C.sysprof.bin")}).exit_code == 2);
-  for (const auto &p : {truncated, corrupt, empty}) unlink(p.c_str());
 }
 
 TEST_CASE("a real program under the agent: its sites, with file, line and inlined calls") {

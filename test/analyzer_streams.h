@@ -3,8 +3,6 @@
 #pragma once
 
 #include <cstdint>
-#include <string>
-#include <unistd.h>
 #include <vector>
 
 #include "memprof.h"
@@ -15,16 +13,8 @@ namespace analyzer_test {
 
 using namespace prof;
 
-inline std::string write_temp(const std::vector<uint8_t> &bytes) {
-  char path[] = "/tmp/libprof-analyzer-XXXXXX";
-  const int fd = mkstemp(path);
-  if (fd < 0 || write(fd, bytes.data(), bytes.size()) != ssize_t(bytes.size())) return "";
-  close(fd);
-  return path;
-}
-
 inline void put_time_mark(VecOut &o, uint64_t time_ns, uint64_t rss) {
-  put_ext_values(o, ExtKind::TimeMark, time_ns, rss, 0);
+  put_ext(o, ext::TimeMark{time_ns, rss, 0});
 }
 
 // A libprof memory stream of process `pid`. Host stacks (no modules, so
@@ -52,32 +42,33 @@ inline std::vector<uint8_t> native_memory_stream(uint64_t pid = 42, uint64_t id_
   put_prologue(o, SectionKind::Symtab, false);
   put_symtab_final(o);
   put_prologue(o, SectionKind::Memprof, true);
-  put_process(o, pid, 1, 0, "/bin/x", 6);
-  put_ext_values(o, ExtKind::Sampling, 0);
+  put_ext(o, ext::Process{pid, 1, 0, "/bin/x"});
+  put_ext(o, ext::Sampling{0});
   const uint64_t root = id_base + 1, a = id_base + 2, b = id_base + 3;
-  put_stack_host(o, root, 0, 0x1000);
-  put_stack_host(o, a, root, 0x2000);
-  put_stack_host(o, b, root, 0x3000);
+  put_ext(o, ext::StackHost{root, 0, 0x1000});
+  put_ext(o, ext::StackHost{a, root, 0x2000});
+  put_ext(o, ext::StackHost{b, root, 0x3000});
   const GuestLoc none{};
   for (uint64_t i = 0; i < 10; i++)
-    put_memprof_event(o, kAeventAlloc, none, true, a, 0, 0, 0, 0x10000 + i * 0x100, 100);
+    put_memprof_event(o,
+                      AllocEvent{kAeventAlloc, none, true, a, 0, 0, 0, 0x10000 + i * 0x100, 100});
   for (uint64_t i = 0; i < 5; i++)
-    put_memprof_event(o, kAeventAlloc, none, true, b, 0, 0, 0, 0x20000 + i * 0x1000, 1000);
+    put_memprof_event(o,
+                      AllocEvent{kAeventAlloc, none, true, b, 0, 0, 0, 0x20000 + i * 0x1000, 1000});
   put_time_mark(o, 1000000000, 1 << 20);
   for (uint64_t i = 0; i < 9; i++)
-    put_memprof_event(o, kAeventFree, none, false, 0, 0, 0x10000 + i * 0x100, 0, 0, 0);
-  put_memprof_event(o, kAeventAlloc, none, true, a, 0, 0, 0, 0x90000, 100);
-  put_memprof_event(o, kAeventFree, none, false, 0, 0, 0x90000, 0, 0, 0);
+    put_memprof_event(o, AllocEvent{kAeventFree, none, false, 0, 0, 0x10000 + i * 0x100, 0, 0, 0});
+  put_memprof_event(o, AllocEvent{kAeventAlloc, none, true, a, 0, 0, 0, 0x90000, 100});
+  put_memprof_event(o, AllocEvent{kAeventFree, none, false, 0, 0, 0x90000, 0, 0, 0});
   if (cut_at) *cut_at = o.b.size();
-  put_memprof_event(o, kAeventFree, none, false, 0, 0, 0x10000 + 9 * 0x100, 0, 0, 0);
-  put_memprof_event(o, kAeventRealloc, none, true, b, 0, 0x20000, 0, 0x50000, 300);
-  put_memprof_event(o, kAeventFree, none, false, 0, 0, 0xdead0, 0, 0, 0);
-  put_map(o, 0x7000000, 0x10000, b, 0);
-  put_ext_values(o, ExtKind::Unmap, 0x7004000, 0x4000);
+  put_memprof_event(o, AllocEvent{kAeventFree, none, false, 0, 0, 0x10000 + 9 * 0x100, 0, 0, 0});
+  put_memprof_event(o, AllocEvent{kAeventRealloc, none, true, b, 0, 0x20000, 0, 0x50000, 300});
+  put_memprof_event(o, AllocEvent{kAeventFree, none, false, 0, 0, 0xdead0, 0, 0, 0});
+  put_ext(o, ext::Map{0x7000000, 0x10000, b, 0});
+  put_ext(o, ext::Unmap{0x7004000, 0x4000});
   put_time_mark(o, 2000000000, 2 << 20);
-  put_marker(o, 1500000000, "phase 2", 7);
-  put_stats_header(o, 1);
-  put_stat(o, "unwind_failures", 15, 3);
+  put_ext(o, ext::Marker{1500000000, "phase 2"});
+  put_ext(o, ext::Stats{{{"unwind_failures", 3}}});
   put_memprof_epilogue(o);
   return o.b;
 }
@@ -98,16 +89,16 @@ inline std::vector<uint8_t> native_cpu_stream() {
   put_symtab_entry(o, lua);
   put_symtab_final(o);
   put_prologue(o, SectionKind::Sysprof, true);
-  put_process(o, 77, 1, 0, "/bin/y", 6);
-  put_ext_values(o, ExtKind::Sampler, 1, 2, 1000000);
+  put_ext(o, ext::Process{77, 1, 0, "/bin/y"});
+  put_ext(o, ext::Sampler{1, 2, 1000000});
   SysprofSample s;
   s.vmstate = kVmstNative;
   s.host = {0x3000, 0x2000, 0x1000};
-  put_ext_values(o, ExtKind::Thread, 7);
+  put_ext(o, ext::Thread{7});
   put_sysprof_sample(o, s);
-  put_ext_values(o, ExtKind::Weight, 3);
+  put_ext(o, ext::Weight{3});
   put_sysprof_sample(o, s);
-  put_ext_values(o, ExtKind::Thread, 8);
+  put_ext(o, ext::Thread{8});
   s.vmstate = kVmstLfunc;
   s.guest = {GuestFrame{kFrameLfunc, 0x500, 9}};
   s.host = {0x1000};

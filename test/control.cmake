@@ -22,4 +22,4 @@ target_compile_definitions(control_e2e PRIVATE
   PROF_DLOPEN_PROGRAM="$<TARGET_FILE:mem_dlopen>"
   PROF_DLOPEN_PLUGIN="$<TARGET_FILE:mem_plugin>")
 add_dependencies(control_e2e prof prof_cpu prof-analyze ctl_prog ctl_static mem_dlopen mem_plugin)
-catch_discover_tests(control_e2e TEST_PREFIX "control: ")
+prof_discover_tests(control_e2e TEST_PREFIX "control: ")

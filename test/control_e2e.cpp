@@ -21,6 +21,7 @@
 #include <sstream>
 
 #include "agent_run.h"
+#include "temp_files.h"
 
 namespace {
 
@@ -31,18 +32,6 @@ struct Proc {
   int signal = 0;
   bool timed_out = false;
   std::string out, err;  // a pseudo-terminal's output is all in `out`
-};
-
-// A fresh directory, removed with the last copy.
-struct TempDir {
-  std::string path;
-  std::shared_ptr<void> remove;
-  TempDir() {
-    char tmpl[] = "/tmp/libprof-ctl-XXXXXX";
-    path = mkdtemp(tmpl);
-    remove = std::shared_ptr<void>(nullptr, [p = path](void *) { remove_tree(p); });
-  }
-  std::string operator/(const std::string &name) const { return path + "/" + name; }
 };
 
 std::string slurp(const std::string &path) {
@@ -265,6 +254,23 @@ TEST_CASE("prof-run passes SIGTERM and SIGINT on, and its status is the command'
   CHECK(p.exit_code == 128 + SIGTERM);
 }
 
+TEST_CASE("a command killed by a signal has only its own output, and 128 + the signal") {
+  for (const int sig : {SIGINT, SIGTERM, SIGSEGV}) {
+    const std::string n = std::to_string(sig);
+    INFO("signal " << n);
+    TempDir dir;
+    const Proc p = run(prof_run({"-q", "-o", dir.path, "--", PROF_CTL_PROGRAM, "raise", n}));
+    CHECK(p.err == "raising " + n + "\n");
+    CHECK(p.out.empty());
+    CHECK(p.exit_code == 128 + sig);
+    CHECK(memprof_files(dir.path).size() == 1);
+    // At a terminal the launcher runs it otherwise (the terminal's stdin kept).
+    const Proc tty = run_on_terminal(prof_run({"-q", "-o", dir / "tty", "--", PROF_CTL_PROGRAM, "raise", n}));
+    CHECK(tty.out == "raising " + n + "\r\n");
+    CHECK(tty.exit_code == 128 + sig);
+  }
+}
+
 TEST_CASE("at a terminal, Ctrl-C reaches the command once and the launcher survives it") {
   TempDir dir;
   const Proc p =
@@ -313,7 +319,7 @@ TEST_CASE("setuid programs are refused in one line, without running them") {
   CHECK_FALSE(exists(dir / "ready"));
 }
 
-TEST_CASE("CPU flags reach the agent's environment; bad ones stop before running") {
+TEST_CASE("CPU flags reach the agent's environment, and bad ones stop before running") {
   TempDir dir;
   const Proc p = run(prof_run({"-q", "-o", dir.path, "--no-memory", "--cpu", "callgraph",
                                "--interval", "500us", "--", "env"}));
@@ -349,6 +355,24 @@ TEST_CASE("children are followed by default and not with --no-follow") {
   const auto one = memprof_files(dir / "alone");
   REQUIRE(one.size() == 1);
   CHECK(count(read_memprof(one[0]).allocs_by_size, 40) == 2);
+
+  // Inside another program's --no-follow profile (the agent wrote that
+  // program's pid into PROF_FOLLOW), prof-run's command is profiled the same
+  // way, not left inert as a child of that program.
+  CHECK(run(prof_run({"-q", "-o", dir / "nested", "--", PROF_CTL_PROGRAM, "fork"}),
+            {"PROF_FOLLOW=0:1"})
+            .exit_code == 0);
+  const auto nested = memprof_files(dir / "nested");
+  REQUIRE(nested.size() == 1);
+  CHECK(count(read_memprof(nested[0]).allocs_by_size, 40) == 2);
+}
+
+TEST_CASE("a '%' in prof-run's output directory is kept as it is") {
+  TempDir dir;
+  const Proc p = run(prof_run({"-q", "-o", dir / "100%p", "--", PROF_CTL_PROGRAM, "exit", "0"}));
+  INFO(p.err);
+  CHECK(p.exit_code == 0);
+  CHECK(memprof_files(dir / "100%p").size() == 1);
 }
 
 // ------------------------------------------------------------ run-time control

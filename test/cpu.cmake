@@ -20,4 +20,4 @@ target_compile_definitions(cpu_e2e PRIVATE
 add_dependencies(cpu_e2e prof prof_cpu prof-analyze cpu_burn cpu_alloc cpu_toyvm cpu_own_signal)
 # Rates are measured in CPU time, so a loaded machine slows them down but
 # does not skew them; still, they run alone.
-catch_discover_tests(cpu_e2e PROPERTIES RUN_SERIAL ON TIMEOUT 300)
+prof_discover_tests(cpu_e2e PROPERTIES RUN_SERIAL ON TIMEOUT 300)

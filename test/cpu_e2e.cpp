@@ -90,8 +90,8 @@ TEST_CASE("cpu: every backend samples 1000 times per CPU-second at 1 ms, within 
       REQUIRE(r.sysprof_files.size() == 1);
       const GuestProfile p = read_guest_sysprof(r.sysprof_files[0]);
       CHECK_FALSE(p.truncated);
-      CHECK(p.sampler.value == uint64_t(b + 1));  // the backend the stream says it used
-      CHECK(p.sampler.value3 == 1000000);
+      CHECK(p.sampler.backend == uint64_t(b + 1));  // the backend the stream says it used
+      CHECK(p.sampler.interval_ns == 1000000);
       const double cpu = total(values(r.out, "cpu"));
       REQUIRE(cpu >= 1.0);
       const double rate = double(weighted(p)) / cpu;
@@ -131,7 +131,7 @@ TEST_CASE("cpu: DEFAULT keeps VM-state counters only, LEAF the top frame, CALLGR
                                         {"PROF_CPU=default", "PROF_MEMORY=0"});
     REQUIRE(r.exit_code == 0);
     const GuestProfile p = read_guest_sysprof(r.sysprof_files.at(0));
-    CHECK(p.sampler.value2 == 0);
+    CHECK(p.sampler.mode == 0);
     REQUIRE(weighted(p) >= 250);
     for (const GuestSample &s : p.samples) {
       CHECK(s.host.empty());
@@ -144,7 +144,7 @@ TEST_CASE("cpu: DEFAULT keeps VM-state counters only, LEAF the top frame, CALLGR
                                         {"PROF_CPU=leaf", "PROF_MEMORY=0"});
     REQUIRE(r.exit_code == 0);
     const GuestProfile p = read_guest_sysprof(r.sysprof_files.at(0));
-    CHECK(p.sampler.value2 == 1);
+    CHECK(p.sampler.mode == 1);
     REQUIRE(weighted(p) >= 250);
     // One address each (the analyzer may still name it as a function and
     // the ones inlined into it).
@@ -155,7 +155,7 @@ TEST_CASE("cpu: DEFAULT keeps VM-state counters only, LEAF the top frame, CALLGR
                                         {"PROF_CPU=callgraph", "PROF_MEMORY=0"});
     REQUIRE(r.exit_code == 0);
     const GuestProfile p = read_guest_sysprof(r.sysprof_files.at(0));
-    CHECK(p.sampler.value2 == 2);
+    CHECK(p.sampler.mode == 2);
     REQUIRE(weighted(p) >= 250);
     CHECK(p.stats.at("cpu_stacks_cut") == 0);
     // The rule walk takes nearly every stack itself.
@@ -218,8 +218,8 @@ TEST_CASE("cpu: a toy VM's guest frames appear in samples and in allocation even
   CHECK(blocks == 1000);
 }
 
-// XXX: 20 CPU-s at the shortest interval (100us) gave ~195k samples on the
-// development VM (software perf events only): twice the bar.
+// XXX: 20 CPU-s at the shortest interval (100us) make 2 x 10^5 samples at the
+// requested rate: the bar is half of that, for machines that fall short.
 TEST_CASE("cpu: 10^5 samples while threads allocate, every allocation still recorded", "[cpu]") {
   const RunResult r = run_under_agent({program("cpu_alloc"), "5.0", "4"},
                                       {"PROF_CPU=callgraph", "PROF_INTERVAL=100us"});
@@ -307,7 +307,7 @@ TEST_CASE("cpu: libprof-cpu.so samples without interposing the allocator", "[cpu
   REQUIRE(r.sysprof_files.size() == 1);
   const GuestProfile p = read_guest_sysprof(r.sysprof_files[0]);
   CHECK_FALSE(p.truncated);
-  CHECK(p.sampler.value2 == 2);  // CALLGRAPH
+  CHECK(p.sampler.mode == 2);  // CALLGRAPH
   const double cpu = total(values(r.out, "cpu"));
   CHECK(double(weighted(p)) >= 0.95 * 1000 * cpu);
   CHECK(double(weighted(p)) <= 1.05 * 1000 * cpu);

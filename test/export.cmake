@@ -21,4 +21,4 @@ target_compile_definitions(export_tests PRIVATE
   PROF_GO="${PROF_GO}"
   PROF_SPEEDSCOPE_DIR="${PROF_SPEEDSCOPE_DIR}")
 add_dependencies(export_tests prof-analyze prof analyzer_sites)
-catch_discover_tests(export_tests)
+prof_discover_tests(export_tests)

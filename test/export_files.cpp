@@ -87,7 +87,7 @@ TEST_CASE("pprof: go tool pprof reads the memory profile: counts, inlined frames
   // Each mapping carries the build-id the agent recorded for its module.
   const Recorded rec = read_memprof(run.memprof_files[0]);
   std::map<std::string, std::string> build_ids;
-  for (const prof::ExtRecord &m : rec.modules) build_ids[m.text] = hex(m.build_id);
+  for (const prof::ext::ModuleLoad &m : rec.modules) build_ids[m.path] = hex(m.build_id);
   size_t checked = 0;
   for (const std::string &line : p.mappings) {
     std::istringstream fields(line);
@@ -109,7 +109,7 @@ TEST_CASE("pprof: go tool pprof reads the memory profile: counts, inlined frames
   CHECK(top.out.find("Showing nodes accounting for 7, ") != std::string::npos);
 }
 
-TEST_CASE("pprof: CPU samples labelled with their VM state; per process, a pid label") {
+TEST_CASE("pprof: CPU samples labelled with their VM state, and per process a pid label") {
   TempDir dir;
   const std::string cpu = dir.path + "/cpu.sysprof", mem = dir.path + "/mem.memprof";
   write_file(cpu, analyzer_test::native_cpu_stream());

@@ -91,7 +91,7 @@ TEST_CASE("flamegraph: a frame per function, counts of its stacks, every memory 
   }
 }
 
-TEST_CASE("flamegraph: icicle puts the root on top; per process a [pid N] frame above it") {
+TEST_CASE("flamegraph: icicle puts the root on top, and per process a pid frame above it") {
   const RunResult run = sites_run();
   TempDir dir;
   const std::string svg = dir.path + "/flame.svg";
@@ -121,7 +121,7 @@ TEST_CASE("flamegraph: CPU samples, by VM state") {
   CHECK(named(frames, "LFUNC")[0].value == 1);
 }
 
-TEST_CASE("flamegraph: Chromium runs its script on every frame; a screenshot shows frames") {
+TEST_CASE("flamegraph: Chromium runs its script on every frame, and a screenshot shows frames") {
   const RunResult run = sites_run();
   TempDir dir;
   const std::string svg = dir.path + "/flame.svg";

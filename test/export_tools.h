@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <catch2/catch.hpp>
-#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <regex>
@@ -18,20 +17,9 @@
 
 #include "agent_run.h"
 #include "png_pixels.h"
+#include "temp_files.h"
 
 namespace export_test {
-
-// A directory removed with its contents at the end of the scope.
-struct TempDir {
-  std::string path;
-  TempDir() {
-    char tmpl[] = "/tmp/libprof-export-XXXXXX";
-    path = mkdtemp(tmpl);
-  }
-  ~TempDir() { remove_tree(path); }
-  TempDir(const TempDir &) = delete;
-  TempDir &operator=(const TempDir &) = delete;
-};
 
 inline std::string slurp(const std::string &path) {
   std::ifstream f(path, std::ios::binary);

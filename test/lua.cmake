@@ -11,7 +11,7 @@ target_compile_definitions(lua_adapter_tests PRIVATE
 # The module binds to this host's prof_register_guest & co.
 set_target_properties(lua_adapter_tests PROPERTIES ENABLE_EXPORTS ON)
 add_dependencies(lua_adapter_tests prof_lua)
-catch_discover_tests(lua_adapter_tests)
+prof_discover_tests(lua_adapter_tests)
 
 # Runs PROF_LUA_STRESS_SECONDS (default 20) CPU seconds of churn.
 add_executable(lua_stress_tests lua_stress.cpp lua_host.cpp)
@@ -22,7 +22,7 @@ target_compile_definitions(lua_stress_tests PRIVATE
   PROF_LUA_TEST_DIR="${CMAKE_CURRENT_SOURCE_DIR}/e2e")
 set_target_properties(lua_stress_tests PROPERTIES ENABLE_EXPORTS ON)
 add_dependencies(lua_stress_tests prof_lua)
-catch_discover_tests(lua_stress_tests PROPERTIES TIMEOUT 900)
+prof_discover_tests(lua_stress_tests PROPERTIES TIMEOUT 900)
 
 add_executable(lua_e2e_tests lua_e2e.cpp lua_e2e_cpu.cpp e2e/agent_run.cpp e2e/lua_streams.cpp)
 target_include_directories(lua_e2e_tests PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/e2e)
@@ -34,4 +34,4 @@ target_compile_definitions(lua_e2e_tests PRIVATE
   PROF_LUA_DEMO_DIR="${PROJECT_SOURCE_DIR}/scripts/demo"
   PROF_LUA_TEST_DIR="${CMAKE_CURRENT_SOURCE_DIR}/e2e")
 add_dependencies(lua_e2e_tests prof prof_lua cfib)
-catch_discover_tests(lua_e2e_tests)
+prof_discover_tests(lua_e2e_tests)

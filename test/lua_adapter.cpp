@@ -105,7 +105,7 @@ probe()
                  });
 }
 
-TEST_CASE("lua: errors unwind the frames; a message handler sees them", "[lua]") {
+TEST_CASE("lua: errors unwind the frames, and a message handler sees them", "[lua]") {
   const auto got = probe_run(R"(local function boom()
   error("boom")
 end

@@ -38,9 +38,9 @@ TEST_CASE("lua e2e: the sysprof RFC's fibonacci, Lua and C frames in one stack",
   CHECK_FALSE(p.truncated);
 
   uint64_t cfib_base = 0, cfib_end = 0;
-  for (const prof::ExtRecord &m : p.modules)
-    if (m.text.size() >= 8 && m.text.compare(m.text.size() - 8, 8, "/cfib.so") == 0)
-      cfib_base = m.addr, cfib_end = m.addr + m.size;
+  for (const prof::ext::ModuleLoad &m : p.modules)
+    if (m.path.size() >= 8 && m.path.compare(m.path.size() - 8, 8, "/cfib.so") == 0)
+      cfib_base = m.base, cfib_end = m.base + m.size;
   REQUIRE(cfib_end > cfib_base);
 
   int lua_fib = 0, c_fib = 0, c_fib_merged = 0;

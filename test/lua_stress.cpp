@@ -93,7 +93,7 @@ TEST_CASE("lua: 1 kHz samples and walks in every allocation over churn", "[lua][
   SigprofHandler handler(on_sigprof);
   REQUIRE(handler.installed());
   // XXX: a monotonic-clock timer, not ITIMER_PROF: CPU-time timers fire only
-  // on scheduler ticks (about 250 Hz here); this one reaches 1 kHz.
+  // on scheduler ticks (CONFIG_HZ); this one reaches 1 kHz.
   sigevent sev{};
   sev.sigev_notify = SIGEV_SIGNAL;
   sev.sigev_signo = SIGPROF;
@@ -115,7 +115,7 @@ TEST_CASE("lua: 1 kHz samples and walks in every allocation over churn", "[lua][
   const int kept = g_nsamples < kKeptSamples ? int(g_nsamples) : kKeptSamples;
   CHECK(kept > 0);
   // A signal can land while a call or return half-writes the innermost
-  // frame (README: "skips at most the frames in flux"): every frame kept
+  // frame (docs/lua.md: "skips at most the frames in flux"): every frame kept
   // must be right, the innermost one too.
   int bad = 0;
   for (int i = 0; i < kept; i++)

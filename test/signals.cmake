@@ -19,4 +19,4 @@ target_compile_definitions(signals_e2e PRIVATE
   PROF_E2E_BIN_DIR="${CMAKE_CURRENT_BINARY_DIR}")
 add_dependencies(signals_e2e prof prof-analyze sig_frees sig_longjmp cpu_sleepers)
 # The sleep test measures a rate: alone, as the CPU tests run.
-catch_discover_tests(signals_e2e PROPERTIES RUN_SERIAL ON TIMEOUT 300)
+prof_discover_tests(signals_e2e PROPERTIES RUN_SERIAL ON TIMEOUT 300)

@@ -23,8 +23,8 @@ uint64_t count(const std::map<uint64_t, uint64_t> &m, uint64_t key) {
 // A counter of the stream's stats record (-1 when absent).
 int64_t stat(const Recorded &rec, const std::string &name) {
   for (const auto &x : rec.stats)
-    for (const auto &kv : x.stats)
-      if (kv.first == name) return int64_t(kv.second);
+    for (const auto &c : x.counters)
+      if (c.name == name) return int64_t(c.value);
   return -1;
 }
 

@@ -12,8 +12,8 @@
 #include <chrono>
 #include <csetjmp>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
+#include <fcntl.h>
 #include <map>
 #include <memory>
 #include <sys/single_threaded.h>
@@ -22,6 +22,8 @@
 #include <vector>
 
 #include "stream/event_ring.h"
+#include "stream/owned_file.h"
+#include "temp_files.h"
 
 using prof::EventRing;
 
@@ -42,22 +44,25 @@ size_t encode(uint8_t *out, uint8_t thread, uint32_t seq) {
   return 6 + size_t(len);
 }
 
-// The file the ring writes to, gone from the directory already.
-int unlinked_temp_file() {
-  char path[] = "/tmp/event_ring_XXXXXX";
-  const int fd = mkstemp(path);
-  REQUIRE(fd >= 0);
-  unlink(path);
-  return fd;
-}
-
 // A gap: a record of the gap thread whose payload runs to the gap's end.
-size_t gap_header(uint8_t *dst, size_t len) {
+size_t gap_header(uint8_t *dst, uint64_t len) {
   dst[0] = kGapThread;
   memset(dst + 1, 0, 4);
   dst[5] = uint8_t(len - 6);
   return 6;
 }
+
+// The ring's output: a temporary file, its descriptor owned as the agent's are.
+struct RingFile {
+  RingFile() {
+    const int created = open(written.path.c_str(), O_RDWR);
+    REQUIRE(created >= 0);
+    out.adopt(created, written.path.c_str());
+  }
+  ~RingFile() { out.close(); }
+  const TempFile written;
+  prof::OwnedFile out;
+};
 
 EventRing *g_ring;
 uint32_t g_ticks;
@@ -85,11 +90,12 @@ void produce(uint8_t thread, uint32_t count) {
 }  // namespace
 
 TEST_CASE("the ring keeps every record, whole and in order, as producers come and go") {
-  const int fd = unlinked_temp_file();
+  RingFile output;
+  const int fd = output.out.fd();
   auto ring = std::make_unique<EventRing>();
   g_ring = ring.get();
   REQUIRE(__libc_single_threaded);
-  REQUIRE(ring->start(fd, on_tick, true, gap_header));
+  REQUIRE(ring->start(&output.out, on_tick, nullptr, gap_header));
   CHECK(__libc_single_threaded);  // the writer is a raw thread
 
   // Alone for a while, ticks included.
@@ -117,7 +123,6 @@ TEST_CASE("the ring keeps every record, whole and in order, as producers come an
 
   std::vector<uint8_t> file(size_t(lseek(fd, 0, SEEK_END)));
   REQUIRE(pread(fd, file.data(), file.size(), 0) == ssize_t(file.size()));
-  close(fd);
 
   uint32_t next[kThreads + 1] = {0};
   uint32_t ticks = 0;
@@ -214,9 +219,10 @@ void check_all_but(const Parsed &p, uint8_t thread, uint32_t count, uint32_t los
 }  // namespace
 
 TEST_CASE("a record its thread never finishes becomes a gap, and the stream goes on") {
-  const int fd = unlinked_temp_file();
+  RingFile output;
+  const int fd = output.out.fd();
   auto ring = std::make_unique<EventRing>();
-  REQUIRE(ring->start(fd, nullptr, true, gap_header));
+  REQUIRE(ring->start(&output.out, nullptr, nullptr, gap_header));
   // (Threads of their own: the main thread's slot is the first test's ring's.)
   std::atomic<bool> first{false}, left{false}, go_on{false};
   constexpr uint32_t kLost = 1000, kCount = 2000, kMainRecords = 400000;  // some 7 MB, the ring being 4 MiB
@@ -260,7 +266,6 @@ TEST_CASE("a record its thread never finishes becomes a gap, and the stream goes
   }).join();
 
   const Parsed p = parse(fd);
-  close(fd);
   INFO("the first thread's appends took " << waited << " s");
   CHECK(p.ended);
   CHECK(p.bad == 0);

@@ -232,6 +232,7 @@ void HostStack::forget_mapping(uint64_t addr, uint64_t len) {
 }
 
 uint64_t HostStack::fallbacks() { return g_fallbacks.load(std::memory_order_relaxed); }
+void HostStack::reset_fallbacks() { g_fallbacks.store(0, std::memory_order_relaxed); }
 
 // How many frames to walk for `max` of the program's: room for the agent's
 // own frames, dropped after.
@@ -304,22 +305,6 @@ void HostStack::remember(HostStackCache *c, uint64_t epoch, uint64_t tag) {
   m.tag = tag;
   m.lo = c->watch_lo[n - 1], m.hi = c->watch_hi[n - 1];
   memcpy(m.watch, c->watch, sizeof(HostStackCache::Watch) * size_t(words));
-}
-
-int HostStack::capture(const CallSite &from, uint64_t *ips, int max, HostStackCache *cache,
-                       int *unchanged) {
-  int n = 0, same = 0;
-  if (cache) {
-    const uint64_t *root = capture_root_first(from, max, cache, &n, &same);
-    for (int i = 0; i < n; i++) ips[i] = root[n - 1 - i];
-  } else {
-    void *raw[HostStackCache::kMaxFrames];
-    int first;
-    n = libunwind_frames(raw, max, &first);
-    for (int k = 0; k < n; k++) ips[k] = reinterpret_cast<uint64_t>(raw[first + k]);
-  }
-  if (unchanged) *unchanged = same;
-  return n;
 }
 
 }  // namespace prof

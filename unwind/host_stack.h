@@ -110,17 +110,13 @@ class HostStack {
   // Records which addresses are the agent's and picks the back end (call
   // once, at start, before any capture).
   static void init(const void *any_agent_address, bool rule_walk);
-  // Fills ips[0..max) innermost first with the stack of `from` (a call site
-  // on the calling thread's stack, in a frame that is still live); returns
-  // the count. `cache` may be nullptr (libunwind only). With `unchanged`:
-  // how many outermost frames are provably those of the previous capture
-  // with this cache (0 when unknown), so that a caller keeping its own
-  // copy of that stack need not compare them.
-  static int capture(const CallSite &from, uint64_t *ips, int max, HostStackCache *cache,
-                     int *unchanged = nullptr);
-  // The same capture with a cache, without the copy: the frames stay root
-  // first in the cache, *count of them from the pointer returned (valid
-  // until the next capture with this cache).
+  // The stack of `from` (a call site on the calling thread's stack, in a
+  // frame that is still live), at most `max` frames: they stay root first
+  // in the cache, *count of them from the pointer returned (valid until the
+  // next capture with this cache). *unchanged: how many outermost frames
+  // are provably those of the previous capture with this cache (0 when
+  // unknown), so that a caller keeping its own copy of that stack need not
+  // compare them.
   static const uint64_t *capture_root_first(const CallSite &from, int max, HostStackCache *cache,
                                             int *count, int *unchanged);
   // A shortcut for callers that name each stack (the interner's id): true
@@ -137,8 +133,10 @@ class HostStack {
   // [addr, addr + len) is being unmapped (munmap, mremap): threads drop the
   // stack mappings they cached there.
   static void forget_mapping(uint64_t addr, uint64_t len);
-  // How many captures fell back to libunwind (for the stats record).
+  // How many captures fell back to libunwind (for the stats record); a
+  // forked child starts its own count.
   static uint64_t fallbacks();
+  static void reset_fallbacks();
 };
 
 }  // namespace prof

@@ -3,14 +3,18 @@
 #include <atomic>
 #include <cstring>
 #include <dlfcn.h>
+#include <dwarf.h>  // DWARF's names (DW_CFA_*, DW_OP_*, DW_EH_PE_*), from elfutils
 
 namespace prof {
 namespace {
 
-constexpr unsigned kRegRbp = 6, kRegRsp = 7;
-constexpr uint8_t kOpBreg6 = 0x76, kOpDeref = 0x06;
-constexpr uint8_t kPeOmit = 0xff, kPeFormat = 0x0f, kPeApply = 0x70;
-constexpr uint8_t kPeDatarelSdata4 = 0x3b;  // the .eh_frame_hdr table's usual encoding
+constexpr unsigned kRegRbp = 6, kRegRsp = 7;  // DWARF's x86-64 register numbers
+// A CFA instruction: DW_CFA_advance_loc, _offset and _restore keep their
+// operand in the low bits; DW_CFA_extended is any other.
+constexpr uint8_t kCfaPrimary = 0xc0, kCfaOperand = 0x3f;
+// A DW_EH_PE encoding: how the value is stored, and what it is relative to.
+constexpr uint8_t kPeFormat = 0x0f, kPeApply = 0x70;
+constexpr uint32_t kDwarf64Length = 0xffffffff;  // a 64-bit length follows (not in .eh_frame)
 
 // A bounded reader over trusted-but-checked DWARF bytes.
 struct Cursor {
@@ -53,24 +57,24 @@ struct Cursor {
   // A DW_EH_PE-encoded pointer; `datarel` is the base of DW_EH_PE_datarel.
   // Indirect pointers are returned undereferenced (only skipped here).
   uint64_t encoded(uint8_t enc, uint64_t datarel = 0) {
-    if (enc == kPeOmit) return 0;
+    if (enc == DW_EH_PE_omit) return 0;
     const uint64_t here = uint64_t(p);
     uint64_t v;
     switch (enc & kPeFormat) {
-      case 0x00: case 0x04: v = fixed<uint64_t>(); break;
-      case 0x01: v = uleb(); break;
-      case 0x02: v = fixed<uint16_t>(); break;
-      case 0x03: v = fixed<uint32_t>(); break;
-      case 0x09: v = uint64_t(sleb()); break;
-      case 0x0a: v = uint64_t(int64_t(fixed<int16_t>())); break;
-      case 0x0b: v = uint64_t(int64_t(fixed<int32_t>())); break;
-      case 0x0c: v = uint64_t(fixed<int64_t>()); break;
+      case DW_EH_PE_absptr: case DW_EH_PE_udata8: v = fixed<uint64_t>(); break;
+      case DW_EH_PE_uleb128: v = uleb(); break;
+      case DW_EH_PE_udata2: v = fixed<uint16_t>(); break;
+      case DW_EH_PE_udata4: v = fixed<uint32_t>(); break;
+      case DW_EH_PE_sleb128: v = uint64_t(sleb()); break;
+      case DW_EH_PE_sdata2: v = uint64_t(int64_t(fixed<int16_t>())); break;
+      case DW_EH_PE_sdata4: v = uint64_t(int64_t(fixed<int32_t>())); break;
+      case DW_EH_PE_sdata8: v = uint64_t(fixed<int64_t>()); break;
       default: ok = false; return 0;
     }
     switch (enc & kPeApply) {
-      case 0x00: break;
-      case 0x10: v += here; break;     // pcrel
-      case 0x30: v += datarel; break;  // datarel
+      case DW_EH_PE_absptr: break;
+      case DW_EH_PE_pcrel: v += here; break;
+      case DW_EH_PE_datarel: v += datarel; break;
       default: ok = false;
     }
     return v;
@@ -103,7 +107,7 @@ struct Cie {
 bool parse_cie(const uint8_t *at, Cie *cie) {
   Cursor c{at, at + 8};
   const uint32_t len = c.fixed<uint32_t>();
-  if (!c.ok || len == 0 || len == 0xffffffff) return false;
+  if (!c.ok || len == 0 || len == kDwarf64Length) return false;
   c.end = c.p + len;
   if (c.fixed<uint32_t>() != 0) return false;  // a CIE's id is 0 in .eh_frame
   const uint8_t version = c.fixed<uint8_t>();
@@ -140,7 +144,7 @@ bool parse_cie(const uint8_t *at, Cie *cie) {
 
 // A DWARF expression of the single form DW_OP_breg6 <off>; sets *off.
 bool rbp_plus(Cursor &block, int64_t *off) {
-  if (block.fixed<uint8_t>() != kOpBreg6) return false;
+  if (block.fixed<uint8_t>() != DW_OP_breg6) return false;
   *off = block.sleb();
   return block.ok;
 }
@@ -169,37 +173,46 @@ void cfa_expression(Cursor block, uint64_t pc, CfaState *st) {
   };
   while (ok && block.p < block.end) {
     const uint8_t op = block.fixed<uint8_t>();
-    if (op >= 0x30 && op <= 0x4f) {  // lit0..lit31
+    if (op >= DW_OP_lit0 && op <= DW_OP_lit31) {
       ok = n < kDepth;
-      if (ok) stack[n++] = Value{kNoReg, op - 0x30, false};
-    } else if (op == 0x76 || op == 0x77 || op == 0x80) {  // breg6 (rbp), breg7 (rsp), breg16 (rip)
-      const int64_t off = block.sleb();
-      ok = n < kDepth;
-      if (ok && op == 0x80) stack[n++] = Value{kNoReg, int64_t(pc) + off, false};
-      else if (ok) stack[n++] = Value{op == 0x76 ? kRegRbp : kRegRsp, off, false};
-    } else if (op == kOpDeref) {
-      ok = n > 0 && stack[n - 1].reg == kRegRbp && !stack[n - 1].deref;
-      if (ok) stack[n - 1].deref = true;
-    } else if (op == 0x23) {  // plus_uconst
-      const int64_t add = int64_t(block.uleb());
-      ok = n > 0 && !stack[n - 1].deref;
-      if (ok) stack[n - 1].off += add;
-    } else if (op == 0x22) {  // plus: a register and a constant at most
-      ok = n >= 2 && !stack[n - 1].deref && !stack[n - 2].deref &&
-           (stack[n - 1].reg == kNoReg || stack[n - 2].reg == kNoReg);
-      if (ok) {
-        if (stack[n - 2].reg == kNoReg) stack[n - 2].reg = stack[n - 1].reg;
-        stack[n - 2].off += stack[n - 1].off;
-        n--;
+      if (ok) stack[n++] = Value{kNoReg, op - DW_OP_lit0, false};
+      continue;
+    }
+    switch (op) {
+      case DW_OP_breg6:     // rbp
+      case DW_OP_breg7:     // rsp
+      case DW_OP_breg16: {  // rip
+        const int64_t off = block.sleb();
+        ok = n < kDepth;
+        if (ok && op == DW_OP_breg16) stack[n++] = Value{kNoReg, int64_t(pc) + off, false};
+        else if (ok) stack[n++] = Value{op == DW_OP_breg6 ? kRegRbp : kRegRsp, off, false};
+        break;
       }
-    } else if (op == 0x1a) {
-      ok = binary([](int64_t a, int64_t b) { return a & b; });
-    } else if (op == 0x2a) {
-      ok = binary([](int64_t a, int64_t b) { return int64_t(a >= b); });
-    } else if (op == 0x24) {
-      ok = binary([](int64_t a, int64_t b) { return b < 64 ? int64_t(uint64_t(a) << b) : 0; });
-    } else {
-      ok = false;
+      case DW_OP_deref:
+        ok = n > 0 && stack[n - 1].reg == kRegRbp && !stack[n - 1].deref;
+        if (ok) stack[n - 1].deref = true;
+        break;
+      case DW_OP_plus_uconst: {
+        const int64_t add = int64_t(block.uleb());
+        ok = n > 0 && !stack[n - 1].deref;
+        if (ok) stack[n - 1].off += add;
+        break;
+      }
+      case DW_OP_plus:  // a register and a constant at most
+        ok = n >= 2 && !stack[n - 1].deref && !stack[n - 2].deref &&
+             (stack[n - 1].reg == kNoReg || stack[n - 2].reg == kNoReg);
+        if (ok) {
+          if (stack[n - 2].reg == kNoReg) stack[n - 2].reg = stack[n - 1].reg;
+          stack[n - 2].off += stack[n - 1].off;
+          n--;
+        }
+        break;
+      case DW_OP_and: ok = binary([](int64_t a, int64_t b) { return a & b; }); break;
+      case DW_OP_ge: ok = binary([](int64_t a, int64_t b) { return int64_t(a >= b); }); break;
+      case DW_OP_shl:
+        ok = binary([](int64_t a, int64_t b) { return b < 64 ? int64_t(uint64_t(a) << b) : 0; });
+        break;
+      default: ok = false;
     }
   }
   const Value &v = stack[n > 0 ? n - 1 : 0];
@@ -235,77 +248,114 @@ bool run_cfa_program(Cursor c, const Cie &cie, uint64_t loc, uint64_t pc, const 
   };
   while (c.p < c.end && c.ok) {
     const uint8_t op = c.fixed<uint8_t>();
+    const uint8_t operand = op & kCfaOperand;
     uint64_t advance = 0;
-    switch (op >> 6) {
-      case 1: advance = op & 0x3f; break;
-      case 2: set(op & 0x3f, RegRule::kOffset, int64_t(c.uleb()) * cie.data_align); continue;
-      case 3: restore(op & 0x3f); continue;
-    }
-    if (op >> 6 == 0) {
-      switch (op) {
-        case 0x00: break;  // nop
-        case 0x01: {       // set_loc
-          const uint64_t to = c.encoded(cie.fde_enc);
-          if (to > pc) return c.ok;
-          loc = to;
-          break;
-        }
-        case 0x02: advance = c.fixed<uint8_t>(); break;
-        case 0x03: advance = c.fixed<uint16_t>(); break;
-        case 0x04: advance = c.fixed<uint32_t>(); break;
-        case 0x05: { const uint64_t r = c.uleb(); set(r, RegRule::kOffset, int64_t(c.uleb()) * cie.data_align); break; }
-        case 0x06: restore(c.uleb()); break;
-        case 0x07: set(c.uleb(), RegRule::kUndefined, 0); break;
-        case 0x08: set(c.uleb(), RegRule::kSame, 0); break;
-        case 0x09: { const uint64_t r = c.uleb(); c.uleb(); set(r, RegRule::kOther, 0); break; }
-        case 0x0a:
-          if (depth == kStackMax) return false;
-          saved[depth++] = *st;
-          break;
-        case 0x0b:
-          if (depth == 0) return false;
-          *st = saved[--depth];
-          break;
-        case 0x0c: st->cfa_reg = unsigned(c.uleb()); st->cfa_off = int64_t(c.uleb());
-                   st->cfa_deref_rbp = st->cfa_other = false; break;
-        case 0x0d: st->cfa_reg = unsigned(c.uleb()); st->cfa_deref_rbp = st->cfa_other = false; break;
-        case 0x0e: st->cfa_off = int64_t(c.uleb()); break;
-        case 0x0f: {  // def_cfa_expression
-          const uint64_t len = c.uleb();
-          if (!c.need(len)) return false;
-          cfa_expression(Cursor{c.p, c.p + len}, pc, st);
-          c.p += len;
-          break;
-        }
-        case 0x10: {  // expression: only rbp saved at rbp + off
-          const uint64_t r = c.uleb(), len = c.uleb();
-          if (!c.need(len)) return false;
-          Cursor block{c.p, c.p + len};
-          c.p += len;
-          int64_t off;
-          if (rbp_plus(block, &off) && block.p == block.end)
-            set(r, RegRule::kAtRbp, off);
-          else
+    switch (op & kCfaPrimary) {
+      case DW_CFA_advance_loc: advance = operand; break;
+      case DW_CFA_offset: set(operand, RegRule::kOffset, int64_t(c.uleb()) * cie.data_align); continue;
+      case DW_CFA_restore: restore(operand); continue;
+      case DW_CFA_extended:
+        switch (op) {
+          case DW_CFA_nop: break;
+          case DW_CFA_set_loc: {
+            const uint64_t to = c.encoded(cie.fde_enc);
+            if (to > pc) return c.ok;
+            loc = to;
+            break;
+          }
+          case DW_CFA_advance_loc1: advance = c.fixed<uint8_t>(); break;
+          case DW_CFA_advance_loc2: advance = c.fixed<uint16_t>(); break;
+          case DW_CFA_advance_loc4: advance = c.fixed<uint32_t>(); break;
+          case DW_CFA_offset_extended: {
+            const uint64_t r = c.uleb();
+            set(r, RegRule::kOffset, int64_t(c.uleb()) * cie.data_align);
+            break;
+          }
+          case DW_CFA_restore_extended: restore(c.uleb()); break;
+          case DW_CFA_undefined: set(c.uleb(), RegRule::kUndefined, 0); break;
+          case DW_CFA_same_value: set(c.uleb(), RegRule::kSame, 0); break;
+          case DW_CFA_register: {
+            const uint64_t r = c.uleb();
+            c.uleb();
             set(r, RegRule::kOther, 0);
-          break;
+            break;
+          }
+          case DW_CFA_remember_state:
+            if (depth == kStackMax) return false;
+            saved[depth++] = *st;
+            break;
+          case DW_CFA_restore_state:
+            if (depth == 0) return false;
+            *st = saved[--depth];
+            break;
+          case DW_CFA_def_cfa:
+            st->cfa_reg = unsigned(c.uleb());
+            st->cfa_off = int64_t(c.uleb());
+            st->cfa_deref_rbp = st->cfa_other = false;
+            break;
+          case DW_CFA_def_cfa_register:
+            st->cfa_reg = unsigned(c.uleb());
+            st->cfa_deref_rbp = st->cfa_other = false;
+            break;
+          case DW_CFA_def_cfa_offset: st->cfa_off = int64_t(c.uleb()); break;
+          case DW_CFA_def_cfa_expression: {
+            const uint64_t len = c.uleb();
+            if (!c.need(len)) return false;
+            cfa_expression(Cursor{c.p, c.p + len}, pc, st);
+            c.p += len;
+            break;
+          }
+          case DW_CFA_expression: {  // only rbp saved at rbp + off
+            const uint64_t r = c.uleb(), len = c.uleb();
+            if (!c.need(len)) return false;
+            Cursor block{c.p, c.p + len};
+            c.p += len;
+            int64_t off;
+            if (rbp_plus(block, &off) && block.p == block.end)
+              set(r, RegRule::kAtRbp, off);
+            else
+              set(r, RegRule::kOther, 0);
+            break;
+          }
+          case DW_CFA_offset_extended_sf: {
+            const uint64_t r = c.uleb();
+            set(r, RegRule::kOffset, c.sleb() * cie.data_align);
+            break;
+          }
+          case DW_CFA_def_cfa_sf:
+            st->cfa_reg = unsigned(c.uleb());
+            st->cfa_off = c.sleb() * cie.data_align;
+            st->cfa_deref_rbp = st->cfa_other = false;
+            break;
+          case DW_CFA_def_cfa_offset_sf: st->cfa_off = c.sleb() * cie.data_align; break;
+          case DW_CFA_val_offset: {
+            const uint64_t r = c.uleb();
+            c.uleb();
+            set(r, RegRule::kOther, 0);
+            break;
+          }
+          case DW_CFA_val_offset_sf: {
+            const uint64_t r = c.uleb();
+            c.sleb();
+            set(r, RegRule::kOther, 0);
+            break;
+          }
+          case DW_CFA_val_expression: {
+            const uint64_t r = c.uleb(), len = c.uleb();
+            if (!c.need(len)) return false;
+            c.p += len;
+            set(r, RegRule::kOther, 0);
+            break;
+          }
+          case DW_CFA_GNU_args_size: c.uleb(); break;
+          case DW_CFA_GNU_negative_offset_extended: {
+            const uint64_t r = c.uleb();
+            set(r, RegRule::kOffset, -int64_t(c.uleb()) * cie.data_align);
+            break;
+          }
+          default: return false;
         }
-        case 0x11: { const uint64_t r = c.uleb(); set(r, RegRule::kOffset, c.sleb() * cie.data_align); break; }
-        case 0x12: st->cfa_reg = unsigned(c.uleb()); st->cfa_off = c.sleb() * cie.data_align;
-                   st->cfa_deref_rbp = st->cfa_other = false; break;
-        case 0x13: st->cfa_off = c.sleb() * cie.data_align; break;
-        case 0x14: { const uint64_t r = c.uleb(); c.uleb(); set(r, RegRule::kOther, 0); break; }
-        case 0x15: { const uint64_t r = c.uleb(); c.sleb(); set(r, RegRule::kOther, 0); break; }
-        case 0x16: {  // val_expression
-          const uint64_t r = c.uleb(), len = c.uleb();
-          if (!c.need(len)) return false;
-          c.p += len;
-          set(r, RegRule::kOther, 0);
-          break;
-        }
-        case 0x2e: c.uleb(); break;  // GNU_args_size
-        case 0x2f: { const uint64_t r = c.uleb(); set(r, RegRule::kOffset, -int64_t(c.uleb()) * cie.data_align); break; }
-        default: return false;
-      }
+        break;
     }
     if (advance) {
       loc += advance * cie.code_align;
@@ -321,7 +371,8 @@ const uint8_t *find_fde(uint64_t pc) {
   if (_dl_find_object(reinterpret_cast<void *>(pc), &obj) != 0 || !obj.dlfo_eh_frame)
     return nullptr;
   const uint8_t *hdr = static_cast<const uint8_t *>(obj.dlfo_eh_frame);
-  if (hdr[0] != 1 || hdr[3] != kPeDatarelSdata4) return nullptr;
+  // XXX: only the usual table encoding, which the binary search below reads.
+  if (hdr[0] != 1 || hdr[3] != (DW_EH_PE_datarel | DW_EH_PE_sdata4)) return nullptr;
   Cursor c{hdr + 4, hdr + 4 + 16};
   c.encoded(hdr[1], uint64_t(hdr));  // eh_frame_ptr
   const uint64_t count = c.encoded(hdr[2], uint64_t(hdr));
@@ -352,7 +403,7 @@ UnwindRule find_unwind_rule(uint64_t pc) {
   if (!fde) return out;
   Cursor c{fde, fde + 8};
   const uint32_t len = c.fixed<uint32_t>();
-  if (!c.ok || len == 0 || len == 0xffffffff) return out;
+  if (!c.ok || len == 0 || len == kDwarf64Length) return out;
   c.end = c.p + len;
   const uint8_t *cie_field = c.p;
   const uint32_t cie_off = c.fixed<uint32_t>();

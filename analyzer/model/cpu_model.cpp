@@ -3,13 +3,13 @@
 namespace prof {
 namespace {
 
-std::string sampler_text(const ExtRecord &r) {
+std::string sampler_text(const ext::Sampler &r) {
   static const char *const kBackends[] = {"unknown backend", "perf task-clock",
                                           "timer_create thread CPU clock", "ITIMER_PROF"};
   static const char *const kModes[] = {"DEFAULT", "LEAF", "CALLGRAPH"};
-  return std::string(kBackends[r.value < 4 ? r.value : 0]) + ", " +
-         (r.value2 < 3 ? kModes[r.value2] : "unknown") + " mode, every " +
-         std::to_string(r.value3 / 1000) + " us";
+  return std::string(kBackends[r.backend < 4 ? r.backend : 0]) + ", " +
+         (r.mode < 3 ? kModes[r.mode] : "unknown") + " mode, every " +
+         std::to_string(r.interval_ns / 1000) + " us";
 }
 
 }  // namespace
@@ -22,12 +22,12 @@ void CpuModel::read(StreamContext &ctx) {
       weight = 1;
       return;
     }
-    switch (s.ext.kind) {
-      case ExtKind::Thread: tid = s.ext.value; break;
-      case ExtKind::Weight: weight = s.ext.value; break;
-      case ExtKind::Sampler: samplers_.push_back(sampler_text(s.ext)); break;
-      default: break;
-    }
+    if (const auto *t = std::get_if<ext::Thread>(&s.ext))
+      tid = t->tid;
+    else if (const auto *w = std::get_if<ext::Weight>(&s.ext))
+      weight = w->sample_weight;
+    else if (const auto *sampler = std::get_if<ext::Sampler>(&s.ext))
+      samplers_.push_back(sampler_text(*sampler));
   });
 }
 

@@ -97,8 +97,7 @@ class LiveHeap {
   // XXX: the home slot is the address itself (in 16-byte units): nearby
   // blocks, which allocators hand out and programs free together, share
   // cache lines of the table, where a scattering hash misses on nearly every
-  // event (measured on binary-trees: the heap model took up to twice as
-  // long). Clustered addresses cannot make an operation cost more than
+  // event. Clustered addresses cannot make an operation cost more than
   // kMaxProbe slots (see overflow_).
   size_t home(uint64_t addr) const { return size_t(addr >> 4) & mask_; }
 

@@ -128,17 +128,15 @@ void Profile::read_memory(StreamContext &ctx) {
         next_mark = ev.offset + mark_step;
       }
       if (ev.record == MemprofRecord::Ext) {
-        const ExtRecord &x = ev.ext;
-        switch (x.kind) {
-          case ExtKind::Sampling: pipe.put(HeapOp{HeapOp::Sampling, 0, x.value}); break;
-          case ExtKind::TimeMark: pipe.put(HeapOp{HeapOp::TimeMark, 0, x.time_ns, x.value}); break;
-          case ExtKind::Map: {
-            const StackKey key{ctx.index, 0, x.host_stack, x.guest_stack};
-            pipe.put(HeapOp{HeapOp::Map, stack_ids_.id_of(key), x.addr, x.size});
-            break;
-          }
-          case ExtKind::Unmap: pipe.put(HeapOp{HeapOp::Unmap, 0, x.addr, x.size}); break;
-          default: break;
+        if (const auto *s = std::get_if<ext::Sampling>(&ev.ext)) {
+          pipe.put(HeapOp{HeapOp::Sampling, 0, s->mean_bytes});
+        } else if (const auto *t = std::get_if<ext::TimeMark>(&ev.ext)) {
+          pipe.put(HeapOp{HeapOp::TimeMark, 0, t->time_ns, t->rss_bytes});
+        } else if (const auto *m = std::get_if<ext::Map>(&ev.ext)) {
+          const StackKey key{ctx.index, 0, m->host_stack, m->guest_stack};
+          pipe.put(HeapOp{HeapOp::Map, stack_ids_.id_of(key), m->addr, m->length});
+        } else if (const auto *u = std::get_if<ext::Unmap>(&ev.ext)) {
+          pipe.put(HeapOp{HeapOp::Unmap, 0, u->addr, u->length});
         }
         return;
       }

@@ -83,7 +83,7 @@ class BatchPipe {
 
   // XXX: streaming (non-temporal) stores: the batch's cache lines were last
   // read on the consumer's core; ordinary stores would have to take each line
-  // back from it first, which measured as slow as all the decoding.
+  // back from it first, a cache miss per line on the decoding thread.
   static void store(Item *dst, const Item &item) {
 #if defined(__SSE2__)
     if (sizeof(Item) % 16 == 0 && reinterpret_cast<uintptr_t>(dst) % 16 == 0) {

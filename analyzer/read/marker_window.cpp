@@ -30,7 +30,7 @@ bool MarkerWindow::take_earlier(uint64_t addr, uint64_t *size) {
 
 bool MarkerWindow::pass(MemprofEvent &ev) {
   if (ev.record == MemprofRecord::Ext)
-    return state_ == State::Inside || ev.ext.kind == ExtKind::Sampling;
+    return state_ == State::Inside || std::holds_alternative<ext::Sampling>(ev.ext);
   uint64_t size;
   if (state_ == State::Before) {
     if (ev.record != MemprofRecord::Alloc) take_earlier(ev.oaddr, &size);
@@ -53,8 +53,8 @@ bool MarkerWindow::pass(MemprofEvent &ev) {
 
 bool MarkerWindow::pass(const SysprofSample &s) {
   if (state_ == State::Inside) return true;
-  return s.record == SysprofRecord::Ext &&
-         (s.ext.kind == ExtKind::Thread || s.ext.kind == ExtKind::Sampler);
+  return s.record == SysprofRecord::Ext && (std::holds_alternative<ext::Thread>(s.ext) ||
+                                            std::holds_alternative<ext::Sampler>(s.ext));
 }
 
 std::string MarkerWindow::warning() const {

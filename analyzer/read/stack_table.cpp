@@ -2,14 +2,18 @@
 
 namespace prof {
 
-void StackTable::add(const ExtRecord &n, uint32_t module_epoch) {
-  StackFrame f;
-  f.guest = n.kind == ExtKind::StackGuest;
-  f.frame_type = static_cast<uint8_t>(n.frame_type);
-  f.addr = n.addr;
-  f.line = n.line;
-  f.module_epoch = module_epoch;
-  nodes_[n.id] = Node{n.parent, f};
+void StackTable::add(const ext::StackHost &n, uint32_t module_epoch) {
+  add_node(n.id, n.parent, StackFrame{false, 0, n.ip, 0, module_epoch});
+}
+
+void StackTable::add(const ext::StackGuest &n, uint32_t module_epoch) {
+  add_node(
+      n.id, n.parent,
+      StackFrame{true, static_cast<uint8_t>(n.frame_type), n.frame_addr, n.line, module_epoch});
+}
+
+void StackTable::add_node(uint64_t id, uint64_t parent, const StackFrame &frame) {
+  nodes_[id] = Node{parent, frame};
 }
 
 void StackTable::frames(uint64_t id, std::vector<StackFrame> &out, size_t max_depth) const {

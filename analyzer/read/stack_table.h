@@ -25,7 +25,8 @@ struct StackFrame {
 class StackTable {
  public:
   // Adds a stack-host or stack-guest node.
-  void add(const ExtRecord &node, uint32_t module_epoch);
+  void add(const ext::StackHost &node, uint32_t module_epoch);
+  void add(const ext::StackGuest &node, uint32_t module_epoch);
   // Frames of stack `id`, innermost first, at most max_depth of them.
   void frames(uint64_t id, std::vector<StackFrame> &out, size_t max_depth = 1024) const;
   // The innermost frame of `id`, or nullptr.
@@ -37,6 +38,7 @@ class StackTable {
     uint64_t parent;
     StackFrame frame;
   };
+  void add_node(uint64_t id, uint64_t parent, const StackFrame &frame);
   std::unordered_map<uint64_t, Node> nodes_;
 };
 

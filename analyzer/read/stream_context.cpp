@@ -8,38 +8,35 @@ void StreamContext::add_symbol(const Symbol &s) {
 }
 
 bool StreamContext::absorb(const ExtRecord &r) {
-  switch (r.kind) {
-    case ExtKind::StackHost:
-    case ExtKind::StackGuest:
-      stacks.add(r, symbolizer.epoch());
-      return true;
-    case ExtKind::ModuleLoad:
-      symbolizer.module_load(r);
-      naming_epoch++;
-      return true;
-    case ExtKind::ModuleUnload:
-      symbolizer.module_unload(r.addr);
-      naming_epoch++;
-      return true;
-    case ExtKind::Process:
-      pid = r.value;
-      ppid = r.value2;
-      exe = r.text;
-      symbolizer.load_perf_map(pid);
-      return true;
-    case ExtKind::Stats:
-      for (const auto &kv : r.stats) stats[kv.first] += kv.second;
-      return true;
-    case ExtKind::Marker:
-      window.marker(r.text);
-      if (markers.size() < kMaxMarkers)
-        markers.emplace_back(r.time_ns, r.text);
-      else
-        markers_dropped++;
-      return true;
-    default:
-      return false;
+  if (const auto *host = std::get_if<ext::StackHost>(&r)) {
+    stacks.add(*host, symbolizer.epoch());
+  } else if (const auto *guest = std::get_if<ext::StackGuest>(&r)) {
+    stacks.add(*guest, symbolizer.epoch());
+  } else if (const auto *load = std::get_if<ext::ModuleLoad>(&r)) {
+    symbolizer.module_load(*load);
+    naming_epoch++;
+  } else if (const auto *unload = std::get_if<ext::ModuleUnload>(&r)) {
+    symbolizer.module_unload(unload->base);
+    naming_epoch++;
+  } else if (const auto *process = std::get_if<ext::Process>(&r)) {
+    pid = process->pid;
+    ppid = process->ppid;
+    exe = process->exe_path;
+    symbolizer.load_perf_map(pid);
+  } else if (const auto *counters = std::get_if<ext::Stats>(&r)) {
+    for (const ext::Stat &c : counters->counters) stats[c.name] += c.value;
+  } else if (const auto *end = std::get_if<ext::UncleanEnd>(&r)) {
+    unclean = UncleanEnd{true, end->time_ns, end->lost_bytes};
+  } else if (const auto *marker = std::get_if<ext::Marker>(&r)) {
+    window.marker(marker->label);
+    if (markers.size() < kMaxMarkers)
+      markers.emplace_back(marker->time_ns, marker->label);
+    else
+      markers_dropped++;
+  } else {
+    return false;
   }
+  return true;
 }
 
 void StreamContext::host_frames(uint64_t ip, uint32_t epoch, std::vector<Frame> &out) {

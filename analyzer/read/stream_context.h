@@ -1,6 +1,7 @@
 // StreamContext: one opened stream with what its records build up while it is
 // read: guest symbols, the stack table, the module map (symbolizer), the
-// writer's process, stats and markers; and the frames of its stacks.
+// writer's process, stats, markers and how it ended; and the frames of its
+// stacks.
 //
 // Invariants: read_memprof()/read_sysprof() stream the records once, keeping
 // nothing per event; only the records inside `window` reach the caller
@@ -41,13 +42,19 @@ struct StreamContext {
   std::vector<std::pair<uint64_t, std::string>> markers;  // the first kMaxMarkers
   uint64_t markers_dropped = 0;
   ReadEnd end;
+  // The process ended without finishing the stream (an unclean-end record).
+  struct UncleanEnd {
+    bool seen = false;
+    uint64_t time_ns = 0, lost_bytes = 0;
+  } unclean;
   MarkerWindow window;  // set before reading: every record by default
   // Bumped by every record that can change a name (symbols, modules): names
   // cached by a reader stay valid while it is unchanged.
   uint64_t naming_epoch = 0;
 
   // Reads every memprof (sysprof) record; symbols, stack nodes, modules,
-  // process, stats and markers are absorbed here, everything else goes to fn.
+  // process, stats, markers and an unclean end are absorbed here, everything
+  // else goes to fn.
   template <class Fn>
   void read_memprof(Fn &&fn) {
     read_section<MemprofReader, MemprofEvent>(fn);

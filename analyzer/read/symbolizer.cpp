@@ -97,11 +97,11 @@ struct Symbolizer::Module {
 Symbolizer::Symbolizer() = default;
 Symbolizer::~Symbolizer() = default;
 
-void Symbolizer::module_load(const ExtRecord &r) {
+void Symbolizer::module_load(const ext::ModuleLoad &r) {
   auto m = std::make_unique<Module>();
-  m->base = r.addr;
+  m->base = r.base;
   m->size = r.size;
-  m->path = r.text;
+  m->path = r.path;
   m->build_id = r.build_id;
   m->loaded = ++epoch_;
   modules_.push_back(std::move(m));

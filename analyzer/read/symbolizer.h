@@ -33,7 +33,7 @@ class Symbolizer {
   Symbolizer(const Symbolizer &) = delete;
   Symbolizer &operator=(const Symbolizer &) = delete;
 
-  void module_load(const ExtRecord &r);
+  void module_load(const ext::ModuleLoad &r);
   void module_unload(uint64_t base);
   // Increments with every load and unload; stack nodes remember it.
   uint32_t epoch() const { return epoch_; }

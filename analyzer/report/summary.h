@@ -1,5 +1,5 @@
 // The native summary of a Profile, as one JSON document (the data model of
-// `prof-analyze summary --json`, schema in the README) and as text rendered
+// `prof-analyze summary --json`, schema in docs/analyzer.md) and as text rendered
 // from that document, so both always say the same.
 //
 // Invariants: every table is limited to `top` rows and sorted by its figure,

@@ -256,6 +256,9 @@ Json summary_json(Profile &profile, const SummaryOptions &opt) {
          {"ppid", ctx->ppid},
          {"exe", ctx->exe},
          {"truncated_at", ctx->end.truncated ? Json(ctx->end.offset) : Json(nullptr)},
+         {"unclean_end", ctx->unclean.seen ? Json{{"time_ns", ctx->unclean.time_ns},
+                                                  {"lost_bytes", ctx->unclean.lost_bytes}}
+                                           : Json(nullptr)},
          {"markers", markers},
          {"markers_dropped", ctx->markers_dropped},
          {"stats", stats},

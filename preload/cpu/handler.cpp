@@ -35,34 +35,21 @@ uint8_t stream_vmstate(int vmstate) {
 }
 
 void put_sample(SpanWriter &out, const SampleSlot &s, uint8_t vmstate, int guest, int host) {
-  out.put_u8(vmstate);
   if (vmstate == kVmstTrace) {
     // A JIT trace: the guest names its prototype and line, if it can.
     const bool named = guest > 0 && s.guest[0].type == PROF_FRAME_LFUNC;
-    out.put_uleb(0);
-    out.put_uleb(named ? s.guest[0].addr : 0);
-    out.put_uleb(named ? s.guest[0].line : 0);
+    put_sysprof_trace(out, 0, named ? s.guest[0].addr : 0, named ? s.guest[0].line : 0);
     return;
   }
-  if (vmstate_has_guest(vmstate)) {
-    for (int i = 0; i < guest; i++) {
-      const prof_guest_frame &f = s.guest[i];
-      if (f.type < PROF_FRAME_LFUNC || f.type > PROF_FRAME_FFUNC) continue;
-      out.put_u8(f.type);
-      out.put_uleb(f.addr);
-      if (f.type == PROF_FRAME_LFUNC) out.put_uleb(f.line);
-    }
-    out.put_u8(kFrameLuaLast);
-  }
-  for (int i = 0; i < host; i++) out.put_uleb(s.ips[i]);
-  out.put_uleb(0);
+  put_sysprof_stacks(out, vmstate, Span<prof_guest_frame>(s.guest, size_t(guest)),
+                     Span<uint64_t>(s.ips, size_t(host)));
 }
 
 void sample(SampleSlot &s, void *ucontext) {
   const uint64_t weight = sample_weight(&s, g_cpu.interval_ns);
   if (g_agent.paused.load(std::memory_order_relaxed)) return;
   SpanWriter out(s.record);
-  if (weight != 1) put_ext_values(out, ExtKind::Weight, weight);
+  if (weight != 1) put_ext(out, ext::Weight{weight});
 
   const CpuMode mode = g_cpu.mode;
   const bool in_agent = t_state.guard;
@@ -102,9 +89,9 @@ void sample(SampleSlot &s, void *ucontext) {
 void weigh_thread_tail(SampleSlot &s) {
   const uint64_t w = unweighed_intervals(&s, g_cpu.interval_ns);
   if (w == 0 || s.last_sample_end == 0) return;
-  uint8_t weight[16];
+  uint8_t weight[ext::Weight::kMaxBytes];
   SpanWriter out(weight);
-  put_ext_values(out, ExtKind::Weight, w);
+  put_ext(out, ext::Weight{w});
   // One record, built in the slot's scratch (no handler runs now): the
   // weight, then the last sample again.
   const size_t len = s.last_sample_end - s.last_sample_at;

@@ -145,7 +145,7 @@ void restart_cpu_sampler_in_child() {
   // The parent's clocks: perf fds were inherited (close ours), POSIX timers
   // and the itimer were not.
   sample_slots::for_each([](SampleSlot &s) {
-    if (s.perf_fd >= 0) close(s.perf_fd);
+    if (s.perf_fd >= 0) close_perf_event(&s);
   });
   sample_slots::reset_in_child();
   t_sample_slot = nullptr;
@@ -154,7 +154,7 @@ void restart_cpu_sampler_in_child() {
   disarm_process(g_cpu.backend);
   g_cpu.samples = 0, g_cpu.unregistered = 0, g_cpu.in_agent = 0, g_cpu.stacks_cut = 0;
   g_cpu.unwind_fallbacks = 0;
-  g_cpu.foreign_signals = 0, g_cpu.arm_failures = 0;
+  g_cpu.foreign_signals = 0, g_cpu.arm_failures = 0, g_cpu.clocks_closed = 0;
   begin(CpuBackend(uint8_t(g_cpu.backend)), getppid());  // the parent's choice
 }
 
@@ -168,7 +168,7 @@ void finish_cpu_stream() {
   }
   uint64_t dropped = 0;
   sample_slots::for_each([&](SampleSlot &s) { dropped += s.dropped.load(); });
-  const sysprof_stream::Stat stats[] = {
+  const ext::StatView stats[] = {
       {"cpu_samples", g_cpu.samples.load()},
       {"cpu_samples_dropped", dropped},
       {"cpu_samples_unregistered_thread", g_cpu.unregistered.load()},
@@ -177,9 +177,10 @@ void finish_cpu_stream() {
       {"cpu_unwind_fallbacks", g_cpu.unwind_fallbacks.load()},
       {"cpu_foreign_signals", g_cpu.foreign_signals.load()},
       {"cpu_thread_arm_failures", g_cpu.arm_failures.load()},
+      {"cpu_thread_clocks_closed", g_cpu.clocks_closed.load()},
       {"unwind_unregistered_objects", SignalUnwind::unregistered_objects()},
   };
-  sysprof_stream::finish(stats, sizeof stats / sizeof stats[0]);
+  sysprof_stream::finish(stats);
 }
 
 void yield_sampling_signal() {

@@ -21,16 +21,19 @@
 #include <cstdint>
 #include <ctime>
 
+#include "ext.h"
 #include "libprof.h"
 #include "signal_unwind.h"
+#include "sysprof.h"
 
 namespace prof {
 
 struct SampleSlot {
   static constexpr size_t kMaxHostFrames = 1024;
   static constexpr size_t kMaxGuestFrames = 256;
-  // The largest record: header, weight, every frame at its widest.
-  static constexpr size_t kMaxRecord = 16 + kMaxHostFrames * 10 + kMaxGuestFrames * 21 + 16;
+  // The largest record: a weight, then a sample with every frame at its widest.
+  static constexpr size_t kMaxRecord =
+      ext::Weight::kMaxBytes + max_sample_bytes(kMaxGuestFrames, kMaxHostFrames);
   static constexpr size_t kRingBytes = size_t(1) << 18;
   // The handler writes its samples out past this (stream.h).
   static constexpr size_t kFlushBytes = kRingBytes / 4;
@@ -40,6 +43,7 @@ struct SampleSlot {
   uint64_t tid;
   // The thread's timer (timer.h): a perf event fd or a POSIX timer.
   int perf_fd;
+  uint64_t perf_id;  // the event's id (PERF_EVENT_IOC_ID): that it is still ours
   bool has_timer;
   timer_t timer;
   uint64_t weighed_cpu_ns;  // the thread CPU time its weights cover

@@ -3,6 +3,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <ctime>
 #include <fcntl.h>
 #include <sched.h>
 #include <unistd.h>
@@ -11,7 +12,9 @@
 #include "ext.h"
 #include "guest_registry.h"
 #include "module_map.h"
+#include "stream/module_record.h"
 #include "stream/output_file.h"
+#include "stream/owned_file.h"
 #include "stream/stream_opening.h"
 #include "cpu/sampler.h"
 #include "stream_writer.h"
@@ -21,7 +24,7 @@ namespace prof {
 namespace sysprof_stream {
 namespace {
 
-int g_fd = -1;
+OwnedFile g_file;
 pid_t g_owner = 0;
 char g_path[600];
 std::atomic<bool> g_writing{false};  // the one writer flag
@@ -39,6 +42,7 @@ GuestSymbolCursor g_symbols;
 uint64_t g_last_tid = 0;  // the thread of the samples written last
 uint64_t g_unloads[256];  // seen by a sync, written after the samples
 size_t g_unload_count = 0;
+std::atomic<uint64_t> g_next_timed_flush_ns{0};  // CLOCK_MONOTONIC_COARSE
 
 // Takes the flag; false (and not taken) when the stream has ended.
 bool try_take() {
@@ -59,27 +63,20 @@ void release() {
   g_writing.store(false, std::memory_order_release);
 }
 
-void write_module(const ModuleInfo &m, void *) {
-  put_module_load(*g_out, m.base, m.size, m.path, strlen(m.path), m.build_id, m.build_id_len);
-}
+void write_module(const ModuleInfo &m, void *) { put_ext(*g_out, module_load_record(m)); }
 void defer_unload(uint64_t base, void *) {
   if (g_unload_count < sizeof g_unloads / sizeof g_unloads[0]) g_unloads[g_unload_count++] = base;
 }
 
 // Guest symbols published since the last call, as sysprof's sample-symtab.
 void write_symbols() {
-  g_symbols.drain([](const GuestSymbol &g) {
-    g_out->put_u8(uint8_t(kSysprofSymLfunc + (g.type == kSymCfunc ? kSymCfunc : kSymLfunc)));
-    g_out->put_uleb(g.addr);
-    g_out->put_string(g.name, g.name_len);
-    if (g.type != kSymCfunc) g_out->put_uleb(g.line);
-  });
+  g_symbols.drain([](const GuestSymbol &g) { put_sysprof_symbol(*g_out, g); });
 }
 
 void write_slot(SampleSlot &s) {
   if (s.head.load(std::memory_order_acquire) == s.tail.load(std::memory_order_relaxed)) return;
   if (s.tid != g_last_tid) {
-    put_ext_values(*g_out, ExtKind::Thread, s.tid);
+    put_ext(*g_out, ext::Thread{s.tid});
     g_last_tid = s.tid;
   }
   s.drain([](const uint8_t *p, size_t n) { g_out->put_bytes(p, n); });
@@ -92,24 +89,35 @@ void write_all(bool modules) {
   sample_slots::for_each([](SampleSlot &s) {
     if (s.state.load(std::memory_order_acquire) == SampleSlot::Live) write_slot(s);
   });
-  for (size_t i = 0; i < g_unload_count; i++) put_ext_values(*g_out, ExtKind::ModuleUnload, g_unloads[i]);
+  for (size_t i = 0; i < g_unload_count; i++) put_ext(*g_out, ext::ModuleUnload{g_unloads[i]});
   g_unload_count = 0;
+}
+
+// True for the one caller that finds the timed flush due (and sets the next).
+bool timed_flush_due() {
+  constexpr uint64_t kPeriodNs = 100000000;
+  timespec now;
+  clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
+  const uint64_t ns = uint64_t(now.tv_sec) * 1000000000u + uint64_t(now.tv_nsec);
+  uint64_t due = g_next_timed_flush_ns.load(std::memory_order_relaxed);
+  return ns >= due && g_next_timed_flush_ns.compare_exchange_strong(due, ns + kPeriodNs);
 }
 
 }  // namespace
 
 bool open(pid_t ppid) {
-  g_fd = create_output_file(g_agent.cfg.output, getpid(), "sysprof", g_path, sizeof g_path);
-  if (g_fd < 0) {
+  const int fd = create_output_file(g_agent.cfg.output, getpid(), "sysprof", g_path, sizeof g_path);
+  if (fd < 0) {
     say("cannot create ", g_path, ": ", strerror(errno), "; CPU profiling disabled");
     return false;
   }
+  g_file.adopt(fd, g_path);
   g_owner = getpid();
   g_failed.store(false);
   g_writing.store(false);
   g_open = true;
-  static StreamWriter out(g_buf, sizeof g_buf, fd_sink, nullptr);
-  out = StreamWriter(g_buf, sizeof g_buf, fd_sink, reinterpret_cast<void *>(intptr_t(g_fd)));
+  static StreamWriter out(g_buf, sizeof g_buf, owned_file_sink, nullptr);
+  out = StreamWriter(g_buf, sizeof g_buf, owned_file_sink, &g_file);
   g_out = &out;
   g_modules.reset();
   g_symbols = GuestSymbolCursor();
@@ -117,25 +125,33 @@ bool open(pid_t ppid) {
   g_unload_count = 0;
   put_stream_opening(*g_out, SectionKind::Sysprof, ppid);
   static const uint8_t kModes[] = {0, 0, 1, 2};  // CpuMode -> the record's mode
-  put_ext_values(*g_out, ExtKind::Sampler, uint64_t(g_cpu.backend), kModes[uint8_t(g_cpu.mode)],
-                 g_cpu.interval_ns);
+  put_ext(*g_out,
+          ext::Sampler{uint64_t(g_cpu.backend), kModes[uint8_t(g_cpu.mode)], g_cpu.interval_ns});
   write_all(true);
   if (!g_out->flush()) {
-    say("cannot write ", g_path, ": ", strerror(g_out->saved_errno()), "; CPU profiling disabled");
+    say_write_failure(g_path, g_file, g_out->saved_errno(), "; CPU profiling disabled");
     g_open = false;
-    close(g_fd);
-    g_fd = -1;
+    g_file.close();
     return false;
   }
   return true;
 }
 
 void flush_from_handler(SampleSlot &own, size_t min_bytes) {
-  if (own.head.load(std::memory_order_relaxed) - own.tail.load(std::memory_order_relaxed) < min_bytes ||
-      !try_take())
+  const bool timed = timed_flush_due();
+  if (!timed &&
+      own.head.load(std::memory_order_relaxed) - own.tail.load(std::memory_order_relaxed) < min_bytes)
     return;
-  write_symbols();
-  write_slot(own);
+  if (!try_take()) {
+    if (timed) g_next_timed_flush_ns.store(0, std::memory_order_relaxed);  // the next sample's
+    return;
+  }
+  if (timed) {
+    write_all(false);
+  } else {
+    write_symbols();
+    write_slot(own);
+  }
   release();
 }
 
@@ -159,19 +175,17 @@ void write_marker(const uint8_t *record, size_t len) {
   release();
 }
 
-void finish(const Stat *stats, size_t count) {
+void finish(Span<ext::StatView> stats) {
   if (!take()) return;
   write_all(false);
-  put_stats_header(*g_out, count);
-  for (size_t i = 0; i < count; i++) put_stat(*g_out, stats[i].name, strlen(stats[i].name), stats[i].value);
+  put_ext(*g_out, ext::StatsView{stats});
   put_sysprof_epilogue(*g_out);
   if (!g_out->flush()) g_failed.store(true);
   g_open = false;
   g_writing.store(false, std::memory_order_release);
   if (g_failed.load())
-    say("cannot write ", g_path, ": ", strerror(g_out->saved_errno()), "; the CPU profile is truncated");
-  close(g_fd);
-  g_fd = -1;
+    say_write_failure(g_path, g_file, g_out->saved_errno(), "; the CPU profile is truncated");
+  g_file.close();
 }
 
 bool is_open() { return g_open; }
@@ -179,8 +193,7 @@ pid_t owner_pid() { return g_owner; }
 
 void forget_in_child() {
   g_open = false;
-  if (g_fd >= 0) close(g_fd);
-  g_fd = -1;
+  g_file.close();  // the parent's (unless the program closed it)
   g_writing.store(false);
 }
 

@@ -2,10 +2,11 @@
 //
 // XXX: a helper thread would cost the program more than the sampling: the
 // moment a process has a second thread, glibc's malloc takes its arena lock
-// on every call (about +10% on Lua binary-trees here). So the bytes leave by
+// on every call (raw_thread.h). So the bytes leave by
 // whoever holds the stream's one writer flag: a signal handler whose slot
-// has filled up (write() is async-signal-safe), a thread that exits, a
-// dlopen/dlclose, and the end of the stream.
+// has filled up (write() is async-signal-safe), the first handler after each
+// 100 ms (every slot), a thread that exits, a dlopen/dlclose, and the end of
+// the stream.
 //
 // Invariants:
 // - One writer at a time: the flag is taken with an atomic exchange. A
@@ -24,6 +25,8 @@
 #include <sys/types.h>
 
 #include "cpu/slots.h"
+#include "ext.h"
+#include "span.h"
 
 namespace prof {
 namespace sysprof_stream {
@@ -31,8 +34,9 @@ namespace sysprof_stream {
 // Creates the file and writes what precedes samples (not in a handler).
 // False (one line said) when it cannot.
 bool open(pid_t ppid);
-// In the handler: writes `own` once it holds `min_bytes`, if no one else is
-// writing.
+// In the handler: writes `own` once it holds `min_bytes`, and every slot
+// once 100 ms have passed since the last time (as the memory stream is
+// flushed: a killed process loses no more), if no one else is writing.
 void flush_from_handler(SampleSlot &own, size_t min_bytes);
 // Not in a handler: writes every slot; with `modules`, syncs the module map
 // first (loads before, unloads after the samples).
@@ -43,11 +47,7 @@ void flush_slot(SampleSlot &own);
 // that it follows every sample taken before it.
 void write_marker(const uint8_t *record, size_t len);
 // Stats, epilogue, close; says so when a write failed.
-struct Stat {
-  const char *name;
-  uint64_t value;
-};
-void finish(const Stat *stats, size_t count);
+void finish(Span<ext::StatView> stats);
 // True from open() until finish() (or a forked child forgets it).
 bool is_open();
 pid_t owner_pid();

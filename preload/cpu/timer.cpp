@@ -9,6 +9,9 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include "cpu/sampler.h"
+#include "stream/owned_file.h"
+
 namespace prof {
 namespace {
 
@@ -42,15 +45,11 @@ bool arm_perf(int sig, uint64_t interval_ns, SampleSlot *slot) {
   const pid_t tid = pid_t(syscall(SYS_gettid));
   int fd = open_task_clock(interval_ns, tid);
   if (fd < 0) return false;
-  // Out of the low numbers that programs dup2() onto or close by habit.
-  const int high = fcntl(fd, F_DUPFD_CLOEXEC, 512);
-  if (high >= 0) {
-    close(fd);
-    fd = high;
-  }
+  fd = move_fd_high(fd);
   f_owner_ex owner{F_OWNER_TID, tid};
   if (fcntl(fd, F_SETFL, O_ASYNC) != 0 || fcntl(fd, F_SETSIG, sig) != 0 ||
-      fcntl(fd, F_SETOWN_EX, &owner) != 0 || ioctl(fd, PERF_EVENT_IOC_RESET, 0) != 0) {
+      fcntl(fd, F_SETOWN_EX, &owner) != 0 || ioctl(fd, PERF_EVENT_IOC_RESET, 0) != 0 ||
+      ioctl(fd, PERF_EVENT_IOC_ID, &slot->perf_id) != 0) {
     const int e = errno;
     close(fd);
     errno = e;
@@ -121,10 +120,17 @@ bool arm_thread(SamplerBackend b, int sig, uint64_t interval_ns, SampleSlot *slo
   return false;
 }
 
+bool close_perf_event(SampleSlot *slot) {
+  uint64_t id;
+  const bool ours = ioctl(slot->perf_fd, PERF_EVENT_IOC_ID, &id) == 0 && id == slot->perf_id;
+  if (ours) close(slot->perf_fd);
+  slot->perf_fd = -1;
+  return ours;
+}
+
 void disarm_thread(SamplerBackend b, SampleSlot *slot) {
   if (b == SamplerBackend::Perf && slot->perf_fd >= 0) {
-    close(slot->perf_fd);
-    slot->perf_fd = -1;
+    if (!close_perf_event(slot)) g_cpu.clocks_closed.fetch_add(1, std::memory_order_relaxed);
   } else if (b == SamplerBackend::Timer && slot->has_timer) {
     slot->has_timer = false;
     timer_delete(slot->timer);

@@ -1,8 +1,8 @@
 // The CPU sampler's clocks: what makes a thread receive the sampling signal
 // every `interval` of its CPU time.
 //
-// Backends, best first (measured on the development machine's kernel, where
-// CPU-time POSIX timers only fire on scheduler ticks, ~250 Hz):
+// Backends, best first (on kernels where CPU-time POSIX timers only fire on
+// scheduler ticks, CONFIG_HZ times a second):
 // - Perf: a perf_event_open software task-clock event per thread, its
 //   overflow signalled to that thread (O_ASYNC, F_SETSIG, F_SETOWN_EX), only
 //   while the thread runs in user mode (never into a system call, which a
@@ -39,6 +39,9 @@ const char *backend_name(SamplerBackend b);
 bool arm_thread(SamplerBackend b, int sig, uint64_t interval_ns, SampleSlot *slot);
 // Stops the clock of `slot`'s thread (from any thread; Itimer: nothing).
 void disarm_thread(SamplerBackend b, SampleSlot *slot);
+// Closes slot's perf event descriptor if it still is that event; false when
+// the program had closed it (and may have been given its number since).
+bool close_perf_event(SampleSlot *slot);
 void disarm_process(SamplerBackend b);
 
 // The backend to use: the configured one, or with Auto the first that arms

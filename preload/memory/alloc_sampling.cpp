@@ -26,7 +26,7 @@ static int64_t next_interval(uint64_t mean) {
   return int64_t(-std::log(u) * double(mean)) + 1;
 }
 
-bool sample_allocation(uint64_t mean, size_t size) {
+bool countdown_crossed(uint64_t mean, size_t size) {
   if (!t_state.sampling_ready) {
     timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -34,8 +34,10 @@ bool sample_allocation(uint64_t mean, size_t size) {
     t_state.countdown = next_interval(mean);
     t_state.sampling_ready = true;
   }
-  t_state.countdown -= int64_t(size);
-  if (t_state.countdown > 0) return false;
+  if (size < uint64_t(t_state.countdown)) {
+    t_state.countdown -= int64_t(size);
+    return false;
+  }
   // XXX: one draw per crossing; a block larger than several intervals is
   // still one sample, weighted by the analyzer.
   t_state.countdown = next_interval(mean);
@@ -53,6 +55,7 @@ bool SampledSet::init() {
 void SampledSet::reset() {
   madvise(slots_, kCapacity * sizeof(uint64_t), MADV_DONTNEED);
   for (auto &f : filter_) f.store(0, std::memory_order_relaxed);
+  overflow_.store(0, std::memory_order_relaxed);
 }
 
 static size_t home_of(uint64_t addr, size_t capacity) {

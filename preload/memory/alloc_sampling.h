@@ -16,9 +16,6 @@
 
 namespace prof {
 
-// True when this allocation of `size` bytes is sampled (mean > 0).
-bool sample_allocation(uint64_t mean, size_t size);
-
 class SampledSet {
  public:
   bool init();
@@ -50,27 +47,62 @@ class SampledSet {
   std::atomic<uint64_t> *slots_ = nullptr;
   // XXX: nearly every free is of an unsampled block; a small counting filter
   // (cache-resident, unlike the table) answers those without a table probe.
-  // 16 KiB: as bytes (64 KiB) its probe missed the L1 cache on a quarter of
-  // binary-trees' frees.
+  // 2-bit counts (16 KiB), not bytes (64 KiB), so that its probe stays in
+  // the L1 cache.
   std::atomic<uint64_t> filter_[kFilter / kPerWord] = {};
   std::atomic<uint64_t> overflow_{0};
 };
 
 extern SampledSet g_sampled;
 
-// The hooks' shortcuts past the recorder for the calls sampling leaves out
-// (nearly all of them): inline, and touching only this thread's countdown
-// and the filter, so they need no guard.
-// True when sampling (mean > 0) leaves this allocation out; its bytes are
-// then counted down. False: record_alloc() decides.
-inline bool allocation_left_out(uint64_t mean, size_t size) {
-  if (!mean || !t_state.sampling_ready || int64_t(size) >= t_state.countdown) return false;
-  t_state.countdown -= int64_t(size);
-  return true;
+// The sampling decision of one call, taken by its hook once, in two halves
+// that never repeat each other. Inline, from this thread's countdown and the
+// filter alone, it settles nearly every call (as nothing to record); what it
+// leaves open (a draw of the countdown, a probe of the set) the hook settles
+// out of line, so that its pass-through path makes no call. Neither half
+// allocates or locks: the hooks need no guard for them.
+enum class Sampled : uint8_t { kNo, kYes, kOpen };
+
+// A new block of `size` bytes: every one is recorded when sampling is off
+// (mean 0); else its bytes are counted down, and it is when they cross zero
+// (kOpen: countdown_crossed() tells).
+inline Sampled sample_allocation(uint64_t mean, size_t size) {
+  if (!mean) return Sampled::kYes;
+  // One test: the countdown is 0 until the thread's first draw.
+  if (__builtin_expect(size < uint64_t(t_state.countdown), 1)) {
+    t_state.countdown -= int64_t(size);
+    return Sampled::kNo;
+  }
+  return Sampled::kOpen;
 }
-// True when sampling leaves this free out: p is certainly not sampled.
-inline bool free_left_out(uint64_t mean, const void *p) {
-  return mean && !g_sampled.may_contain(uint64_t(p));
+
+// The free of block p: every one is recorded when sampling is off; else only
+// a sampled block's (kOpen: the filter cannot rule p out; sampled_free()
+// tells).
+inline Sampled sample_free(uint64_t mean, const void *p) {
+  if (!mean) return Sampled::kYes;
+  return g_sampled.may_contain(uint64_t(p)) ? Sampled::kOpen : Sampled::kNo;
+}
+
+// The out-of-line halves, which settle a kOpen: whether this allocation of
+// `size` bytes makes the countdown cross zero (drawing it first, the first
+// time on this thread); whether p was sampled (it is then forgotten).
+bool countdown_crossed(uint64_t mean, size_t size);
+inline bool sampled_free(const void *p) { return g_sampled.remove(uint64_t(p)); }
+
+// Whether a block is recorded, given the verdict of the inline half.
+inline bool settle_allocation(Sampled s, uint64_t mean, size_t size) {
+  return s == Sampled::kYes || (s == Sampled::kOpen && countdown_crossed(mean, size));
+}
+inline bool settle_free(Sampled s, const void *p) {
+  return s == Sampled::kYes || (s == Sampled::kOpen && sampled_free(p));
+}
+
+// Under sampling, remembers the recorded block p, so that its free is
+// recorded too; also a block that settle_free() forgot but that lives on (a
+// failed realloc).
+inline void remember_sampled(uint64_t mean, const void *p) {
+  if (mean) g_sampled.insert(uint64_t(p));
 }
 
 }  // namespace prof

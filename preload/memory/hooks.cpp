@@ -1,16 +1,19 @@
-// Hot paths. Each hook: pass through while the agent records nothing or the
-// thread is inside the agent (guard; malloc, free and realloc also find a
-// guard that a longjmp left behind), otherwise call the real function and
-// record. Frees are recorded before the real free, everything else after
-// (event_ring.h says why).
+// Hot paths. Each hook decides once what its call records (the agent's
+// state, the thread's guard and sampling; malloc, free and realloc also find
+// a guard that a longjmp left behind) and passes the call through when
+// nothing; otherwise it calls the real function and records. Frees are
+// recorded before the real free, everything else after (event_ring.h says
+// why).
 #include "memory/hooks.h"
 
 #include <atomic>
 #include <cerrno>
 #include <cstdarg>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
+#include <malloc.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -23,20 +26,17 @@ using namespace prof;
 
 namespace {
 
+// The functions hooked here, the one list of them (memray's hooks.h keeps
+// its own the same way): each is exported below, and the real one, of the
+// type libc declares, is looked up under its name.
+#define HOOKED_FUNCTIONS(X)                                                                   \
+  X(malloc) X(free) X(calloc) X(realloc) X(reallocarray) X(posix_memalign) X(aligned_alloc) \
+  X(memalign) X(valloc) X(pvalloc) X(mmap) X(munmap) X(mremap)
+
 struct RealFunctions {
-  void *(*malloc)(size_t);
-  void (*free)(void *);
-  void *(*calloc)(size_t, size_t);
-  void *(*realloc)(void *, size_t);
-  void *(*reallocarray)(void *, size_t, size_t);
-  int (*posix_memalign)(void **, size_t, size_t);
-  void *(*aligned_alloc)(size_t, size_t);
-  void *(*memalign)(size_t, size_t);
-  void *(*valloc)(size_t);
-  void *(*pvalloc)(size_t);
-  void *(*mmap)(void *, size_t, int, int, int, off_t);
-  int (*munmap)(void *, size_t);
-  void *(*mremap)(void *, size_t, size_t, int, ...);
+#define REAL_FUNCTION(name) decltype(&::name) name;
+  HOOKED_FUNCTIONS(REAL_FUNCTION)
+#undef REAL_FUNCTION
 };
 RealFunctions real;
 std::atomic<int> g_resolved{0};  // 0 not yet, 1 resolving, 2 done
@@ -67,16 +67,38 @@ inline bool ready() {
   return g_resolved.load(std::memory_order_acquire) == 2;
 }
 
-inline bool recording() { return !t_state.guard && agent_recording(); }
-inline uint64_t sample_mean() { return g_agent.cfg.sample_bytes; }
 // Frees are recorded even while paused, so blocks made before the pause do
 // not look leaked.
 inline bool recording_frees() { return !t_state.guard && g_agent.on.load(std::memory_order_relaxed); }
-// Whether this block goes to the recorder: sampling decides most calls here.
-inline bool records_alloc(size_t size) {
-  return recording() && !allocation_left_out(sample_mean(), size);
+inline bool paused() { return g_agent.paused.load(std::memory_order_relaxed); }
+inline bool recording() { return recording_frees() && !paused(); }
+inline uint64_t sample_mean() { return g_agent.cfg.sample_bytes; }
+
+// Whether a call records a new block of `size` bytes, the free of block p,
+// or for a realloc either or both: decided once per call, inline where the
+// agent's state and sampling settle it, else in the hook's out-of-line half
+// (alloc_sampling.h).
+inline Sampled alloc_sampled(size_t size) {
+  return recording() ? sample_allocation(sample_mean(), size) : Sampled::kNo;
 }
-inline bool records_free(const void *p) { return recording_frees() && !free_left_out(sample_mean(), p); }
+inline Sampled free_sampled(const void *p) {
+  return recording_frees() ? sample_free(sample_mean(), p) : Sampled::kNo;
+}
+// A realloc: its old block's free, and the block it returns (none for size
+// 0: glibc frees).
+struct ReallocSampled {
+  Sampled old_block, new_block;
+};
+inline ReallocSampled realloc_sampled(const void *old, size_t size) {
+  if (!recording_frees()) return ReallocSampled{Sampled::kNo, Sampled::kNo};
+  const uint64_t mean = sample_mean();
+  return ReallocSampled{sample_free(mean, old),
+                        size && !paused() ? sample_allocation(mean, size) : Sampled::kNo};
+}
+// The calls recorded after the fact (calloc, memalign, ...) decide in one go.
+inline bool records_alloc(size_t size) {
+  return settle_allocation(alloc_sampled(size), sample_mean(), size);
+}
 
 }  // namespace
 
@@ -84,20 +106,8 @@ void prof::resolve_real_functions() {
   int expected = 0;
   if (!g_resolved.compare_exchange_strong(expected, 1)) return;
   GuardScope guard;
-#define RESOLVE(name) real.name = reinterpret_cast<decltype(real.name)>(dlsym(RTLD_NEXT, #name))
-  RESOLVE(malloc);
-  RESOLVE(free);
-  RESOLVE(calloc);
-  RESOLVE(realloc);
-  RESOLVE(reallocarray);
-  RESOLVE(posix_memalign);
-  RESOLVE(aligned_alloc);
-  RESOLVE(memalign);
-  RESOLVE(valloc);
-  RESOLVE(pvalloc);
-  RESOLVE(mmap);
-  RESOLVE(munmap);
-  RESOLVE(mremap);
+#define RESOLVE(name) real.name = reinterpret_cast<decltype(real.name)>(dlsym(RTLD_NEXT, #name));
+  HOOKED_FUNCTIONS(RESOLVE)
 #undef RESOLVE
   g_resolved.store(2, std::memory_order_release);
 }
@@ -108,10 +118,11 @@ void prof::resolve_real_functions() {
 
 // The hot hooks (malloc, free, realloc) decide first and leave through a
 // tail call: passing a call through then saves no register and builds no
-// frame. What they record is done out of line, in functions they also reach
-// by a tail call where the compiler makes one, so that HERE there is the
-// program's call site (else it is in the hook, whose frame the walk drops
-// with the agent's own).
+// frame, so their inline decision makes no call either. What they record,
+// and what sampling leaves open, is done out of line, in functions they
+// also reach by a tail call where the compiler makes one, so that HERE there
+// is the program's call site (else it is in the hook, whose frame the walk
+// drops with the agent's own).
 namespace {
 
 __attribute__((noinline)) void *malloc_recorded(size_t size) {
@@ -120,25 +131,44 @@ __attribute__((noinline)) void *malloc_recorded(size_t size) {
   return p;
 }
 
+// Sampling left this malloc open (Sampled::kOpen): it is settled here.
+__attribute__((noinline)) void *malloc_settled(size_t size) {
+  if (!countdown_crossed(sample_mean(), size)) return real.malloc(size);
+  return malloc_recorded(size);
+}
+
 __attribute__((noinline)) void free_recorded(void *p) {
   record_free(HERE, p);
   real.free(p);
 }
 
-__attribute__((noinline)) void *realloc_recorded(void *old, size_t size) {
+// Sampling left this free open (Sampled::kOpen): it is settled here.
+__attribute__((noinline)) void free_settled(void *p) {
+  if (!sampled_free(p)) return real.free(p);
+  return free_recorded(p);
+}
+
+__attribute__((noinline)) void *realloc_recorded(void *old, size_t size, Sampled old_sampled,
+                                                 Sampled new_sampled) {
+  const uint64_t mean = sample_mean();
+  const bool old_block = settle_free(old_sampled, old);
+  const bool new_block = settle_allocation(new_sampled, mean, size);
+  if (!old_block && !new_block) return real.realloc(old, size);
   if (size == 0) {  // glibc frees the block and returns NULL
-    if (records_free(old)) record_free(HERE, old);
+    record_free(HERE, old);
     return real.realloc(old, 0);
   }
   void *p = real.realloc(old, size);
-  if (p && !t_state.guard) {
-    const uint64_t mean = sample_mean();
-    if (agent_recording()) {
-      if (!free_left_out(mean, old) || !allocation_left_out(mean, size))
-        record_realloc(HERE, old, p, size);
-    } else if (records_free(old)) {
-      record_free(HERE, old);  // XXX: after the fact, but a paused agent has no new block to pair
-    }
+  if (!p) {  // the old block lives on
+    if (old_block) remember_sampled(mean, old);
+  } else if (old_block && new_block) {
+    record_realloc(HERE, old, p, size);
+  } else if (new_block) {
+    record_alloc(HERE, p, size);
+  } else {
+    // XXX: after the fact, but there is no new block to pair it with (paused,
+    // or sampling left the new block out).
+    record_free(HERE, old);
   }
   return p;
 }
@@ -149,26 +179,37 @@ inline void *malloc_body(size_t size) {
   if (!ready()) return arena_alloc(size);
   if (__builtin_expect(t_state.guard, 0)) return malloc_in_agent(size);
   // XXX: sampling decides before the block exists; a failed malloc then
-  // only used up some of the countdown.
-  if (!records_alloc(size)) return real.malloc(size);
+  // used up some of the countdown, or a sample.
+  const Sampled sampled = alloc_sampled(size);
+  if (sampled == Sampled::kNo) return real.malloc(size);
+  if (sampled == Sampled::kOpen) return malloc_settled(size);
   return malloc_recorded(size);
 }
 
-// The guard is set: the agent's own allocation, unless the guarded frames
-// were left by longjmp (thread_state.h). Out of line, reached by a tail
-// call, so that the hot hooks stay frameless.
+inline void free_body(void *p) {
+  const Sampled sampled = free_sampled(p);
+  if (sampled == Sampled::kNo) return real.free(p);
+  if (sampled == Sampled::kOpen) return free_settled(p);
+  free_recorded(p);
+}
+
+void *realloc_block(void *old, size_t size);
+
+// The guard is set: the agent's own call, unless the guarded frames were
+// left by longjmp (thread_state.h), which clears the guard. Out of line,
+// reached by a tail call, so that the hot hooks stay frameless.
 __attribute__((noinline)) void *malloc_in_agent(size_t size) {
-  if (guard_abandoned() && records_alloc(size)) return malloc_recorded(size);
+  if (guard_abandoned()) return malloc_body(size);
   return real.malloc(size);
 }
 
 __attribute__((noinline)) void free_in_agent(void *p) {
-  if (guard_abandoned() && records_free(p)) return free_recorded(p);
+  if (guard_abandoned()) return free_body(p);
   real.free(p);
 }
 
 __attribute__((noinline)) void *realloc_in_agent(void *old, size_t size) {
-  if (guard_abandoned()) return realloc_recorded(old, size);
+  if (guard_abandoned()) return realloc_block(old, size);
   return real.realloc(old, size);
 }
 
@@ -176,6 +217,18 @@ __attribute__((noinline)) void *realloc_from_arena(void *old, size_t size) {
   void *p = malloc_body(size);
   if (p) memcpy(p, old, arena_size(old) < size ? arena_size(old) : size);
   return p;
+}
+
+// XXX: out of line, apart from realloc(NULL, n) (Lua's every allocation):
+// in one function, the compiler saves registers for this path on that one.
+__attribute__((noinline)) void *realloc_block(void *old, size_t size) {
+  if (in_arena(old)) return realloc_from_arena(old, size);
+  if (!ready()) return arena_alloc(size);
+  if (__builtin_expect(t_state.guard, 0)) return realloc_in_agent(old, size);
+  const ReallocSampled sampled = realloc_sampled(old, size);
+  if (sampled.old_block == Sampled::kNo && sampled.new_block == Sampled::kNo)
+    return real.realloc(old, size);
+  return realloc_recorded(old, size, sampled.old_block, sampled.new_block);
 }
 
 }  // namespace
@@ -186,8 +239,7 @@ EXPORT void free(void *p) {
   if (!p || in_arena(p)) return;
   if (!ready()) return;  // XXX: only arena blocks exist before resolution
   if (__builtin_expect(t_state.guard, 0)) return free_in_agent(p);
-  if (!records_free(p)) return real.free(p);
-  free_recorded(p);
+  free_body(p);
 }
 
 EXPORT void *calloc(size_t n, size_t size) {
@@ -204,14 +256,7 @@ EXPORT void *calloc(size_t n, size_t size) {
 
 EXPORT void *realloc(void *old, size_t size) {
   if (!old) return malloc_body(size);  // Lua allocates this way
-  if (in_arena(old)) return realloc_from_arena(old, size);
-  if (!ready()) return arena_alloc(size);
-  if (__builtin_expect(t_state.guard, 0)) return realloc_in_agent(old, size);
-  // Sampling leaves out both the old block and the new one: nothing to record.
-  const uint64_t mean = sample_mean();
-  if (size && recording() && free_left_out(mean, old) && allocation_left_out(mean, size))
-    return real.realloc(old, size);
-  return realloc_recorded(old, size);
+  return realloc_block(old, size);
 }
 
 EXPORT void *reallocarray(void *old, size_t n, size_t size) {

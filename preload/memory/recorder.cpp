@@ -60,38 +60,30 @@ Where capture(const CallSite &at, ThreadScratch *s) {
 
 static_assert(kMaxEventBytes <= EventRing::kMaxInPlace, "events are encoded in place");
 
-// An event's encoder, for any Out (a SpanWriter, a SizeCounter).
-struct Event {
-  uint8_t aevent;
-  bool stacks;
-  Where w;
-  uint64_t oaddr, naddr, nsize;
-  template <class Out>
-  void put(Out &out) const {
-    put_memprof_event(out, aevent, w.loc, stacks, w.host, w.guest, oaddr, 0, naddr, nsize);
-  }
-};
-
 // Beside other producers: sized first, then encoded straight into the ring.
-__attribute__((noinline)) void emit_sized(const Event &e) {
+__attribute__((noinline)) void emit_sized(const AllocEvent &e) {
   SizeCounter size;
-  e.put(size);
+  put_memprof_event(size, e);
   g_agent.ring.append_in_place(size.size(), [&e](uint8_t *dst) {
     SpanWriter out(dst);
-    e.put(out);
+    put_memprof_event(out, e);
   });
 }
 
 void emit(uint8_t aevent, const Where &w, bool stacks, const void *oaddr, const void *naddr,
           size_t nsize) {
+  // osize 0: the agent cannot know what free() releases (memprof.h).
+  const auto event = [&] {
+    return AllocEvent{aevent, w.loc, stacks, w.host, w.guest,
+                      uint64_t(oaddr), 0, uint64_t(naddr), nsize};
+  };
   // The solo producer encodes at the head at once.
   if (!g_agent.ring.append_solo(kMaxEventBytes, [&](uint8_t *dst) {
         SpanWriter out(dst);
-        put_memprof_event(out, aevent, w.loc, stacks, w.host, w.guest, uint64_t(oaddr), 0,
-                          uint64_t(naddr), nsize);
+        put_memprof_event(out, event());
         return out.size();
       }))
-    emit_sized(Event{aevent, stacks, w, uint64_t(oaddr), uint64_t(naddr), uint64_t(nsize)});
+    emit_sized(event());
 }
 
 void emit_with_stacks(const CallSite &at, uint8_t aevent, const void *oaddr, const void *naddr,
@@ -108,17 +100,12 @@ void emit_with_stacks(const CallSite &at, uint8_t aevent, const void *oaddr, con
 
 void record_alloc(const CallSite &at, const void *p, size_t size) {
   GuardScope guard;
-  const uint64_t mean = g_agent.cfg.sample_bytes;
-  if (mean) {
-    if (!sample_allocation(mean, size)) return;
-    g_sampled.insert(uint64_t(p));
-  }
+  remember_sampled(g_agent.cfg.sample_bytes, p);
   emit_with_stacks(at, kAeventAlloc, nullptr, p, size);
 }
 
 void record_free(const CallSite &at, const void *p) {
   GuardScope guard;
-  if (g_agent.cfg.sample_bytes && !g_sampled.remove(uint64_t(p))) return;
   if (g_agent.cfg.free_stacks)
     emit_with_stacks(at, kAeventFree, p, nullptr, 0);
   else
@@ -127,35 +114,25 @@ void record_free(const CallSite &at, const void *p) {
 
 void record_realloc(const CallSite &at, const void *old, const void *p, size_t size) {
   GuardScope guard;
-  const uint64_t mean = g_agent.cfg.sample_bytes;
-  if (!mean) {
-    emit_with_stacks(at, kAeventRealloc, old, p, size);
-    return;
-  }
-  const bool old_sampled = g_sampled.remove(uint64_t(old));
-  const bool new_sampled = sample_allocation(mean, size);
-  if (new_sampled) g_sampled.insert(uint64_t(p));
-  if (new_sampled)
-    emit_with_stacks(at, old_sampled ? kAeventRealloc : kAeventAlloc, old, p, size);
-  else if (old_sampled)
-    emit(kAeventFree, Where{}, false, old, nullptr, 0);
+  remember_sampled(g_agent.cfg.sample_bytes, p);
+  emit_with_stacks(at, kAeventRealloc, old, p, size);
 }
 
 void record_map(const CallSite &at, const void *p, size_t len) {
   GuardScope guard;
   ThreadScratch *s = thread_scratch();
   const Where w = s ? capture(at, s) : Where{};
-  uint8_t buf[kMaxEventBytes];
+  uint8_t buf[ext::Map::kMaxBytes];
   SpanWriter out(buf);
-  put_map(out, uint64_t(p), len, w.host, w.guest);
+  put_ext(out, ext::Map{uint64_t(p), len, w.host, w.guest});
   g_agent.ring.append(out.data(), out.size());
 }
 
 void record_unmap(const void *p, size_t len) {
   GuardScope guard;
-  uint8_t buf[kMaxEventBytes];
+  uint8_t buf[ext::Unmap::kMaxBytes];
   SpanWriter out(buf);
-  put_ext_values(out, ExtKind::Unmap, uint64_t(p), len);
+  put_ext(out, ext::Unmap{uint64_t(p), len});
   g_agent.ring.append(out.data(), out.size());
 }
 
@@ -172,16 +149,9 @@ void restart_guest_symbols() {
 void drain_guest_symbols() {
   if (g_draining.exchange(true, std::memory_order_acquire)) return;
   g_symbol_cursor.drain([](const GuestSymbol &g) {
-    uint8_t buf[512];
+    uint8_t buf[kMaxSymbolRecordBytes];  // the encoder cuts long names to fit
     SpanWriter out(buf);
-    // XXX: names are capped so the record fits this buffer; chunk names of
-    // load()ed strings can be whole source texts.
-    const size_t len = g.name_len < 400 ? g.name_len : 400;
-    static const uint8_t kSource[] = {kAsourceLfunc, kAsourceCfunc};
-    out.put_u8(uint8_t(kAeventSymtab | kSource[g.type == kSymCfunc]));
-    out.put_uleb(g.addr);
-    out.put_string(g.name, len);
-    if (g.type != kSymCfunc) out.put_uleb(g.line);
+    put_memprof_symbol(out, g);
     g_agent.ring.append(out.data(), out.size());
   });
   g_draining.store(false, std::memory_order_release);

@@ -1,7 +1,8 @@
 // Recorder: turns one allocation call into stream records: host stack (and
 // guest stack) captured, interned, the event encoded and appended.
 //
-// Invariants: called only by the hooks, with the thread's guard NOT yet set;
+// Invariants: called only by the hooks, for what they decided to record
+// (sampling included: alloc_sampling.h), with the thread's guard NOT yet set;
 // each function sets the guard for its whole duration, so whatever libunwind
 // or the guest backtracer allocates is never recorded. Order (see
 // stream/event_ring.h): record_free() runs before the real free, the others after

@@ -4,7 +4,6 @@
 
 #include "stream/event_ring.h"
 #include "ext.h"
-#include "memprof.h"
 #include "stream_writer.h"
 
 namespace prof {
@@ -36,12 +35,13 @@ uint64_t StackInterner::lookup_or_add(uint64_t parent, const FrameKey &key) {
   }
   // New node: write it first, then publish it.
   const uint64_t id = next_id_.fetch_add(1, std::memory_order_relaxed);
-  uint8_t buf[kMaxEventBytes + 8];
+  static_assert(ext::StackGuest::kMaxBytes >= ext::StackHost::kMaxBytes, "the buffer fits both");
+  uint8_t buf[ext::StackGuest::kMaxBytes];
   SpanWriter out(buf);
   if (key.b & kGuestBit)
-    put_stack_guest(out, id, parent, key.b & 3, key.a, (key.b & ~kGuestBit) >> 2);
+    put_ext(out, ext::StackGuest{id, parent, key.b & 3, key.a, (key.b & ~kGuestBit) >> 2});
   else
-    put_stack_host(out, id, parent, key.a);
+    put_ext(out, ext::StackHost{id, parent, key.a});
   ring_->append(out.data(), out.size());
   for (int i = 0; i < kProbes; i++) {
     Entry &e = table_[(home + size_t(i)) & (kCapacity - 1)];

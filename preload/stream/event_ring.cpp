@@ -10,6 +10,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "stream/owned_file.h"
 #include "stream/raw_thread.h"
 
 namespace prof {
@@ -45,19 +46,20 @@ void make_slot_key() { pthread_key_create(&g_slot_key, release_slot); }
 
 __thread EventRing::Slot *t_ring_slot __attribute__((tls_model("initial-exec")));
 
-bool EventRing::start(int fd, void (*on_tick)(), bool writer_thread, GapHeader gap_header) {
+bool EventRing::start(OwnedFile *file, void (*on_tick)(), UncleanEndFn on_unclean_end,
+                      GapHeader gap_header) {
   ring_ = static_cast<uint8_t *>(
       mmap(nullptr, kRingSize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
   if (ring_ == MAP_FAILED) {
     ring_ = nullptr;
     return false;
   }
-  fd_ = fd;
-  file_base_ = long(lseek(fd, 0, SEEK_CUR));
+  file_ = file;
+  file_base_ = long(lseek(file->fd(), 0, SEEK_CUR));
   g_ring = this;
   on_tick_ = on_tick;
+  on_unclean_end_ = on_unclean_end;
   gap_header_ = gap_header;
-  writer_thread_ = writer_thread;
   shared_.busy_from.store(kIdle);
   membarrier_ = register_membarrier();
   reset_solo(nullptr);
@@ -66,14 +68,18 @@ bool EventRing::start(int fd, void (*on_tick)(), bool writer_thread, GapHeader g
 
 bool EventRing::launch() {
   discard_.store(false);
-  finished_.store(false);
   stopped_at_.store(kIdle);
   closed_.store(false);
-  if (!writer_thread_) return true;
+  finish_at_.store(0);
   running_.store(true);
   // Without a raw thread (clone refused, not x86-64) the producers write.
-  if (!writer_.start(writer_main, this)) running_.store(false);
+  if (!writer_.start(writer_main, this, file_->fd())) running_.store(false);
   return true;
+}
+
+void EventRing::wake_writer() {
+  __atomic_fetch_add(&writer_wake_, 1, __ATOMIC_RELEASE);
+  raw_wake(&writer_wake_);
 }
 
 EventRing::Slot *EventRing::claim_slot() {
@@ -121,7 +127,8 @@ uint64_t EventRing::append_copy(const uint8_t *data, size_t len) {
 void EventRing::after_append(uint64_t end) {
   const bool writer = running_.load(std::memory_order_relaxed);
   if (!writer && end >= flushed_.load(std::memory_order_relaxed) + kSegSize) flush(kSegSize, t_ring_slot);
-  // XXX: with a writer, the clock (~20 ns) once per 256 appends of a thread.
+  // XXX: with a writer, the clock (a vDSO call, costly beside an append)
+  // once per 256 appends of a thread.
   if (t_appends_to_clock-- > 0) return;
   t_appends_to_clock = writer ? 255 : 0;
   timespec now;
@@ -221,16 +228,18 @@ void EventRing::copy_in(uint64_t pos, const uint8_t *data, size_t len) {
   memcpy(ring_, data + first, len - first);
 }
 
-// Backpressure: a bounded spin, then short naps; flushes itself when no one
-// else does (the writer may be the one waiting, from its tick). When nothing
-// moves for kGiveUpNs (a flush that never ends), the stream stops there.
+// Backpressure: a bounded spin, then short naps; wakes the writer, or
+// without one flushes itself when no one else does. When nothing moves for
+// kGiveUpNs (a flush that never ends), the stream stops there.
 void EventRing::wait_for_room(Slot *slot, uint64_t end) {
   full_waits_.fetch_add(1, std::memory_order_relaxed);
   uint64_t seen = 0, last = raw_monotonic_ns(), flushed = flushed_.load(std::memory_order_acquire);
   // (Once the stream has stopped, only the bytes before its end need room.)
   for (unsigned spins = 0;
        end > flushed + kRingSize && flushed < stopped_at_.load(std::memory_order_acquire); spins++) {
-    if (flush(1, slot)) {
+    if (writer_running()) {
+      wake_writer();
+    } else if (flush(1, slot)) {
       flushed = flushed_.load(std::memory_order_acquire);
       seen = 0;
       continue;
@@ -266,7 +275,7 @@ void EventRing::write_out(uint64_t from, uint64_t to) {
     const size_t n = to - from < kRingSize - off ? to - from : kRingSize - off;
     if (!discard_.load(std::memory_order_relaxed) && !failed_.load(std::memory_order_relaxed)) {
       // Raw: this may run on the writer, which must not touch errno.
-      const long rc = raw_write_all(fd_, ring_ + off, n);
+      const long rc = file_->write_all(ring_ + off, n);
       if (rc < 0) {
         write_errno_ = int(-rc);
         failed_.store(true, std::memory_order_relaxed);
@@ -311,6 +320,10 @@ void EventRing::watch_stall(uint64_t pinned) {
   observe(&stall_seen_ns_, &stall_last_ns_);
   if (stall_seen_ns_ < kStallNs) return;
   stall_pos_ = kIdle;
+  take_over_all(pinned);
+}
+
+void EventRing::take_over_all(uint64_t pinned) {
   const size_t used = slots_used_.load(std::memory_order_acquire);
   for (size_t i = 0; i <= used; i++) {
     Slot *s = i < used ? &slots_[i] : &shared_;
@@ -351,7 +364,7 @@ void EventRing::recover_abandoned_append() {
   if (flush_owner_.load(std::memory_order_relaxed) == own) {
     // Left half-way through a flush: the file has what write() took.
     if (file_base_ >= 0) {
-      const long at = long(lseek(fd_, 0, SEEK_CUR));
+      const long at = long(lseek(file_->fd(), 0, SEEK_CUR));
       if (at >= file_base_ && uint64_t(at - file_base_) > flushed_.load(std::memory_order_relaxed))
         flushed_.store(uint64_t(at - file_base_), std::memory_order_release);
     }
@@ -374,14 +387,23 @@ int EventRing::writer_main(void *arg) {
   auto *self = static_cast<EventRing *>(arg);
   uint64_t last = raw_monotonic_ns();
   long idle_ns = 1000000;
-  while (self->running_.load(std::memory_order_acquire)) {
+  for (;;) {
+    const uint32_t wake = __atomic_load_n(&self->writer_wake_, __ATOMIC_ACQUIRE);
+    if (const uint64_t end = self->finish_at_.load(std::memory_order_acquire)) {
+      self->write_last(end);
+      return 0;
+    }
+    if (self->writer_.program_gone()) {
+      self->write_orphaned();
+      return 0;
+    }
     // XXX: back off while there is little to write (quiet programs): each
     // wakeup costs the program CPU time, and a producer that needs room
-    // flushes by itself anyway.
+    // wakes the writer.
     if (self->flush(kSegSize, nullptr)) {
       idle_ns = 1000000;
     } else {
-      raw_nap(idle_ns);
+      raw_wait_on(&self->writer_wake_, wake, idle_ns);
       if (idle_ns < 16000000) idle_ns *= 2;
     }
     const uint64_t now = raw_monotonic_ns();
@@ -391,18 +413,24 @@ int EventRing::writer_main(void *arg) {
       self->flush(1, nullptr);
     }
   }
-  return 0;
 }
 
-void EventRing::finish(const uint8_t *data, size_t len) {
-  if (finished_.exchange(true)) return;
-  closed_.store(true);
-  if (running_.exchange(false)) writer_.join();
-  // The last record goes in place, unless the stream has stopped early.
-  const uint64_t end = stopped() ? kIdle : append_copy(data, len);
+void EventRing::write_unclean_end(uint64_t lost_bytes) {
+  uint8_t tail[kMaxUncleanEnd];
+  const size_t len = on_unclean_end_ ? on_unclean_end_(tail, lost_bytes) : 0;
+  if (len == 0 || discard_.load(std::memory_order_relaxed) || failed_.load(std::memory_order_relaxed))
+    return;
+  const long rc = file_->write_all(tail, len);
+  if (rc < 0) {
+    write_errno_ = int(-rc);
+    failed_.store(true, std::memory_order_relaxed);
+  }
+}
+
+void EventRing::write_last(uint64_t end) {
   uint64_t seen = 0, last = raw_monotonic_ns();
   while (flushing_.exchange(true, std::memory_order_acquire)) {
-    sched_yield();
+    raw_syscall3(SYS_sched_yield, 0, 0, 0);
     observe(&seen, &last);
     if (seen < kGiveUpNs) continue;
     discard_.store(true);  // a flush that never ends: the file stays as it is
@@ -410,31 +438,67 @@ void EventRing::finish(const uint8_t *data, size_t len) {
   }
   // Threads still copying records placed before the last one: what precedes
   // them is written meanwhile (they may wait for room), and a slot pinned
-  // for kStallNs is taken over, so the file ends with the last record.
-  uint64_t limit = end != kIdle ? end : head_.load(std::memory_order_acquire);
-  const uint64_t stop = stopped_at_.load(std::memory_order_acquire);
-  if (limit > stop) limit = stop;
-  for (uint64_t to = complete(); to < limit; to = complete()) {
+  // for kStallNs becomes a gap, so the file ends with the last record. If
+  // the stream stopped before it: what is complete, then the unclean end.
+  auto limit = [this, end] {
+    const uint64_t stop = stopped_at_.load(std::memory_order_acquire);
+    return end < stop ? end : stop;
+  };
+  for (uint64_t to = complete(); to < limit(); to = complete()) {
     write_out(flushed_.load(std::memory_order_relaxed), to);
     flushed_.store(to, std::memory_order_release);
-    sched_yield();
+    raw_syscall3(SYS_sched_yield, 0, 0, 0);
     watch_stall(to);
   }
-  write_out(flushed_.load(std::memory_order_relaxed), limit);
-  flushed_.store(limit, std::memory_order_release);
-  if ((end == kIdle || stopped()) && !failed_.load(std::memory_order_relaxed)) {
-    const long rc = raw_write_all(fd_, data, len);
-    if (rc < 0) {
-      write_errno_ = int(-rc);
-      failed_.store(true, std::memory_order_relaxed);
-    }
-  }
+  const uint64_t to = limit();
+  write_out(flushed_.load(std::memory_order_relaxed), to);
+  if (to < end) write_unclean_end(end - to);
+  flushed_.store(end, std::memory_order_release);
   // Whatever late producers still copy is past the stream's end.
   discard_.store(true);
   flushing_.store(false, std::memory_order_release);
 }
 
-bool EventRing::restart_in_child(int fd) {
+void EventRing::write_orphaned() {
+  // Every thread of the program is gone: nothing will be appended or
+  // completed any more, and no one else flushes. A record a thread was
+  // still writing (it died, or left by longjmp) becomes a gap at once.
+  const uint64_t head = head_.load(std::memory_order_acquire);
+  uint64_t to = complete();
+  for (; to < head && to < stopped_at_.load(std::memory_order_acquire); to = complete()) {
+    write_out(flushed_.load(std::memory_order_relaxed), to);
+    flushed_.store(to, std::memory_order_release);
+    take_over_all(to);
+  }
+  const uint64_t stop = stopped_at_.load(std::memory_order_acquire);
+  if (to > stop) to = stop;
+  write_out(flushed_.load(std::memory_order_relaxed), to);
+  write_unclean_end(head - to);
+  flushed_.store(head, std::memory_order_release);
+  discard_.store(true);
+}
+
+void EventRing::finish(const uint8_t *data, size_t len) {
+  if (closed_.exchange(true)) return;
+  uint64_t end = append_copy(data, len);
+  if (end == kIdle) {
+    // No slot to be had (the shared one's holder never came back): the
+    // stream stops where it is and ends unclean, the last record lost.
+    const uint64_t head = head_.load(std::memory_order_acquire);
+    stop_at(head);
+    end = head + len;
+  }
+  if (writer_running()) {
+    finish_at_.store(end, std::memory_order_release);
+    wake_writer();
+  }
+  if (running_.load()) writer_.join();
+  running_.store(false);
+  // Without a writer (or should it have died) the finishing thread writes.
+  if (!discard_.load()) write_last(end);
+}
+
+bool EventRing::restart_in_child(OwnedFile *file) {
   // The parent's other threads do not exist here: their slots are free.
   for (size_t i = 0; i < kSlots; i++) {
     slots_[i].busy_from.store(kIdle);
@@ -450,10 +514,12 @@ bool EventRing::restart_in_child(int fd) {
   stall_pos_ = kIdle;
   abandoned_.store(0);
   failed_.store(false);
-  fd_ = fd;
-  file_base_ = long(lseek(fd, 0, SEEK_CUR));
+  full_waits_.store(0);  // the child's own counts
+  shared_uses_.store(0);
+  file_ = file;
+  file_base_ = long(lseek(file->fd(), 0, SEEK_CUR));
   running_.store(false);
-  writer_.forget();  // the parent's writer does not exist here
+  writer_.forget();  // the parent's writer is not the child's
   membarrier_ = register_membarrier();
   reset_solo(t_ring_slot);  // this thread is the child's only one
   return launch();

@@ -9,7 +9,7 @@
 //   record a free before calling the real free, an allocation after).
 // - The solo producer: while only one program thread appends (most
 //   interpreters), it reserves with a plain load and store instead of the
-//   fetch_add, which costs some 15 ns per event on a VM. Everyone else
+//   fetch_add, a locked instruction on every event. Everyone else
 //   announces itself first (an asymmetric Dekker fence): it raises
 //   `intruders_`, runs membarrier(PRIVATE_EXPEDITED), which puts a full
 //   barrier into the solo thread wherever it runs, and waits for the solo
@@ -24,29 +24,40 @@
 //   slot share one under a spinlock.
 // - The writer is a raw thread (raw_thread.h), which glibc does not count:
 //   a pthread would make glibc's malloc take its multi-threaded paths in the
-//   program, 8.6% of binary-trees. It only flushes, with raw calls: bytes
-//   are written in position order by whoever holds the flush flag, the
-//   writer (a segment's worth, and every 100 ms whatever is complete), or a
-//   producer waiting for room. finish() writes up to the last record.
+//   program. It only writes, with raw calls, in position order: a segment's
+//   worth, and every 100 ms whatever is complete. While it runs it is the
+//   only one: a producer that needs room wakes it and waits. finish() hands
+//   it the last record; it writes up to there, and exits.
+// - The writer outlives the program (raw_thread.h): when the program ends
+//   without finish() (exit_group past exit(), a signal, a kill), it writes
+//   every complete record, then the stream's unclean end (on_unclean_end:
+//   an unclean-end record, the stats, the epilogue), so that the stream
+//   ends well-formed and says so. Records threads were copying when they
+//   died, and all after them, cannot be written: the record counts them.
+//   The same ending closes a stream whose last record finish() could not
+//   reach, a thread being stuck in the middle of an earlier one.
 // - The tick (on_tick: time marks, write-error checks) runs on an appending
 //   thread, the first append after each 100 ms (the clock is read once per
 //   256 appends of a thread while a writer runs).
-// - Without a writer (start(..., false), sampled recording, or no raw
-//   thread here), producers also flush once a segment's worth is complete,
-//   and at each tick.
-// - When the ring is full, append() waits (flushing itself when it can),
-//   it never drops. After a write error the bytes are discarded instead (the
-//   agent is then switched off), so a producer never waits on a dead file.
+// - The writer outlives the program only where it can be a task of its own
+//   (raw_thread.h); elsewhere it is a thread of the program's, and dies
+//   with it. Without any (not x86-64), producers write: once a segment's
+//   worth is complete, at each tick, and finish() up to the last record.
+// - When the ring is full, append() waits (flushing itself when no writer
+//   runs), it never drops. After a write error the bytes are discarded
+//   instead (the agent is then switched off), so a producer never waits on
+//   a dead file.
 // - No wait is unbounded. A reservation that is never finished (its thread
 //   left the agent by longjmp out of a signal handler) is known by its slot
-//   staying busy at the flushed position: once the writer has seen that for
-//   kStallNs of its own running time, or as soon as the owner comes back
+//   staying busy at the flushed position: once whoever flushes has seen that
+//   for kStallNs of its own running time, or as soon as the owner comes back
 //   (recover_abandoned_append()), the bytes are made a gap record that
 //   readers skip (gap_header), and counted. A reservation whose extent was
 //   not yet published ends the stream there instead (stopped_at), as does
 //   a flush that makes no progress for kGiveUpNs; the agent then says so
-//   and switches itself off.
-#pragma once
+//   and pauses, and the stream ends as an unclean one. The writer draining
+//   the ring of a program that is gone does the same at once: a record a
+//   thread was still writing when it died becomes a gap, counted.
 
 #include <atomic>
 #include <cstddef>
@@ -56,16 +67,25 @@
 
 namespace prof {
 
+class OwnedFile;
+
 class EventRing {
  public:
+  // Encodes the records that end a stream the program could not finish
+  // (an unclean-end record, the stats, the epilogue) into buf, of
+  // kMaxUncleanEnd bytes; returns their length. Runs on the writer: raw, as
+  // raw_thread.h says.
+  static constexpr size_t kMaxUncleanEnd = 1024;
+  using UncleanEndFn = size_t (*)(uint8_t *buf, uint64_t lost_bytes);
   // Writes at dst (16 bytes of room) the start of what readers skip as
   // exactly `len` bytes (len >= 2), whatever the bytes after it are;
-  // returns how many it wrote.
-  using GapHeader = size_t (*)(uint8_t *dst, size_t len);
-  // Maps the ring and, with `writer_thread`, starts the writer thread on
-  // `fd`. `on_tick` runs about every 100 ms (time marks, write-error
-  // checks), on the writer thread or on an appending one.
-  bool start(int fd, void (*on_tick)(), bool writer_thread, GapHeader gap_header);
+  // returns how many it wrote. Runs on the writer too: raw.
+  using GapHeader = size_t (*)(uint8_t *dst, uint64_t len);
+  // Maps the ring and starts the writer thread on `file`. `on_tick` runs
+  // about every 100 ms (time marks, write-error checks), on an appending
+  // thread.
+  bool start(OwnedFile *file, void (*on_tick)(), UncleanEndFn on_unclean_end,
+             GapHeader gap_header);
   void append(const uint8_t *data, size_t len);
   // Appends a record of exactly `len` (at most kMaxInPlace) bytes that
   // encode(dst) writes straight into the ring: bytes just written byte by
@@ -102,10 +122,11 @@ class EventRing {
     return true;
   }
   // Appends the stream's last record, writes everything reserved before it
-  // and stops the writer. Later appends are dropped.
+  // (by the writer, which then exits) and returns once it is written.
+  // Later appends are dropped.
   void finish(const uint8_t *data, size_t len);
-  // In a forked child: forget the parent's bytes and threads and restart on `fd`.
-  bool restart_in_child(int fd);
+  // In a forked child: forget the parent's bytes and threads and restart on `file`.
+  bool restart_in_child(OwnedFile *file);
 
   // The calling thread left an append (or a flush) half-done and is back:
   // what it reserved becomes a gap, what it held is let go.
@@ -150,6 +171,17 @@ class EventRing {
 
   static int writer_main(void *self);
   bool launch();
+  bool writer_running() const { return running_.load(std::memory_order_relaxed) && writer_.alive(); }
+  void wake_writer();
+  // Writes everything up to `end`, the stream's last record, waiting
+  // (bounded) for threads still copying records before it: one stuck for
+  // kStallNs becomes a gap; if the stream stopped before `end`, what is
+  // complete and then the unclean end.
+  void write_last(uint64_t end);
+  // The program is gone: what is complete, records left unfinished as gaps,
+  // then the unclean end.
+  void write_orphaned();
+  void write_unclean_end(uint64_t lost_bytes);
   // An appending thread's share of the writing: the tick, and without a
   // running writer the flushes too.
   void after_append(uint64_t end);
@@ -181,12 +213,14 @@ class EventRing {
   void write_out(uint64_t from, uint64_t to);
   // Writes the complete bytes (at least `min_bytes` of them, else nothing)
   // if no one else is flushing; true when it wrote something. `owner`: the
-  // calling thread's slot (nullptr on the writer thread).
+  // calling thread's slot (nullptr on the writer).
   bool flush(size_t min_bytes, Slot *owner);
   // The abandoned reservation of `slot`, busy from `from`, becomes a gap
   // (or, its extent unknown, the end of the stream), and the slot idle.
   void take_over(Slot *slot, uint64_t from);
-  // flush()'s watch on a position that stays pinned by a busy slot.
+  // take_over() of every slot busy from `pinned`.
+  void take_over_all(uint64_t pinned);
+  // The flag holder's watch on a position that stays pinned by a busy slot.
   void watch_stall(uint64_t pinned);
   // Ends the stream at `pos`: nothing from there on is written.
   void stop_at(uint64_t pos);
@@ -195,19 +229,20 @@ class EventRing {
 
   // Read-mostly state.
   uint8_t *ring_ = nullptr;
-  int fd_ = -1;
+  OwnedFile *file_ = nullptr;
   void (*on_tick_)() = nullptr;
+  UncleanEndFn on_unclean_end_ = nullptr;
   GapHeader gap_header_ = nullptr;
   long file_base_ = -1;  // the file offset of ring position 0 (-1: not seekable)
-  bool writer_thread_ = true;
   std::atomic<uint64_t> next_tick_ns_{0};  // when the next tick is due
   RawThread writer_;
   int write_errno_ = 0;
   std::atomic<bool> running_{false};
-  std::atomic<bool> closed_{true};     // appends are dropped (not started, or finished)
-  std::atomic<bool> finished_{false};
+  std::atomic<bool> closed_{true};
   std::atomic<bool> failed_{false};
   std::atomic<bool> discard_{false};  // after finish(): the stream has ended
+  std::atomic<uint64_t> finish_at_{0};  // for the writer: the last record's end
+  alignas(4) uint32_t writer_wake_ = 0;  // a futex word: bumped to wake the writer
   std::atomic<size_t> slots_used_{0};  // slots_[0..slots_used_) were ever claimed
   // XXX: each producer-written word on its own cache line, away from what
   // the writer thread polls, or every append stalls on a line transfer.

@@ -2,18 +2,20 @@
 
 #include <cerrno>
 #include <csignal>
+#include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <linux/futex.h>
 #include <sched.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 namespace prof {
 
 #if defined(__x86_64__)
-
-namespace {
 
 long raw_syscall4(long number, long a, long b, long c, long d) {
   long ret;
@@ -25,6 +27,8 @@ long raw_syscall4(long number, long a, long b, long c, long d) {
   return ret;
 }
 
+namespace {
+
 // Sets the calling thread's signal mask; the old one in *old.
 void raw_sigmask(const sigset_t *set, sigset_t *old) {
   // (The kernel's set is the first 8 bytes of glibc's sigset_t.)
@@ -35,24 +39,49 @@ void raw_sigmask(const sigset_t *set, sigset_t *old) {
 
 long raw_syscall3(long number, long a, long b, long c) { return raw_syscall4(number, a, b, c, 0); }
 
-bool RawThread::start(int (*fn)(void *), void *arg) {
+namespace {
+
+// XXX: Valgrind ends the program on a clone() that is neither a thread nor
+// a fork; its preloaded core library names it.
+bool under_valgrind() {
+  const char *preload = getenv("LD_PRELOAD");
+  return preload && strstr(preload, "/vgpreload_");
+}
+
+}  // namespace
+
+bool RawThread::start(int (*fn)(void *), void *arg, int keep_fd) {
   stack_ = mmap(nullptr, kStackSize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK,
                 -1, 0);
   if (stack_ == MAP_FAILED) {
     stack_ = nullptr;
     return false;
   }
+  fn_ = fn, arg_ = arg, keep_fd_ = keep_fd;
+  program_ = pid_t(raw_syscall3(SYS_getpid, 0, 0, 0));
   // XXX: every signal blocked in the creator for the instant of clone(), so
-  // that the thread starts with all of them blocked (glibc's sigprocmask
+  // that the task starts with all of them blocked (glibc's sigprocmask
   // would keep its own internal ones open).
   sigset_t all, old;
   sigfillset(&all);
   raw_sigmask(&all, &old);
-  const int flags = CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD |
-                    CLONE_SYSVSEM | CLONE_PARENT_SETTID | CLONE_CHILD_CLEARTID;
   const int saved_errno = errno;
-  const int tid = clone(fn, static_cast<char *>(stack_) + kStackSize, flags, arg,
-                        const_cast<int *>(&tid_), nullptr, const_cast<int *>(&tid_));
+  int tid = -1;
+  // A task of its own: no CLONE_THREAD, CLONE_FILES, CLONE_SIGHAND (see
+  // raw_thread.h), exit signal 0 (the low byte). Closing an empty range
+  // tells whether close_range exists.
+  own_group_ = keep_fd >= 0 && !under_valgrind() && raw_syscall3(SYS_close_range, ~0u, ~0u, 0) == 0;
+  if (own_group_)
+    tid = clone(entry, static_cast<char *>(stack_) + kStackSize,
+                CLONE_VM | CLONE_PARENT_SETTID | CLONE_CHILD_CLEARTID, this, const_cast<int *>(&tid_),
+                nullptr, const_cast<int *>(&tid_));
+  if (tid <= 0) {
+    own_group_ = false;
+    tid = clone(entry, static_cast<char *>(stack_) + kStackSize,
+                CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM |
+                    CLONE_PARENT_SETTID | CLONE_CHILD_CLEARTID,
+                this, const_cast<int *>(&tid_), nullptr, const_cast<int *>(&tid_));
+  }
   errno = saved_errno;
   raw_sigmask(&old, nullptr);
   if (tid <= 0) {
@@ -60,13 +89,33 @@ bool RawThread::start(int (*fn)(void *), void *arg) {
     stack_ = nullptr;
     return false;
   }
+  pid_ = tid;
   return true;
+}
+
+int RawThread::entry(void *self) {
+  auto *t = static_cast<RawThread *>(self);
+  if (!t->own_group_) return t->fn_(t->arg_);
+  // Its table is a copy of the program's: keep only its own file.
+  if (t->keep_fd_ > 0) raw_syscall3(SYS_close_range, 0, unsigned(t->keep_fd_ - 1), 0);
+  raw_syscall3(SYS_close_range, unsigned(t->keep_fd_ + 1), ~0u, 0);
+  // What ps and top show for it (its command line is the program's).
+  static const char kName[] = "libprof-writer";
+  raw_syscall3(SYS_prctl, PR_SET_NAME, long(kName), 0);
+  return t->fn_(t->arg_);
+}
+
+bool RawThread::program_gone() const {
+  // Once the program's every thread has ended, the task is given another
+  // parent (init, or a subreaper).
+  return own_group_ && raw_syscall3(SYS_getppid, 0, 0, 0) != program_;
 }
 
 void RawThread::join() {
   if (!stack_) return;
   for (int tid; (tid = tid_) != 0;)
     raw_syscall4(SYS_futex, long(&tid_), FUTEX_WAIT, tid, 0);
+  if (own_group_) raw_syscall4(SYS_wait4, pid_, 0, __WCLONE, 0);
   munmap(stack_, kStackSize);
   stack_ = nullptr;
 }
@@ -79,14 +128,17 @@ void RawThread::forget() {
 
 #else  // Elsewhere no raw thread (callers fall back), so syscall() will do.
 
-long raw_syscall3(long number, long a, long b, long c) {
+long raw_syscall4(long number, long a, long b, long c, long d) {
   const int saved_errno = errno;
-  long r = syscall(number, a, b, c);
+  long r = syscall(number, a, b, c, d);
   if (r < 0) r = -errno;
   errno = saved_errno;
   return r;
 }
-bool RawThread::start(int (*)(void *), void *) { return false; }
+long raw_syscall3(long number, long a, long b, long c) { return raw_syscall4(number, a, b, c, 0); }
+bool RawThread::start(int (*)(void *), void *, int) { return false; }
+int RawThread::entry(void *) { return 0; }
+bool RawThread::program_gone() const { return false; }
 void RawThread::join() {}
 void RawThread::forget() {}
 
@@ -113,6 +165,15 @@ uint64_t raw_monotonic_ns() {
 void raw_nap(long ns) {
   const timespec t{0, ns};
   raw_syscall3(SYS_nanosleep, long(&t), 0, 0);
+}
+
+void raw_wait_on(const uint32_t *word, uint32_t seen, long ns) {
+  const timespec t{ns / 1000000000, ns % 1000000000};
+  raw_syscall4(SYS_futex, long(word), FUTEX_WAIT_PRIVATE, seen, long(&t));
+}
+
+void raw_wake(const uint32_t *word) {
+  raw_syscall4(SYS_futex, long(word), FUTEX_WAKE_PRIVATE, 0x7fffffff, 0);
 }
 
 }  // namespace prof

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <ctime>
+#include <string_view>
 #include <unistd.h>
 
 #include "ext.h"
@@ -22,8 +23,9 @@ void put_stream_opening(Out &out, SectionKind section, pid_t ppid) {
   const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
   timespec now;
   clock_gettime(CLOCK_REALTIME, &now);
-  put_process(out, uint64_t(getpid()), uint64_t(ppid),
-              uint64_t(now.tv_sec) * 1000000000u + uint64_t(now.tv_nsec), exe, n > 0 ? size_t(n) : 0);
+  put_ext(out, ext::ProcessView{uint64_t(getpid()), uint64_t(ppid),
+                                uint64_t(now.tv_sec) * 1000000000u + uint64_t(now.tv_nsec),
+                                std::string_view(exe, n > 0 ? size_t(n) : 0)});
 }
 
 }  // namespace prof

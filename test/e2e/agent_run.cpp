@@ -4,10 +4,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
-#include <ftw.h>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -15,22 +15,20 @@
 
 #include "memprof.h"
 
-namespace {
-
-std::string slurp(const std::string &path) {
+std::string read_text(const std::string &path) {
   std::ifstream f(path);
   std::stringstream ss;
   ss << f.rdbuf();
   return ss.str();
 }
 
+namespace {
+
 RunResult run(const std::vector<std::string> &argv, const std::vector<std::string> &env,
               const char *agent) {
   RunResult r;
-  char tmpl[] = "/tmp/libprof-e2e-XXXXXX";
-  r.dir = mkdtemp(tmpl);
-  r.remove_dir = std::shared_ptr<void>(nullptr, [dir = r.dir](void *) { remove_tree(dir); });
-  const std::string out = r.dir + "/stdout", err = r.dir + "/stderr";
+  const std::string out = r.dir / "stdout", err = r.dir / "stderr";
+  prctl(PR_SET_CHILD_SUBREAPER, 1);
   const pid_t pid = fork();
   if (pid == 0) {
     std::vector<std::string> envs;
@@ -41,7 +39,7 @@ RunResult run(const std::vector<std::string> &argv, const std::vector<std::strin
       const bool own_output = std::any_of(env.begin(), env.end(), [](const std::string &e) {
         return e.rfind("PROF_OUTPUT=", 0) == 0;
       });
-      if (!own_output) envs.push_back("PROF_OUTPUT=" + r.dir + "/prof.%p");
+      if (!own_output) envs.push_back("PROF_OUTPUT=" + r.dir / "prof.%p");
       envs.insert(envs.end(), env.begin(), env.end());
     }
     std::vector<char *> cargv, cenv;
@@ -49,8 +47,12 @@ RunResult run(const std::vector<std::string> &argv, const std::vector<std::strin
     for (const auto &e : envs) cenv.push_back(const_cast<char *>(e.c_str()));
     cargv.push_back(nullptr);
     cenv.push_back(nullptr);
-    dup2(open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644), 1);
-    dup2(open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644), 2);
+    // The program starts with 0, 1 and 2 alone, as from a shell.
+    for (const auto &to : {std::make_pair(out, 1), std::make_pair(err, 2)}) {
+      const int fd = open(to.first.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      dup2(fd, to.second);
+      close(fd);
+    }
     execvpe(cargv[0], cargv.data(), cenv.data());
     _exit(127);
   }
@@ -58,12 +60,14 @@ RunResult run(const std::vector<std::string> &argv, const std::vector<std::strin
   waitpid(pid, &status, 0);
   if (WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
   if (WIFSIGNALED(status)) r.signal = WTERMSIG(status);
-  r.out = slurp(out);
-  r.err = slurp(err);
-  if (DIR *d = opendir(r.dir.c_str())) {
+  while (waitpid(-1, nullptr, __WALL) > 0) {
+  }
+  r.out = read_text(out);
+  r.err = read_text(err);
+  if (DIR *d = opendir(r.dir.path.c_str())) {
     while (dirent *e = readdir(d)) {
-      if (strstr(e->d_name, ".memprof")) r.memprof_files.push_back(r.dir + "/" + e->d_name);
-      if (strstr(e->d_name, ".sysprof")) r.sysprof_files.push_back(r.dir + "/" + e->d_name);
+      if (strstr(e->d_name, ".memprof")) r.memprof_files.push_back(r.dir / e->d_name);
+      if (strstr(e->d_name, ".sysprof")) r.sysprof_files.push_back(r.dir / e->d_name);
     }
     closedir(d);
   }
@@ -73,11 +77,6 @@ RunResult run(const std::vector<std::string> &argv, const std::vector<std::strin
 }
 
 }  // namespace
-
-void remove_tree(const std::string &dir) {
-  nftw(dir.c_str(), [](const char *path, const struct stat *, int, FTW *) { return remove(path); },
-       16, FTW_DEPTH | FTW_PHYS);
-}
 
 RunResult run_under_agent(const std::vector<std::string> &argv,
                           const std::vector<std::string> &env) {
@@ -129,12 +128,16 @@ Recorded read_memprof(const std::string &path) {
     while (reader.next(ev)) {
       if (ev.record == prof::MemprofRecord::Ext) {
         const prof::ExtRecord &x = ev.ext;
-        if (x.kind == prof::ExtKind::Process) rec.pid = x.value, rec.ppid = x.value2;
-        if (x.kind == prof::ExtKind::ModuleLoad) rec.modules.push_back(x);
-        if (x.kind == prof::ExtKind::ModuleUnload) rec.unloads.push_back(x);
-        if (x.kind == prof::ExtKind::Stats) rec.stats.push_back(x);
-        if (x.kind == prof::ExtKind::StackHost) rec.nodes[x.id] = {x.parent, x.addr};
-        if (x.kind == prof::ExtKind::StackGuest) rec.guest_nodes[x.id] = x;
+        if (const auto *p = std::get_if<prof::ext::Process>(&x))
+          rec.pid = p->pid, rec.ppid = p->ppid;
+        if (const auto *m = std::get_if<prof::ext::ModuleLoad>(&x)) rec.modules.push_back(*m);
+        if (const auto *u = std::get_if<prof::ext::ModuleUnload>(&x)) rec.unloads.push_back(*u);
+        if (const auto *s = std::get_if<prof::ext::Stats>(&x)) rec.stats.push_back(*s);
+        if (const auto *e = std::get_if<prof::ext::UncleanEnd>(&x))
+          rec.unclean_end = true, rec.lost_bytes = e->lost_bytes;
+        if (const auto *n = std::get_if<prof::ext::StackHost>(&x))
+          rec.nodes[n->id] = {n->parent, n->ip};
+        if (const auto *g = std::get_if<prof::ext::StackGuest>(&x)) rec.guest_nodes[g->id] = *g;
         continue;
       }
       if (ev.record == prof::MemprofRecord::Symbol) {
@@ -166,4 +169,23 @@ Recorded read_memprof(const std::string &path) {
   for (const auto &kv : live)
     for (const Block &b : kv.second) rec.leaks_by_size[b.size]++;
   return rec;
+}
+
+ForkedRun read_forked(const RunResult &r) {
+  if (r.memprof_files.size() != 2)
+    throw std::runtime_error(std::to_string(r.memprof_files.size()) + " memprof files, not 2");
+  Recorded a = read_memprof(r.memprof_files[0]), b = read_memprof(r.memprof_files[1]);
+  if (a.ppid == b.pid) return ForkedRun{std::move(b), std::move(a)};
+  return ForkedRun{std::move(a), std::move(b)};
+}
+
+uint64_t count_at(const std::map<uint64_t, uint64_t> &by_size, uint64_t key) {
+  auto it = by_size.find(key);
+  return it == by_size.end() ? 0 : it->second;
+}
+
+Recorded read_only_memprof(const RunResult &r) {
+  if (r.memprof_files.size() != 1)
+    throw std::runtime_error(std::to_string(r.memprof_files.size()) + " memprof files, not 1");
+  return read_memprof(r.memprof_files[0]);
 }

@@ -22,12 +22,15 @@
      signals DIR      writes DIR/ready, then waits; on SIGTERM or SIGINT
                       writes how many it got in 0.3 s to DIR/TERM or
                       DIR/INT and exits with 7.
-     sleep            sleeps 30 s (dies of the signals it gets). */
+     sleep            sleeps 30 s (dies of the signals it gets).
+     raise SIG        prints "raising SIG" on stderr and dies of SIG (no
+                      core file). */
 #define PROF_WEAK_API
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -178,6 +181,15 @@ static int signals(const char *dir) {
   return 7;
 }
 
+static int die_of(int sig) {
+  const struct rlimit no_core = {0, 0};
+  setrlimit(RLIMIT_CORE, &no_core);
+  fprintf(stderr, "raising %d\n", sig);
+  signal(sig, SIG_DFL);
+  raise(sig);
+  return 1;
+}
+
 int main(int argc, char **argv) {
   if (argc < 2) return 2;
   const char *mode = argv[1];
@@ -200,5 +212,6 @@ int main(int argc, char **argv) {
   if (!strcmp(mode, "exit")) return arg;
   if (!strcmp(mode, "signals") && argc > 2) return signals(argv[2]);
   if (!strcmp(mode, "sleep")) return sleep(30);
+  if (!strcmp(mode, "raise")) return die_of(arg);
   return 2;
 }

@@ -17,15 +17,12 @@ std::string chunk_base(const std::string &chunk) {
 
 // The records both sections share.
 void add_ext(GuestProfile &p, const prof::ExtRecord &r) {
-  switch (r.kind) {
-    case prof::ExtKind::ModuleLoad: p.modules.push_back(r); break;
-    case prof::ExtKind::Process: p.pid = r.value, p.ppid = r.value2; break;
-    case prof::ExtKind::Sampler: p.sampler = r; break;
-    case prof::ExtKind::Stats:
-      for (const auto &st : r.stats) p.stats[st.first] += st.second;
-      break;
-    default: break;
-  }
+  if (const auto *m = std::get_if<prof::ext::ModuleLoad>(&r)) p.modules.push_back(*m);
+  if (const auto *proc = std::get_if<prof::ext::Process>(&r))
+    p.pid = proc->pid, p.ppid = proc->ppid;
+  if (const auto *s = std::get_if<prof::ext::Sampler>(&r)) p.sampler = *s;
+  if (const auto *st = std::get_if<prof::ext::Stats>(&r))
+    for (const prof::ext::Stat &c : st->counters) p.stats[c.name] += c.value;
 }
 
 void add_symbol(GuestProfile &p, const prof::Symbol &s) {
@@ -99,7 +96,7 @@ GuestProfile read_guest_memprof(const std::string &path) {
         continue;
       }
       if (ev.record == prof::MemprofRecord::Ext) {
-        if (ev.ext.kind == prof::ExtKind::StackGuest) p.guest_nodes[ev.ext.id] = ev.ext;
+        if (const auto *g = std::get_if<prof::ext::StackGuest>(&ev.ext)) p.guest_nodes[g->id] = *g;
         add_ext(p, ev.ext);
         continue;
       }
@@ -113,8 +110,8 @@ GuestProfile read_guest_memprof(const std::string &path) {
       for (uint64_t id = ev.guest_stack; id && frames.size() < 4096;) {
         auto it = p.guest_nodes.find(id);
         if (it == p.guest_nodes.end()) break;
-        frames.push_back(
-            prof::GuestFrame{uint8_t(it->second.frame_type), it->second.addr, it->second.line});
+        frames.push_back(prof::GuestFrame{uint8_t(it->second.frame_type), it->second.frame_addr,
+                                          it->second.line});
         id = it->second.parent;
       }
       p.stack_names.push_back(p.names(frames));
@@ -137,8 +134,8 @@ GuestProfile read_guest_sysprof(const std::string &path) {
         continue;
       }
       if (s.record == prof::SysprofRecord::Ext) {
-        if (s.ext.kind == prof::ExtKind::Weight) weight = s.ext.value;
-        if (s.ext.kind == prof::ExtKind::Thread) tid = s.ext.value;
+        if (const auto *w = std::get_if<prof::ext::Weight>(&s.ext)) weight = w->sample_weight;
+        if (const auto *t = std::get_if<prof::ext::Thread>(&s.ext)) tid = t->tid;
         add_ext(p, s.ext);
         continue;
       }

@@ -38,10 +38,10 @@ struct GuestSample {
 struct GuestProfile {
   std::vector<GuestAlloc> allocs;
   std::vector<GuestSample> samples;
-  std::vector<prof::ExtRecord> modules;
+  std::vector<prof::ext::ModuleLoad> modules;
   std::map<std::string, uint64_t> stats;
   uint64_t pid = 0, ppid = 0;
-  prof::ExtRecord sampler;  // sysprof: backend, mode, interval
+  prof::ext::Sampler sampler;  // sysprof
   bool truncated = false;
   // Stacks with a frame the stream never named, other than the outermost
   // (lua.c's own pmain, which no Lua table holds), or a Lua frame whose line
@@ -55,7 +55,7 @@ struct GuestProfile {
   };
   std::map<uint64_t, Lfunc> lfuncs;
   std::map<uint64_t, std::string> cfuncs;
-  std::map<uint64_t, prof::ExtRecord> guest_nodes;
+  std::map<uint64_t, prof::ext::StackGuest> guest_nodes;
   std::deque<GuestNames> stack_names;  // what GuestAlloc::stack points to
 
   std::string name_of(uint8_t type, uint64_t addr, uint64_t line) const;

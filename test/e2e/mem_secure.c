@@ -1,6 +1,7 @@
 /* Linked against libprof.so rather than preloaded (a secure-execution loader
    ignores LD_PRELOAD paths, but not a needed library): allocates 5 blocks of
-   5050 B and prints "secure ok". */
+   5050 B and prints "secure ok". Its RUNPATH is ".": run it where a copy of
+   libprof.so is (test/agent.cmake). */
 #include <stdio.h>
 #include <stdlib.h>
 

@@ -1,0 +1,108 @@
+#include "stream/owned_file.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+
+#include "stream/raw_thread.h"
+
+namespace prof {
+namespace {
+
+// XXX: far enough from the numbers a program opens next that it would need
+// hundreds of files open at once to be given it, yet a small table.
+constexpr long kHighFd = 512;
+
+long raw_fstat(int fd, struct stat *st) { return raw_syscall3(SYS_fstat, fd, long(st), 0); }
+void raw_close(int fd) { raw_syscall3(SYS_close, fd, 0, 0); }
+
+}  // namespace
+
+int move_fd_high(int fd) {
+  long floor = kHighFd;
+  rlimit limit{};
+  if (raw_syscall4(SYS_prlimit64, 0, RLIMIT_NOFILE, 0, long(&limit)) == 0 &&
+      limit.rlim_cur <= rlim_t(2 * kHighFd))
+    floor = long(limit.rlim_cur / 2);
+  const long high = raw_syscall3(SYS_fcntl, fd, F_DUPFD_CLOEXEC, floor);
+  if (high < 0) return fd;
+  raw_close(fd);
+  return int(high);
+}
+
+void OwnedFile::adopt(int fd, const char *path) {
+  fd_ = move_fd_high(fd);
+  written_ = 0;
+  lost_ = false;
+  struct stat st {};
+  raw_fstat(fd_, &st);
+  dev_ = st.st_dev, ino_ = st.st_ino;
+  seekable_ = S_ISREG(st.st_mode);
+  // Absolute, should the program change directory before a reopen.
+  size_t n = 0;
+  if (path[0] != '/') {
+    const long len = raw_syscall3(SYS_getcwd, long(path_), sizeof path_, 0);
+    if (len > 1) n = strlen(path_);
+    if (n + 1 < sizeof path_) path_[n++] = '/';
+  }
+  const size_t room = sizeof path_ - n - 1;
+  strncpy(path_ + n, path, room);
+  path_[sizeof path_ - 1] = 0;
+}
+
+bool OwnedFile::names_file(int fd) const {
+  struct stat st {};
+  return fd >= 0 && raw_fstat(fd, &st) == 0 && uint64_t(st.st_dev) == dev_ &&
+         uint64_t(st.st_ino) == ino_;
+}
+
+long OwnedFile::reopen() {
+  const long fd = raw_syscall3(SYS_openat, AT_FDCWD, long(path_), O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return fd;
+  if (!names_file(int(fd))) {  // another file now has the name
+    raw_close(int(fd));
+    return -ESTALE;
+  }
+  if (seekable_) {
+    const long at = raw_syscall3(SYS_lseek, fd, long(written_), SEEK_SET);
+    if (at < 0) {
+      raw_close(int(fd));
+      return at;
+    }
+  }
+  return move_fd_high(int(fd));
+}
+
+long OwnedFile::write_all(const uint8_t *data, size_t len) {
+  if (lost_ || fd_ < 0) return -EBADF;
+  if (!names_file(fd_)) {
+    // The program closed it (its number may be one of the program's files
+    // now, which stays as it is): the file again, by its path.
+    const long fd = reopen();
+    if (fd < 0) {
+      lost_ = true;
+      fd_ = -1;
+      return fd;
+    }
+    fd_ = int(fd);
+  }
+  const long rc = raw_write_all(fd_, data, len);
+  if (rc == 0) written_ += len;
+  return rc;
+}
+
+bool owned_file_sink(void *file, const uint8_t *data, size_t len) {
+  const long rc = static_cast<OwnedFile *>(file)->write_all(data, len);
+  if (rc < 0) errno = int(-rc);
+  return rc == 0;
+}
+
+void OwnedFile::close() {
+  if (names_file(fd_)) raw_close(fd_);
+  fd_ = -1;
+}
+
+}  // namespace prof

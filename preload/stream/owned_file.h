@@ -1,0 +1,61 @@
+// OwnedFile: one of the agent's output files, written through a descriptor
+// in the program's own table, which the program may close (daemons loop
+// over every descriptor, closefrom(3)) and then reuse for its own files.
+//
+// Invariants:
+// - The descriptor sits high (move_fd_high()), away from the numbers that
+//   programs open next or dup2() onto, and is close-on-exec.
+// - Before each write, and before closing it, the agent checks that it
+//   still names the file (device and inode). When the program has closed
+//   it, or its number names another file now, the file is opened again by
+//   its absolute path (neither created nor truncated, and only if it is the
+//   same file) at the offset written so far, and writing goes on. When that
+//   fails, nothing more is written (lost()). So the agent never writes into,
+//   nor closes, a descriptor of the program's.
+// - Raw system calls only, errno untouched: usable in signal handlers and on
+//   the ring's raw writer. One writer at a time (the caller's flag).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace prof {
+
+class OwnedFile {
+ public:
+  // Takes fd, just opened at `path` (relative to the current directory).
+  void adopt(int fd, const char *path);
+  // Writes all of [data, data + len); 0, or -errno.
+  long write_all(const uint8_t *data, size_t len);
+  // Closes the descriptor if it still names the file; forgets it either way.
+  void close();
+  int fd() const { return fd_; }
+  // Bytes written so far: where the file ends.
+  uint64_t written() const { return written_; }
+  // The program closed the descriptor and the file could not be opened
+  // again (write_all() then fails with the reason): the stream ends at
+  // written().
+  bool lost() const { return lost_; }
+
+ private:
+  bool names_file(int fd) const;
+  // A descriptor naming the file again, or -errno.
+  long reopen();
+
+  int fd_ = -1;
+  uint64_t dev_ = 0, ino_ = 0;
+  bool seekable_ = false;
+  bool lost_ = false;
+  uint64_t written_ = 0;
+  char path_[4096 + 608] = {};  // the current directory, '/', the path
+};
+
+// A StreamWriter sink (stream_writer.h) writing to the OwnedFile `file`:
+// false, with errno set, when the write fails.
+bool owned_file_sink(void *file, const uint8_t *data, size_t len);
+
+// Moves fd to a high number (close-on-exec), closing the old one; returns
+// the new number, or fd itself when it cannot be moved. errno untouched.
+int move_fd_high(int fd);
+
+}  // namespace prof

@@ -1,0 +1,20 @@
+/* Burns 0.5 s of its CPU time in burn(), then kills itself with SIGKILL:
+   nothing of the agent runs at the end. */
+#include <signal.h>
+#include <unistd.h>
+
+#include "thread_cpu.h"
+
+static volatile unsigned long sink;
+
+__attribute__((noinline)) static void burn(double seconds) {
+  const double t0 = thread_cpu();
+  while (thread_cpu() - t0 < seconds)
+    for (int i = 0; i < 20000; i++) sink += (unsigned long)i * 7;
+}
+
+int main(void) {
+  burn(0.5);
+  kill(getpid(), SIGKILL);
+  return 1;
+}

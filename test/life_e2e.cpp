@@ -1,0 +1,219 @@
+// End-to-end tests of the agent's life in the program it profiles: the
+// descriptors it holds (never the program's), how each process's streams
+// end (exit from several threads, exit_group, a kill), and forked children
+// (test/e2e/mem_*.c and cpu_*.c, counts known by construction).
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <csignal>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <unistd.h>
+
+#include "agent_run.h"
+#include "lua_streams.h"
+
+namespace {
+
+std::string program(const char *name) { return std::string(PROF_E2E_BIN_DIR) + "/" + name; }
+
+size_t lines(const std::string &s) { return size_t(std::count(s.begin(), s.end(), '\n')); }
+
+
+}  // namespace
+
+TEST_CASE("after a failed start, forked children leave the program's descriptors alone") {
+  // Each process's stream fails at once; the descriptor the agent closed
+  // then is the pipe's, in the program, and the child must still read it.
+  const RunResult r = run_under_agent({program("mem_full_disk")}, {"PROF_OUTPUT=/dev/full"});
+  CHECK(r.out == "child read: from parent\n");
+  CHECK(r.exit_code == 3);
+  CHECK(lines(r.err) == 1);  // the parent's; the child of a switched-off agent stays off
+  CHECK(r.err.rfind("libprof: cannot write /dev/full: No space left on device", 0) == 0);
+}
+
+namespace {
+
+// mem_closefrom's files as they must read: `line(i, r)` for each round.
+template <class Line>
+void check_files(const std::string &dir, const char *stem, int rounds, Line &&line) {
+  for (int i = 0; i < 4; i++) {
+    std::string want;
+    for (int round = 0; round < rounds; round++) want += line(i, round);
+    INFO(stem << i);
+    CHECK(read_text(dir + "/" + stem + std::to_string(i)) == want);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("a program that closes every descriptor keeps its files and the profile goes on") {
+  // The agent's descriptors are closed under it; the program's files get the
+  // low numbers. Not a byte of the profile may land in them, and no event
+  // may be lost: the agent opens its file again where it was.
+  for (const char *cpu : {"PROF_CPU=off", "PROF_CPU=leaf"}) {
+    INFO(cpu);
+    char tmpl[] = "/tmp/libprof-files-XXXXXX";
+    const std::string dir = mkdtemp(tmpl);
+    const std::shared_ptr<void> cleanup(nullptr, [&dir](void *) { remove_tree(dir); });
+    const RunResult r = run_under_agent({program("mem_closefrom"), "files", dir}, {cpu});
+    CHECK(r.exit_code == 0);
+    CHECK(r.err.empty());
+    check_files(dir, "data", 5, [](int i, int round) {
+      return "data " + std::to_string(i) + " round " + std::to_string(round) + "\n";
+    });
+    const Recorded rec = read_only_memprof(r);
+    CHECK_FALSE(rec.truncated);
+    CHECK(count_at(rec.allocs_by_size, 1111) == 10);
+    CHECK(count_at(rec.allocs_by_size, 2222) == 5 * 2000);
+    CHECK(count_at(rec.frees_by_size, 2222) == 5 * 2000);
+    CHECK(count_at(rec.allocs_by_size, 3333) == 10);
+    CHECK(rec.unknown_frees == 0);
+    for (const auto &f : r.sysprof_files) {
+      const GuestProfile p = read_guest_sysprof(f);
+      CHECK_FALSE(p.truncated);
+      // The main thread's perf clock was among the descriptors closed.
+      CHECK(p.stats.at("cpu_thread_clocks_closed") == (p.sampler.backend == 1 ? 1 : 0));
+    }
+  }
+}
+
+TEST_CASE("after the program closed the agent's descriptors, a forked child writes only its own file") {
+  char tmpl[] = "/tmp/libprof-logs-XXXXXX";
+  const std::string dir = mkdtemp(tmpl);
+  const std::shared_ptr<void> cleanup(nullptr, [&dir](void *) { remove_tree(dir); });
+  const RunResult r = run_under_agent({program("mem_closefrom"), "fork", dir});
+  CHECK(r.exit_code == 0);
+  CHECK(r.err.empty());
+  check_files(dir, "log", 1, [](int, int) { return std::string("parent before\nchild\nparent after\n"); });
+  const ForkedRun run = read_forked(r);
+  const Recorded &parent = run.parent, &child = run.child;
+  CHECK(child.ppid == parent.pid);
+  CHECK_FALSE(parent.truncated);
+  CHECK_FALSE(child.truncated);
+  CHECK(count_at(parent.allocs_by_size, 1111) == 10);
+  CHECK(count_at(parent.allocs_by_size, 5005) == 5);
+  CHECK(count_at(parent.allocs_by_size, 2002) == 0);
+  CHECK(count_at(child.allocs_by_size, 2002) == 20);
+  CHECK(count_at(child.allocs_by_size, 5005) == 0);
+}
+
+TEST_CASE("a profile whose file the program closed and removed ends with one line saying where") {
+  // The memory writer keeps its own descriptor (its file is gone with the
+  // directory entry all the same); the CPU stream, written by the
+  // program's threads, cannot open its file again.
+  char tmpl[] = "/tmp/libprof-lost-XXXXXX";
+  const std::string dir = mkdtemp(tmpl);
+  const std::shared_ptr<void> cleanup(nullptr, [&dir](void *) { remove_tree(dir); });
+  const RunResult r = run_under_agent({program("mem_closefrom"), "lost", dir},
+                                      {"PROF_OUTPUT=" + dir + "/p.%p", "PROF_CPU=leaf"});
+  CHECK(r.exit_code == 0);
+  CHECK(lines(r.err) == 1);
+  CHECK(r.err.rfind("libprof: the program closed the descriptor of " + dir + "/p.", 0) == 0);
+  CHECK(r.err.find(".sysprof and it cannot be opened again (No such file or directory); the profile "
+                   "ends at byte ") != std::string::npos);
+  CHECK(r.err.find("; the CPU profile is truncated\n") != std::string::npos);
+}
+
+TEST_CASE("libunwind's memory checks never read or write the program's pipe") {
+  // libunwind checks addresses through a pipe of its own, made at the
+  // lowest free numbers; the program closes it and makes a pipe of its own.
+  const RunResult r = run_under_agent({program("mem_closefrom"), "pipe", "/nonexistent"},
+                                      {"PROF_UNWIND=libunwind"});
+  CHECK(r.exit_code == 0);
+  CHECK(r.out == "pipe intact\n");
+  CHECK(r.err.empty());
+  const Recorded rec = read_only_memprof(r);
+  CHECK_FALSE(rec.truncated);
+  CHECK(count_at(rec.allocs_by_size, 4444) == 8);
+  CHECK(count_at(rec.frees_by_size, 4444) == 8);
+  // libunwind could check every address: the threads' stacks are whole
+  // (alloc_4444, start_thread, clone).
+  for (uint64_t id : rec.stacks_by_size.at(4444)) CHECK(rec.frames(id).size() >= 3);
+}
+
+TEST_CASE("a forked child's stats count its own events, not its parent's") {
+  const RunResult r = run_under_agent({program("mem_fork_stats")});
+  CHECK(r.exit_code == 0);
+  const ForkedRun run = read_forked(r);
+  CHECK(count_at(run.parent.allocs_by_size, 6060) == 5);
+  CHECK(count_at(run.child.allocs_by_size, 7070) == 7);
+  REQUIRE(run.parent.stats.size() == 1);
+  REQUIRE(run.child.stats.size() == 1);
+  std::map<std::string, uint64_t> parent, child;
+  for (const auto &c : run.parent.stats[0].counters) parent[c.name] = c.value;
+  for (const auto &c : run.child.stats[0].counters) child[c.name] = c.value;
+  REQUIRE(parent["unwind_fallbacks"] >= 1);  // the walk could not step through
+  for (const auto &kv : child) {
+    INFO(kv.first);
+    CHECK(kv.second == 0);  // the child's few ordinary events need none of these
+  }
+  CHECK(child.size() == parent.size());
+}
+
+TEST_CASE("a killed process keeps its CPU samples up to the last 100 ms") {
+  // 0.5 s of CPU at 1 ms: about 500 samples, written out every 100 ms.
+  const RunResult r = run_under_agent({program("cpu_killed")}, {"PROF_CPU=leaf", "PROF_INTERVAL=1ms"});
+  CHECK(r.signal == SIGKILL);
+  // Its memory stream, ended by the writer that outlived it.
+  const Recorded rec = read_only_memprof(r);
+  CHECK_FALSE(rec.truncated);
+  CHECK(rec.unclean_end);
+  REQUIRE(r.sysprof_files.size() == 1);
+  const GuestProfile p = read_guest_sysprof(r.sysprof_files[0]);
+  CHECK(p.truncated);
+  uint64_t weighted = 0;
+  for (const GuestSample &s : p.samples) weighted += s.weight;
+  CHECK(weighted >= 300);
+}
+
+TEST_CASE("threads calling exit() at once leave a complete stream") {
+  // The first exit() runs the handlers and the agent's destructor; the
+  // others must not end the process before the stream is.
+  for (int run = 0; run < 6; run++) {
+    const char *cpu = run % 2 ? "PROF_CPU=leaf" : "PROF_CPU=off";
+    INFO("run " << run << ", " << cpu);
+    const RunResult r = run_under_agent({program("mem_exit_race")}, {cpu});
+    CHECK(r.exit_code == 7);
+    CHECK(r.err.empty());
+    const Recorded rec = read_only_memprof(r);
+    CHECK_FALSE(rec.truncated);
+    CHECK(count_at(rec.allocs_by_size, 3030) == 9 * 1000);
+    CHECK(rec.stats.size() == 1);
+    for (const auto &f : r.sysprof_files) CHECK_FALSE(read_guest_sysprof(f).truncated);
+  }
+}
+
+namespace {
+
+// `prof-analyze summary FILE`'s stderr.
+std::string analyzer_warnings(const std::string &file) {
+  const std::string err = file + ".analyze-err";
+  const std::string cmd = std::string(PROF_ANALYZER_PATH) + " summary " + file + " > /dev/null 2> " + err;
+  REQUIRE(std::system(cmd.c_str()) == 0);
+  return read_text(err);
+}
+
+}  // namespace
+
+TEST_CASE("a process that leaves through exit_group keeps every event, ended as unclean") {
+  // The agent's writer outlives the process: it writes what is complete,
+  // then an unclean-end record, the stats and the epilogue.
+  for (const char *sampling : {"PROF_SAMPLE_BYTES=0", "PROF_SAMPLE_BYTES=64k"}) {
+    INFO(sampling);
+    const RunResult r = run_under_agent({program("mem_exit_group")}, {sampling});
+    CHECK(r.exit_code == 5);
+    CHECK(r.err.empty());
+    const Recorded rec = read_only_memprof(r);
+    CHECK_FALSE(rec.truncated);
+    CHECK(rec.unclean_end);
+    CHECK(rec.lost_bytes == 0);
+    if (sampling == std::string("PROF_SAMPLE_BYTES=0")) CHECK(count_at(rec.allocs_by_size, 4040) == 4 * 2500);
+    CHECK(rec.stats.size() == 1);
+    const std::string warnings = analyzer_warnings(r.memprof_files[0]);
+    CHECK(lines(warnings) == 1);
+    CHECK(warnings.find("warning: " + r.memprof_files[0] + ": the process ended without finishing") !=
+          std::string::npos);
+  }
+}
