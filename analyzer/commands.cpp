@@ -39,6 +39,10 @@ int read_files(const std::vector<std::string> &files, Read &&read) {
       std::cerr << "prof-analyze: " << path << ": " << e.what()
                 << (e.truncated() ? " (nothing complete to report)" : "") << "\n";
       return 2;
+    } catch (const OutOfMemory &e) {
+      std::cerr << "prof-analyze: " << path << ": out of memory while reading byte " << e.offset()
+                << "\n";
+      return 2;
     } catch (const std::exception &e) {
       std::cerr << "prof-analyze: " << path << ": " << e.what() << "\n";
       return 2;
@@ -136,7 +140,7 @@ int run_summary(const CommandOptions &opt, std::ostream &out) {
 }
 
 int run_folded(const CommandOptions &opt, std::ostream &out) {
-  std::map<std::string, double> stacks;
+  FoldedStacks stacks;
   for (const auto &group : groups(opt)) {
     Profile profile(opt.profile);
     if (const int rc = read_profile(opt, group, profile)) return rc;
@@ -144,16 +148,12 @@ int run_folded(const CommandOptions &opt, std::ostream &out) {
       std::cerr << "prof-analyze: memory and CPU streams cannot share one flame graph\n";
       return 2;
     }
-    for (const auto &kv : folded_stacks({&profile}, opt.folded, opt.per_process))
-      stacks[kv.first] += kv.second;
+    add_folded_stacks(profile, opt.folded, opt.per_process, stacks);
   }
-  if (opt.json) {
-    Json j = Json::array();
-    for (const auto &kv : stacks) j.push_back({{"stack", kv.first}, {"value", kv.second}});
-    out << j.dump(1) << "\n";
-  } else {
+  if (opt.json)
+    render_folded_json(stacks, out);
+  else
     render_folded(stacks, out);
-  }
   return 0;
 }
 

@@ -4,8 +4,8 @@
 // and returns the process exit code: 0, also for a cut file (reported up to
 // its last complete record, with one warning line naming the byte offset on
 // stderr); 2 for a corrupt or unreadable file, with one line
-// "prof-analyze: FILE: corrupt at byte N: reason" (or the I/O error) and no
-// report.
+// "prof-analyze: FILE: corrupt at byte N: reason" (or the I/O error, or
+// "out of memory while reading byte N") and no report.
 #pragma once
 
 #include <memory>

@@ -1,10 +1,13 @@
 // The pictures and exports of commands.h: read the groups, check that they
 // are all memory or all CPU, hand them to the writer.
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <iostream>
-#include <sstream>
 
 #include "commands.h"
 #include "render/flamegraph_svg.h"
@@ -85,7 +88,7 @@ int run_html(const CommandOptions &opt, std::ostream &out) {
 
 int run_pprof(const CommandOptions &opt, std::ostream &out) {
   return with_profiles(opt, [&](const std::vector<Profile *> &profiles) {
-    out << pprof_profile(profiles, opt.per_process);
+    write_pprof(profiles, opt.per_process, out);
     return 0;
   });
 }
@@ -105,16 +108,38 @@ int run_to_output(const CommandOptions &opt, int (*run)(const CommandOptions &, 
     }
     return run(opt, std::cout);
   }
-  std::ostringstream buffer;
-  if (const int rc = run(opt, buffer)) return rc;
-  std::ofstream file(opt.output, std::ios::binary | std::ios::trunc);
-  file << buffer.str();
-  file.close();
-  if (!file) {
-    std::cerr << "prof-analyze: cannot write " << opt.output << "\n";
+  // XXX: written beside the output and renamed once complete, so a failed
+  // command leaves no file, and no output is held in memory.
+  std::string temp = opt.output + ".XXXXXX";
+  const int fd = mkstemp(&temp[0]);
+  if (fd < 0) {
+    std::cerr << "prof-analyze: cannot write " << opt.output << ": " << strerror(errno) << "\n";
     return 2;
   }
-  return 0;
+  // mkstemp's 0600, widened to what creating the file would have given.
+  const mode_t mask = umask(0);
+  umask(mask);
+  fchmod(fd, 0666 & ~mask);
+  close(fd);
+  int rc = 2;
+  try {
+    std::ofstream file(temp, std::ios::binary | std::ios::trunc);
+    rc = run(opt, file);
+    file.close();
+    if (rc == 0 && !file) {
+      std::cerr << "prof-analyze: cannot write " << opt.output << "\n";
+      rc = 2;
+    }
+  } catch (...) {
+    unlink(temp.c_str());
+    throw;
+  }
+  if (rc == 0 && rename(temp.c_str(), opt.output.c_str()) != 0) {
+    std::cerr << "prof-analyze: cannot write " << opt.output << ": " << strerror(errno) << "\n";
+    rc = 2;
+  }
+  if (rc != 0) unlink(temp.c_str());
+  return rc;
 }
 
 }  // namespace prof

@@ -5,6 +5,7 @@
 // runs it. Exit codes: the command's (commands.h); 2 for a command line it
 // cannot take, with CLI11's message, or an unknown command.
 #include <iostream>
+#include <new>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -237,6 +238,9 @@ int main(int argc, char **argv) {
   args.opt.profile.snap_top = args.opt.summary.top;
   try {
     return command_named(app.get_subcommands().front()->get_name())->run(args);
+  } catch (const std::bad_alloc &) {
+    std::cerr << "prof-analyze: out of memory\n";
+    return 2;
   } catch (const std::exception &e) {
     std::cerr << "prof-analyze: " << e.what() << "\n";
     return 2;

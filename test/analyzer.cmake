@@ -39,3 +39,11 @@ target_link_libraries(analyzer_fuzz PRIVATE test_main prof_analyzer)
 target_compile_definitions(analyzer_fuzz PRIVATE
   PROF_FIXTURES_DIR="${PROF_SHARED_DIR}/fixtures/luajit")
 prof_discover_tests(analyzer_fuzz PROPERTIES SKIP_RETURN_CODE 4)
+
+# Hostile but valid streams: memory and time bounded by what they hold,
+# crafted stack tables and sizes refused (prof-analyze run as a program).
+add_executable(analyzer_hostile analyzer_hostile.cpp)
+target_link_libraries(analyzer_hostile PRIVATE test_main prof_format nlohmann_json::nlohmann_json)
+target_compile_definitions(analyzer_hostile PRIVATE PROF_ANALYZER_PATH="$<TARGET_FILE:prof-analyze>")
+add_dependencies(analyzer_hostile prof-analyze)
+prof_discover_tests(analyzer_hostile)

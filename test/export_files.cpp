@@ -161,24 +161,50 @@ TEST_CASE("speedscope: a profile per memory metric, and the speedscope app opens
   REQUIRE(frames.is_array());
   for (const Json &f : frames) CHECK(f["name"].is_string());
   std::map<std::string, long long> totals;
+  std::map<std::string, std::map<std::string, long long>> own;  // profile -> stack -> value
   for (const Json &p : j["profiles"]) {
-    CHECK(p["type"] == "sampled");
+    const std::string name = p["name"];
+    CHECK(p["type"] == "evented");
     CHECK(p["startValue"] == 0);
-    REQUIRE(p["samples"].size() == p["weights"].size());
-    long long sum = 0;
-    for (const Json &w : p["weights"]) sum += w.get<long long>();
-    CHECK(p["endValue"] == sum);
-    for (const Json &stack : p["samples"])
-      for (const Json &index : stack) CHECK(index.get<size_t>() < frames.size());
-    totals[p["name"]] = sum;
-    CHECK(p["unit"] ==
-          (p["name"].get<std::string>().find("objects") != std::string::npos ? "none" : "bytes"));
+    // Events nest (each close ends the innermost open frame) and never go
+    // back; a stack's own value is the time it is the innermost.
+    std::vector<size_t> open;
+    long long at = 0;
+    for (const Json &e : p["events"]) {
+      const size_t frame = e["frame"];
+      REQUIRE(frame < frames.size());
+      const long long t = e["at"];
+      CHECK(t >= at);
+      if (!open.empty() && t > at) {
+        std::string stack;
+        for (size_t f : open) stack += (stack.empty() ? "" : ";") + frames[f]["name"].get<std::string>();
+        own[name][stack] += t - at;
+      }
+      at = t;
+      if (e["type"] == "O") {
+        open.push_back(frame);
+      } else {
+        REQUIRE(e["type"] == "C");
+        REQUIRE(!open.empty());
+        CHECK(open.back() == frame);
+        open.pop_back();
+      }
+    }
+    CHECK(open.empty());
+    CHECK(p["endValue"] == at);
+    totals[name] = at;
+    CHECK(p["unit"] == (name.find("objects") != std::string::npos ? "none" : "bytes"));
   }
   CHECK(totals == std::map<std::string, long long>{{"alloc_objects", 17},
                                                    {"alloc_space", 6400},
                                                    {"inuse_objects", 5},
                                                    {"inuse_space", 4300},
                                                    {"peak_space", 6000}});
+  // Stack A (0x1000;0x2000) made 11 blocks of 100 B, B (0x1000;0x3000) 5 of
+  // 1000 B and the 300 B block of its realloc, which are all B's leaks.
+  CHECK(own["alloc_space"] ==
+        std::map<std::string, long long>{{"0x1000;0x2000", 1100}, {"0x1000;0x3000", 5300}});
+  CHECK(own["inuse_space"] == std::map<std::string, long long>{{"0x1000;0x3000", 4300}});
   CHECK(j["profiles"][j["activeProfileIndex"].get<size_t>()]["name"] == "alloc_space");
 
   // The real reader: the app lists the profiles with their totals.

@@ -82,9 +82,9 @@ TEST_CASE("prologues, symtab-final and epilogues are the grammar's bytes") {
   CHECK(written([](auto &o) { put_prologue(o, SectionKind::Symtab, false); }) ==
         Bytes{'l', 'j', 's', 0x03, 0x00, 0x00, 0x00});
   CHECK(written([](auto &o) { put_prologue(o, SectionKind::Memprof, true); }) ==
-        Bytes{'l', 'j', 'm', 0x83, 0x01, 0x00, 0x00});
+        Bytes{'l', 'j', 'm', 0x83, 0x02, 0x00, 0x00});
   CHECK(written([](auto &o) { put_prologue(o, SectionKind::Sysprof, true); }) ==
-        Bytes{'l', 'j', 'p', 0x82, 0x01, 0x00, 0x00});
+        Bytes{'l', 'j', 'p', 0x82, 0x02, 0x00, 0x00});
   CHECK(written([](auto &o) { put_symtab_final(o); }) == Bytes{0x80});
   CHECK(written([](auto &o) { put_memprof_epilogue(o); }) == Bytes{0x80});
   CHECK(written([](auto &o) { put_sysprof_epilogue(o); }) == Bytes{0x80});
@@ -200,6 +200,7 @@ TEST_CASE("extension records: header 01KKKKKK, then their body") {
   CHECK(ext_bytes(ext::Sampler{1, 2, 1000000}) == Bytes{0x4c, 0x01, 0x02, 0xc0, 0x84, 0x3d});
   CHECK(ext_bytes(ext::Thread{1234}) == Bytes{0x4d, 0xd2, 0x09});
   CHECK(ext_bytes(ext::Weight{3}) == Bytes{0x4e, 0x03});
+  CHECK(ext_bytes(ext::UncleanEnd{1000, 96}) == Bytes{0x4f, 0xe8, 0x07, 0x60});
 }
 
 TEST_CASE("the owning records the readers return encode as their views do") {
@@ -239,6 +240,7 @@ TEST_CASE("kMaxBytes bounds each record the agent encodes into a fixed buffer") 
   CHECK(ext_bytes(ext::Sampler{kMax, kMax, kMax}).size() == ext::Sampler::kMaxBytes);
   CHECK(ext_bytes(ext::Thread{kMax}).size() == ext::Thread::kMaxBytes);
   CHECK(ext_bytes(ext::Weight{kMax}).size() == ext::Weight::kMaxBytes);
+  CHECK(ext_bytes(ext::UncleanEnd{kMax, kMax}).size() == ext::UncleanEnd::kMaxBytes);
   const std::string text(5000, 't');
   CHECK(ext_bytes(ext::ModuleLoadView{kMax, kMax, text, std::string(256, 'i')}).size() <=
         ext::ModuleLoadView::kMaxBytes);

@@ -25,21 +25,58 @@ std::string hex_bytes(const std::string &raw) {
   return out;
 }
 
-std::string gzip(const std::string &data) {
-  z_stream z{};
-  // XXX: windowBits 15 + 16 asks zlib for a gzip header and trailer.
-  if (deflateInit2(&z, Z_BEST_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-    throw std::runtime_error("zlib: cannot start compressing");
-  std::string out(deflateBound(&z, uLong(data.size())), '\0');
-  z.next_in = reinterpret_cast<Bytef *>(const_cast<char *>(data.data()));
-  z.avail_in = uInt(data.size());
-  z.next_out = reinterpret_cast<Bytef *>(&out[0]);
-  z.avail_out = uInt(out.size());
-  const int rc = deflate(&z, Z_FINISH);
-  out.resize(z.total_out);
-  deflateEnd(&z);
-  if (rc != Z_STREAM_END) throw std::runtime_error("zlib: cannot compress the profile");
-  return out;
+// A gzip stream to `out`, written as it is fed.
+class GzipWriter {
+ public:
+  explicit GzipWriter(std::ostream &out) : out_(out) {
+    // XXX: windowBits 15 + 16 asks zlib for a gzip header and trailer; the
+    // default level, as Go's own pprof writer uses.
+    if (deflateInit2(&z_, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) !=
+        Z_OK)
+      throw std::runtime_error("zlib: cannot start compressing");
+  }
+  ~GzipWriter() { deflateEnd(&z_); }
+  GzipWriter(const GzipWriter &) = delete;
+  GzipWriter &operator=(const GzipWriter &) = delete;
+
+  void write(const std::string &data) { deflate_all(data, Z_NO_FLUSH); }
+  void finish() { deflate_all("", Z_FINISH); }
+
+ private:
+  void deflate_all(const std::string &data, int flush) {
+    z_.next_in = reinterpret_cast<Bytef *>(const_cast<char *>(data.data()));
+    z_.avail_in = uInt(data.size());
+    int rc;
+    do {
+      z_.next_out = chunk_;
+      z_.avail_out = sizeof chunk_;
+      rc = deflate(&z_, flush);
+      if (rc == Z_STREAM_ERROR) throw std::runtime_error("zlib: cannot compress the profile");
+      out_.write(reinterpret_cast<const char *>(chunk_), std::streamsize(sizeof chunk_ - z_.avail_out));
+    } while (z_.avail_out == 0 || (flush == Z_FINISH && rc != Z_STREAM_END));
+  }
+
+  std::ostream &out_;
+  z_stream z_{};
+  Bytef chunk_[1 << 16];
+};
+
+// A field of the Profile message (its number and wire type 2: bytes), as
+// protobuf encodes it.
+std::string field_bytes(uint32_t number, const std::string &bytes) {
+  std::string out;
+  for (uint64_t v : {uint64_t(number) << 3 | 2, uint64_t(bytes.size())}) {
+    for (; v >= 0x80; v >>= 7) out += char(v | 0x80);
+    out += char(v);
+  }
+  return out + bytes;
+}
+
+// A value rounded to an int64, the largest (smallest) one beyond them.
+int64_t saturated(double v) {
+  constexpr double kTwo63 = 9223372036854775808.0;
+  const double n = std::round(v);
+  return n >= kTwo63 ? INT64_MAX : n < -kTwo63 ? INT64_MIN : int64_t(n);
 }
 
 // Builds the profile's tables, each entry once.
@@ -75,18 +112,24 @@ class PprofBuilder {
       }
   }
 
-  // The locations of frames (root first), leaf first.
-  std::vector<uint64_t> locations(const std::vector<Frame> &frames) {
-    std::vector<uint64_t> ids;
-    for (size_t i = 0; i < frames.size();) {
+  // Starts the stacks of a profile's call tree.
+  void begin(const CallTree &calls) {
+    calls_ = &calls;
+    frame_locations_.clear();
+  }
+  // The locations of a call-tree node's stack into `sample`, leaf first.
+  void add_locations(uint32_t node, pb::Sample &sample) {
+    calls_->path(node, path_);
+    runs_.clear();
+    for (size_t i = 0; i < path_.size();) {
       size_t end = i + 1;
-      while (end < frames.size() && frames[end].kind == Frame::Kind::Inlined &&
-             frames[end].addr == frames[i].addr)
+      while (end < path_.size() && calls_->kind(path_[end]) == Frame::Kind::Inlined &&
+             calls_->addr(path_[end]) == calls_->addr(path_[i]))
         end++;
-      ids.push_back(location(frames, i, end));
+      runs_.push_back(location(i, end));
       i = end;
     }
-    return {ids.rbegin(), ids.rend()};
+    for (size_t i = runs_.size(); i-- > 0;) sample.add_location_id(runs_[i]);
   }
 
   void set_types(const std::vector<ValueType> &types, const std::string &preferred) {
@@ -102,17 +145,20 @@ class PprofBuilder {
   pb::Profile &profile() { return p_; }
 
  private:
-  // The location of frames[begin, end): a host frame and the functions
-  // inlined at its address.
-  uint64_t location(const std::vector<Frame> &frames, size_t begin, size_t end) {
-    const Frame &outer = frames[begin];
+  // The location of path_[begin, end): a host frame and the functions
+  // inlined at its address; the first stack through a frame sets them.
+  uint64_t location(size_t begin, size_t end) {
+    const uint32_t outer_id = path_[begin];
+    if (frame_locations_.size() <= outer_id) frame_locations_.resize(calls_->frame_count(), 0);
+    if (frame_locations_[outer_id]) return frame_locations_[outer_id];
+    const Frame outer = calls_->frame(outer_id);
     const bool addressed = outer.addr != 0 && outer.kind != Frame::Kind::Guest;
     std::string key = addressed
                           ? outer.module + '\n' + std::to_string(outer.addr)
                           : "\n" + outer.function + '\n' + outer.file + '\n' +
                                 std::to_string(outer.line) + '\n' + std::to_string(int(outer.kind));
     auto it = location_ids_.find(key);
-    if (it != location_ids_.end()) return it->second;
+    if (it != location_ids_.end()) return frame_locations_[outer_id] = it->second;
     pb::Location *loc = p_.add_location();
     loc->set_id(uint64_t(p_.location_size()));
     if (addressed) {
@@ -124,11 +170,12 @@ class PprofBuilder {
         }
     }
     for (size_t i = end; i-- > begin;) {
+      const Frame f = calls_->frame(path_[i]);
       pb::Line *line = loc->add_line();
-      line->set_function_id(function(frames[i]));
-      line->set_line(frames[i].line);
+      line->set_function_id(function(f));
+      line->set_line(f.line);
     }
-    return location_ids_[key] = loc->id();
+    return frame_locations_[outer_id] = location_ids_[key] = loc->id();
   }
 
   uint64_t function(const Frame &f) {
@@ -149,36 +196,49 @@ class PprofBuilder {
   std::map<std::string, std::vector<const pb::Mapping *>> by_path_;
   std::map<std::string, uint64_t> location_ids_;
   std::map<std::pair<std::string, std::string>, uint64_t> function_ids_;
+  // The profile being added: its location by outer frame id (0: none yet).
+  const CallTree *calls_ = nullptr;
+  std::vector<uint64_t> frame_locations_;
+  std::vector<uint32_t> path_;
+  std::vector<uint64_t> runs_;
 };
 
 }  // namespace
 
-std::string pprof_profile(const std::vector<Profile *> &profiles, bool label_pid) {
+void write_pprof(const std::vector<Profile *> &profiles, bool label_pid, std::ostream &out) {
   PprofBuilder b;
+  GzipWriter gz(out);
+  constexpr uint32_t kSampleField = 2;  // Profile.sample, pprof.proto
+  pb::Sample sample;
+  std::string bytes;
   for (Profile *profile : profiles) {
     b.add_mappings(*profile);
     const StackValues values = stack_values(*profile);
     b.set_types(values.types, profile->has_memory() ? "alloc_space" : "samples");
+    b.begin(profile->calls());
     const uint64_t pid = profile->streams().empty() ? 0 : profile->streams()[0]->pid;
-    for (const ValuedStack &s : values.stacks) {
-      pb::Sample *sample = b.profile().add_sample();
-      for (uint64_t id : b.locations(s.frames)) sample->add_location_id(id);
-      for (double v : s.values) sample->add_value(std::llround(v));
-      if (!s.vmstate.empty()) {
-        pb::Label *l = sample->add_label();
+    for (size_t i = 0; i < values.nodes.size(); i++) {
+      sample.Clear();
+      b.add_locations(values.nodes[i], sample);
+      for (size_t t = 0; t < values.types.size(); t++)
+        sample.add_value(saturated(values.values_of(i)[t]));
+      if (!values.vmstates.empty()) {
+        pb::Label *l = sample.add_label();
         l->set_key(b.str("vmstate"));
-        l->set_str(b.str(s.vmstate));
+        l->set_str(b.str(vmstate_name(values.vmstates[i])));
       }
       if (label_pid) {
-        pb::Label *l = sample->add_label();
+        pb::Label *l = sample.add_label();
         l->set_key(b.str("pid"));
         l->set_num(int64_t(pid));
       }
+      if (!sample.SerializeToString(&bytes)) throw std::runtime_error("cannot encode the profile");
+      gz.write(field_bytes(kSampleField, bytes));
     }
   }
-  std::string bytes;
   if (!b.profile().SerializeToString(&bytes)) throw std::runtime_error("cannot encode the profile");
-  return gzip(bytes);
+  gz.write(bytes);
+  gz.finish();
 }
 
 }  // namespace prof

@@ -14,18 +14,23 @@
 // - one Function per (name, file);
 // - with `label_pid`, every sample carries a numeric "pid" label: its
 //   profile's first stream's process (--per-process).
-// Values are rounded to integers (estimates of sampled streams).
+// Values are rounded to integers (estimates of sampled streams), and those
+// beyond an int64 held at its largest.
+//
+// Writing: every sample is encoded and compressed as soon as it is made,
+// then the tables (protobuf merges a message's fields in any order), so
+// memory follows the tables, not the samples times their depth.
 #pragma once
 
-#include <string>
+#include <ostream>
 #include <vector>
 
 #include "model/profile.h"
 
 namespace prof {
 
-// The gzipped serialized profile of the stacks of `profiles` (all memory or
-// all CPU).
-std::string pprof_profile(const std::vector<Profile *> &profiles, bool label_pid);
+// Writes the gzipped serialized profile of the stacks of `profiles` (all
+// memory or all CPU).
+void write_pprof(const std::vector<Profile *> &profiles, bool label_pid, std::ostream &out);
 
 }  // namespace prof

@@ -14,11 +14,11 @@ std::string sampler_text(const ext::Sampler &r) {
 
 }  // namespace
 
-void CpuModel::read(StreamContext &ctx) {
+void CpuModel::read(StreamContext &ctx, CallTree &calls) {
   uint64_t tid = 0, weight = 1;
   ctx.read_sysprof([&](const SysprofSample &s) {
     if (s.record != SysprofRecord::Ext) {
-      add(ctx, s, double(weight), tid);
+      add(ctx, calls, s, double(weight), tid);
       weight = 1;
       return;
     }
@@ -31,7 +31,8 @@ void CpuModel::read(StreamContext &ctx) {
   });
 }
 
-void CpuModel::add(StreamContext &ctx, const SysprofSample &s, double weight, uint64_t tid) {
+void CpuModel::add(StreamContext &ctx, CallTree &calls, const SysprofSample &s, double weight,
+                   uint64_t tid) {
   samples_ += weight;
   by_vmstate_[s.vmstate] += weight;
   by_thread_[Thread{ctx.index, tid}] += weight;
@@ -48,24 +49,11 @@ void CpuModel::add(StreamContext &ctx, const SysprofSample &s, double weight, ui
     stacks_[raw->second].samples += weight;
     return;
   }
-  Stack st;
-  st.file = ctx.index;
-  st.vmstate = s.vmstate;
-  st.frames = ctx.sample_frames(s);
-  std::string name(1, char(s.vmstate));
-  name += std::to_string(ctx.index);
-  for (const Frame &f : st.frames) name += "\n" + f.label();
-  auto named = by_name_.find(name);
-  uint32_t index;
-  if (named == by_name_.end()) {
-    index = uint32_t(stacks_.size());
-    stacks_.push_back(std::move(st));
-    by_name_.emplace(std::move(name), index);
-  } else {
-    index = named->second;
-  }
-  stacks_[index].samples += weight;
-  by_raw_.emplace(raw_, index);
+  const uint32_t node = ctx.sample_node(s, calls);
+  auto named = by_node_.emplace(std::make_tuple(ctx.index, s.vmstate, node), uint32_t(stacks_.size()));
+  if (named.second) stacks_.push_back(Stack{ctx.index, s.vmstate, node, 0});
+  stacks_[named.first->second].samples += weight;
+  by_raw_.emplace(raw_, named.first->second);
 }
 
 }  // namespace prof

@@ -2,19 +2,20 @@
 //
 // Invariants: memory grows with unique stacks and threads, never with
 // samples. A sample is named with the symbols known when it is read, as
-// LuaJIT's parser does: a cache from raw stacks to named ones lives while no
-// symbol or module record arrives. A weight record makes the next sample
+// LuaJIT's parser does, into the profile's CallTree; a stack is its stream,
+// VM state and call-tree node. A cache from raw stacks to stacks lives while
+// no symbol or module record arrives. A weight record makes the next sample
 // count that many times; a thread record assigns the samples that follow.
 #pragma once
 
 #include <cstdint>
 #include <map>
 #include <string>
-#include <unordered_map>
+#include <tuple>
 #include <utility>
 #include <vector>
 
-#include "model/frame.h"
+#include "model/call_tree.h"
 #include "read/stream_context.h"
 
 namespace prof {
@@ -24,7 +25,7 @@ class CpuModel {
   struct Stack {
     uint32_t file = 0;
     uint8_t vmstate = 0;
-    std::vector<Frame> frames;  // root first
+    uint32_t node = 0;  // in the CallTree the samples were read into
     double samples = 0;
   };
   struct Thread {
@@ -35,8 +36,8 @@ class CpuModel {
     }
   };
 
-  // Reads every sample of a sysprof stream.
-  void read(StreamContext &ctx);
+  // Reads every sample of a sysprof stream, naming stacks into `calls`.
+  void read(StreamContext &ctx, CallTree &calls);
 
   const std::vector<Stack> &stacks() const { return stacks_; }
   double samples() const { return samples_; }
@@ -46,10 +47,11 @@ class CpuModel {
   const std::vector<std::string> &samplers() const { return samplers_; }
 
  private:
-  void add(StreamContext &ctx, const SysprofSample &s, double weight, uint64_t tid);
+  void add(StreamContext &ctx, CallTree &calls, const SysprofSample &s, double weight,
+           uint64_t tid);
 
   std::vector<Stack> stacks_;
-  std::unordered_map<std::string, uint32_t> by_name_;  // vmstate + frame labels -> stack
+  std::map<std::tuple<uint32_t, uint8_t, uint32_t>, uint32_t> by_node_;  // (file, vmstate, node)
   std::map<std::vector<uint64_t>, uint32_t> by_raw_;   // raw sample -> stack (one naming epoch)
   uint64_t raw_epoch_ = UINT64_MAX;
   std::vector<uint64_t> raw_;

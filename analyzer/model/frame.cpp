@@ -7,12 +7,6 @@ std::string basename_of(const std::string &path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
-std::string stack_label(const std::vector<Frame> &frames) {
-  std::string s;
-  for (const Frame &f : frames) s += f.label() + "\n";
-  return s;
-}
-
 std::string Frame::label() const {
   if (file.empty() || kind == Kind::Guest) return function;
   return function + " (" + basename_of(file) + (line ? ":" + std::to_string(line) : "") + ")";

@@ -32,9 +32,9 @@ struct Frame {
   std::string label() const;
 };
 
-std::string basename_of(const std::string &path);
+// f.label(), as a function.
+inline std::string frame_label(const Frame &f) { return f.label(); }
 
-// A stack's identity across streams: its frames' labels, one per line.
-std::string stack_label(const std::vector<Frame> &frames);
+std::string basename_of(const std::string &path);
 
 }  // namespace prof

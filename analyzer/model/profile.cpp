@@ -16,7 +16,7 @@ StreamContext &Profile::read(const std::string &path) {
     read_memory(ctx);
   } else {
     has_cpu_ = true;
-    cpu_.read(ctx);
+    cpu_.read(ctx, calls_);
   }
   return ctx;
 }
@@ -121,8 +121,14 @@ void Profile::read_memory(StreamContext &ctx) {
   });
   const uint64_t mark_step = ctx.file.size() / 64 + 1;
   uint64_t next_mark = mark_step;
+  uint64_t offset = 0;  // of the event read
+  auto key_of = [&](const EventStacks &s) {
+    return StackKey{s.file, s.site, ctx.stacks.check(s.host, false, offset),
+                    ctx.stacks.check(s.guest, true, offset)};
+  };
   try {
     ctx.read_memprof([&](const MemprofEvent &ev) {
+      offset = ev.offset;
       if (ev.offset >= next_mark) {
         pipe.put(HeapOp{HeapOp::Mark, 0});
         next_mark = ev.offset + mark_step;
@@ -133,8 +139,8 @@ void Profile::read_memory(StreamContext &ctx) {
         } else if (const auto *t = std::get_if<ext::TimeMark>(&ev.ext)) {
           pipe.put(HeapOp{HeapOp::TimeMark, 0, t->time_ns, t->rss_bytes});
         } else if (const auto *m = std::get_if<ext::Map>(&ev.ext)) {
-          const StackKey key{ctx.index, 0, m->host_stack, m->guest_stack};
-          pipe.put(HeapOp{HeapOp::Map, stack_ids_.id_of(key), m->addr, m->length});
+          const EventStacks stacks{ctx.index, 0, m->host_stack, m->guest_stack};
+          pipe.put(HeapOp{HeapOp::Map, stack_ids_.id_of(stacks, key_of), m->addr, m->length});
         } else if (const auto *u = std::get_if<ext::Unmap>(&ev.ext)) {
           pipe.put(HeapOp{HeapOp::Unmap, 0, u->addr, u->length});
         }
@@ -144,9 +150,9 @@ void Profile::read_memory(StreamContext &ctx) {
         pipe.put(HeapOp{HeapOp::Free, 0, ev.oaddr});
         return;
       }
-      StackKey key{ctx.index, 0, ev.host_stack, ev.guest_stack};
-      if (!ev.has_stacks && ev.loc.source != kAsourceNone) key.site = site_of(ctx, ev.loc);
-      const uint32_t stack = stack_ids_.id_of(key);
+      EventStacks stacks{ctx.index, 0, ev.host_stack, ev.guest_stack};
+      if (!ev.has_stacks && ev.loc.source != kAsourceNone) stacks.site = site_of(ctx, ev.loc);
+      const uint32_t stack = stack_ids_.id_of(stacks, key_of);
       if (ev.record == MemprofRecord::Alloc)
         pipe.put(HeapOp{HeapOp::Alloc, stack, 0, ev.naddr, ev.nsize});
       else
@@ -159,11 +165,18 @@ void Profile::read_memory(StreamContext &ctx) {
   }
   pipe.close();
   model.join();
-  if (failure) std::rethrow_exception(failure);
+  if (failure) {
+    try {
+      std::rethrow_exception(failure);
+    } catch (const std::bad_alloc &) {
+      throw OutOfMemory(ctx.file.reader().offset());
+    }
+  }
   heap_.end_stream();
 }
 
 void Profile::suppress_leaks(const Suppressions &suppressions) {
+  if (suppressions.patterns().empty()) return;
   std::vector<SuppressedLeaks> used(suppressions.patterns().size());
   for (uint32_t id = 0; id < heap_.stacks().size(); id++) {
     const StackStats &s = heap_.stacks()[id];
@@ -181,15 +194,18 @@ void Profile::suppress_leaks(const Suppressions &suppressions) {
     }
 }
 
-std::vector<Frame> Profile::frames(uint32_t stack) {
+uint32_t Profile::node(uint32_t stack) {
+  if (stack_nodes_.size() <= stack) stack_nodes_.resize(stack_ids_.size(), IdTable::kNone);
+  uint32_t &node = stack_nodes_[stack];
+  if (node != IdTable::kNone) return node;
   const StackKey &key = stack_ids_.key(stack);
   if (key.site) {
     Frame f;
     f.kind = Frame::Kind::Guest;
     f.function = site_names_[key.site - 1];
-    return {f};
+    return node = calls_.child(CallTree::kRoot, calls_.frame_id(f));
   }
-  return streams_[key.file]->stack_frames(key.host, key.guest);
+  return node = streams_[key.file]->stack_node(key.host, key.guest, calls_);
 }
 
 }  // namespace prof

@@ -5,7 +5,9 @@
 //
 // Invariants: reading keeps nothing per event (see HeapModel and CpuModel);
 // a cut stream is read up to its last complete record (StreamContext::end);
-// corruption throws FormatError and I/O failures std::runtime_error.
+// corruption throws FormatError, I/O failures std::runtime_error and a lack
+// of memory OutOfMemory. Stacks are named into one CallTree (memory stacks
+// when first asked for, CPU samples as they are read), which reports walk.
 #pragma once
 
 #include <cstdint>
@@ -17,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "model/call_tree.h"
 #include "model/cpu_model.h"
 #include "model/frame.h"
 #include "model/heap_model.h"
@@ -49,8 +52,11 @@ class Profile {
   // Reads one more stream.
   StreamContext &read(const std::string &path);
 
+  // The call-tree node of a stack of the memory model (by id).
+  uint32_t node(uint32_t stack);
   // The frames of a stack of the memory model (by id), root first.
-  std::vector<Frame> frames(uint32_t stack);
+  std::vector<Frame> frames(uint32_t stack) { return calls_.frames(node(stack)); }
+  const CallTree &calls() const { return calls_; }
 
   // Leaves out of the leaks every stack a suppression matches, and counts
   // them by pattern (used patterns only, in file order); after the last read.
@@ -70,6 +76,8 @@ class Profile {
   ProfileOptions opt_;
   std::vector<std::unique_ptr<StreamContext>> streams_;
   StackIndex stack_ids_;
+  CallTree calls_;
+  std::vector<uint32_t> stack_nodes_;  // by stack id, named when first asked for
   HeapModel heap_;
   CpuModel cpu_;
   bool has_memory_ = false, has_cpu_ = false;

@@ -4,67 +4,79 @@
 //
 // Invariants: ids are given in the order keys are first met, from 0; a key
 // keeps its id; keys of different streams never compare equal (stack-table
-// ids are per stream).
+// indices are per stream); 16 bytes a key plus its IdTable slots.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
-#include <unordered_map>
 #include <vector>
+
+#include "model/id_table.h"
 
 namespace prof {
 
-// A stream's stack-table stacks, or for streams without stacks (genuine
-// LuaJIT), a guest location (`site`, named by the reader).
+// A stream's stack-table stacks (indices, stack_table.h), or for streams
+// without stacks (genuine LuaJIT), a guest location (`site`, named by the
+// reader).
 struct StackKey {
   uint32_t file = 0;  // which stream
   uint32_t site = 0;
-  uint64_t host = 0, guest = 0;
+  uint32_t host = 0, guest = 0;
   bool operator==(const StackKey &o) const {
     return file == o.file && site == o.site && host == o.host && guest == o.guest;
   }
-  bool operator<(const StackKey &o) const {
-    if (file != o.file) return file < o.file;
-    if (site != o.site) return site < o.site;
-    if (host != o.host) return host < o.host;
-    return guest < o.guest;
+};
+
+// A StackKey as an event gives it: the stream's own stack ids.
+struct EventStacks {
+  uint32_t file = 0, site = 0;
+  uint64_t host = 0, guest = 0;
+  bool operator==(const EventStacks &o) const {
+    return file == o.file && site == o.site && host == o.host && guest == o.guest;
   }
 };
 
 class StackIndex {
  public:
-  uint32_t id_of(const StackKey &k) {
+  // The id of the stack an event names; key_of(stacks) makes its key (and
+  // may throw: it checks the ids), only when the stacks are not cached.
+  template <class KeyOf>
+  __attribute__((always_inline)) uint32_t id_of(const EventStacks &stacks, KeyOf &&key_of) {
     // XXX: events come in runs from a few stacks; a small direct-mapped
-    // cache in front of the hash map saves most lookups.
-    Cached &c = cache_[Hash()(k) % kCache];
-    if (c.id != UINT32_MAX && c.key == k) return c.id;
-    return insert(k, c);
+    // cache in front of the table saves most lookups, and one multiply
+    // (its top bits) is all a hit costs.
+    Cached &c = cache_[((stacks.host + 31 * stacks.guest + stacks.site) * 0x9E3779B97F4A7C15ull) >>
+                       (64 - kCacheBits)];
+    if (c.id != IdTable::kNone && c.stacks == stacks) return c.id;
+    c = Cached{stacks, insert(key_of(stacks))};
+    return c.id;
   }
   const StackKey &key(uint32_t id) const { return keys_[id]; }
   uint32_t size() const { return uint32_t(keys_.size()); }
 
  private:
-  struct Hash {
-    size_t operator()(const StackKey &k) const {
-      return size_t((k.host * 0x9E3779B97F4A7C15ull ^ k.guest * 0xC2B2AE3D27D4EB4Full) +
-                    (uint64_t(k.file) << 32 | k.site));
-    }
-  };
-  static constexpr size_t kCache = 64;
+  static uint64_t hash(const StackKey &k) {
+    return mix_hash(uint64_t(k.host) << 32 | k.guest, uint64_t(k.file) << 32 | k.site);
+  }
+  static constexpr int kCacheBits = 6;
   struct Cached {
-    StackKey key;
-    uint32_t id = UINT32_MAX;
+    EventStacks stacks;
+    uint32_t id = IdTable::kNone;
   };
-  __attribute__((noinline)) uint32_t insert(const StackKey &k, Cached &c) {
-    auto it = ids_.try_emplace(k, uint32_t(keys_.size())).first;
-    if (it->second == keys_.size()) keys_.push_back(k);
-    c = Cached{k, it->second};
-    return it->second;
+  __attribute__((noinline)) uint32_t insert(const StackKey &k) {
+    const uint64_t h = hash(k);
+    uint32_t id = ids_.find(h, [&](uint32_t i) { return keys_[i] == k; });
+    if (id == IdTable::kNone) {
+      id = size();
+      keys_.push_back(k);
+      ids_.insert(h, id, [&](uint32_t i) { return hash(keys_[i]); });
+    }
+    return id;
   }
 
   std::vector<StackKey> keys_;
-  std::unordered_map<StackKey, uint32_t, Hash> ids_;
-  Cached cache_[kCache];
+  IdTable ids_;
+  Cached cache_[1 << kCacheBits];
 };
 
 }  // namespace prof

@@ -1,73 +1,83 @@
 #include "model/stack_merge.h"
 
-#include <cstring>
+#include <utility>
 
 namespace prof {
 namespace {
 
-enum class Entry { None, RunsLua, RunsC };
-
 // Host functions through which a VM runs guest code.
-struct VmEntry {
+struct KnownEntry {
   const char *function;
-  Entry kind;
+  VmEntry kind;
 };
-const VmEntry kVmEntries[] = {
-    {"luaV_execute", Entry::RunsLua},   // Lua 5.x: one interpreter loop per C boundary
-    {"lj_vm_call", Entry::RunsLua},     // LuaJIT: the VM's own entries
-    {"lj_vm_pcall", Entry::RunsLua},
-    {"lj_vm_resume", Entry::RunsLua},
-    {"lj_vm_cpcall", Entry::RunsC},
-    {"lua_call", Entry::RunsLua},       // LuaJIT's public API, all a symbol table may name
-    {"lua_pcall", Entry::RunsLua},
-    {"lua_resume", Entry::RunsLua},
-    {"lua_cpcall", Entry::RunsC},
+const KnownEntry kVmEntries[] = {
+    {"luaV_execute", VmEntry::RunsLua},   // Lua 5.x: one interpreter loop per C boundary
+    {"lj_vm_call", VmEntry::RunsLua},     // LuaJIT: the VM's own entries
+    {"lj_vm_pcall", VmEntry::RunsLua},
+    {"lj_vm_resume", VmEntry::RunsLua},
+    {"lj_vm_cpcall", VmEntry::RunsC},
+    {"lua_call", VmEntry::RunsLua},       // LuaJIT's public API, all a symbol table may name
+    {"lua_pcall", VmEntry::RunsLua},
+    {"lua_resume", VmEntry::RunsLua},
+    {"lua_cpcall", VmEntry::RunsC},
 };
-
-Entry entry_of(const Frame &f) {
-  if (f.kind == Frame::Kind::Inlined) return Entry::None;
-  for (const VmEntry &e : kVmEntries)
-    if (f.function == e.function) return e.kind;
-  return Entry::None;
-}
 
 }  // namespace
 
-std::vector<Frame> merge_stacks(std::vector<Frame> host, const std::vector<GuestPart> &guest) {
-  std::vector<Entry> entries(host.size());
-  size_t innermost = host.size();
-  for (size_t i = 0; i < host.size(); i++) {
-    entries[i] = entry_of(host[i]);
-    // XXX: an entry called directly by the next one is the same way in.
-    if (i > 0 && entries[i] != Entry::None && entries[i - 1] != Entry::None)
-      entries[i - 1] = Entry::None;
-  }
-  for (size_t i = 0; i < host.size(); i++)
-    if (entries[i] != Entry::None) innermost = i;
+VmEntry vm_entry(std::string_view function, Frame::Kind kind) {
+  if (kind == Frame::Kind::Inlined) return VmEntry::None;
+  for (const KnownEntry &e : kVmEntries)
+    if (function == e.function) return e.kind;
+  return VmEntry::None;
+}
 
-  std::vector<Frame> out;
-  out.reserve(host.size() + guest.size());
-  if (innermost == host.size()) {
-    out = std::move(host);
-    for (const GuestPart &g : guest) out.push_back(g.frame);
-    return out;
+void merge_positions(std::vector<VmEntry> &entries, const std::vector<bool> &cfunc,
+                     std::vector<uint32_t> &out) {
+  const size_t nhost = entries.size(), nguest = cfunc.size();
+  out.clear();
+  size_t innermost = nhost;
+  for (size_t i = 1; i < nhost; i++)
+    // XXX: an entry called directly by the next one is the same way in.
+    if (entries[i] != VmEntry::None && entries[i - 1] != VmEntry::None)
+      entries[i - 1] = VmEntry::None;
+  for (size_t i = 0; i < nhost; i++)
+    if (entries[i] != VmEntry::None) innermost = i;
+
+  auto guest_at = [&](size_t g) { return uint32_t(nhost + g); };
+  if (innermost == nhost) {
+    for (size_t i = 0; i < nhost; i++) out.push_back(uint32_t(i));
+    for (size_t g = 0; g < nguest; g++) out.push_back(guest_at(g));
+    return;
   }
   size_t g = 0;
-  for (size_t i = 0; i < host.size(); i++) {
-    out.push_back(std::move(host[i]));
-    if (entries[i] == Entry::RunsC) {
-      if (g < guest.size() && guest[g].cfunc) g++;
-    } else if (entries[i] == Entry::RunsLua) {
-      while (g < guest.size() && guest[g].cfunc) g++;
-      for (; g < guest.size() && !guest[g].cfunc; g++) out.push_back(guest[g].frame);
+  for (size_t i = 0; i < nhost; i++) {
+    out.push_back(uint32_t(i));
+    if (entries[i] == VmEntry::RunsC) {
+      if (g < nguest && cfunc[g]) g++;
+    } else if (entries[i] == VmEntry::RunsLua) {
+      while (g < nguest && cfunc[g]) g++;
+      for (; g < nguest && !cfunc[g]; g++) out.push_back(guest_at(g));
     }
     if (i != innermost) continue;
     // XXX: trailing C frames alone are the native code the host already shows.
     bool lua_left = false;
-    for (size_t k = g; k < guest.size(); k++) lua_left |= !guest[k].cfunc;
+    for (size_t k = g; k < nguest; k++) lua_left |= !cfunc[k];
     if (lua_left)
-      for (; g < guest.size(); g++) out.push_back(guest[g].frame);
+      for (; g < nguest; g++) out.push_back(guest_at(g));
   }
+}
+
+std::vector<Frame> merge_stacks(std::vector<Frame> host, const std::vector<GuestPart> &guest) {
+  std::vector<VmEntry> entries;
+  for (const Frame &f : host) entries.push_back(vm_entry(f.function, f.kind));
+  std::vector<bool> cfunc;
+  for (const GuestPart &g : guest) cfunc.push_back(g.cfunc);
+  std::vector<uint32_t> order;
+  merge_positions(entries, cfunc, order);
+  std::vector<Frame> out;
+  out.reserve(order.size());
+  for (uint32_t at : order)
+    out.push_back(at < host.size() ? std::move(host[at]) : guest[at - host.size()].frame);
   return out;
 }
 

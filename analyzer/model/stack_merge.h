@@ -19,6 +19,8 @@
 //   host frame.
 #pragma once
 
+#include <cstdint>
+#include <string_view>
 #include <vector>
 
 #include "model/frame.h"
@@ -32,5 +34,14 @@ struct GuestPart {
 
 // Host and guest frames root first; returns the merged stack, root first.
 std::vector<Frame> merge_stacks(std::vector<Frame> host, const std::vector<GuestPart> &guest);
+
+// The same rule for stacks known by other means (frame ids of a call tree):
+// what each host frame (root first) is, from its function name, and whether
+// each guest frame (root first) is a C frame; `out` gets the merged stack,
+// root first, as positions: host frame i is i, guest frame g is host + g.
+enum class VmEntry : uint8_t { None, RunsLua, RunsC };
+VmEntry vm_entry(std::string_view function, Frame::Kind kind);
+void merge_positions(std::vector<VmEntry> &host, const std::vector<bool> &guest_cfunc,
+                     std::vector<uint32_t> &out);
 
 }  // namespace prof

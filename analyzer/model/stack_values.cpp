@@ -15,16 +15,20 @@ StackValues stack_values(Profile &profile) {
       const StackStats &s = stacks[id];
       if (s.allocs == 0) continue;
       const double per_block = s.alloc_count / double(s.allocs);
-      out.stacks.push_back({profile.frames(id),
-                            {s.alloc_count, s.alloc_bytes, double(s.live_blocks) * per_block,
-                             s.live_bytes, s.peak_bytes},
-                            ""});
+      out.nodes.push_back(profile.node(id));
+      out.values.insert(out.values.end(), {s.alloc_count, s.alloc_bytes,
+                                           double(s.live_blocks) * per_block, s.live_bytes,
+                                           s.peak_bytes});
     }
     return out;
   }
   out.types = {{"samples", "count"}};
   for (const CpuModel::Stack &s : profile.cpu().stacks())
-    if (s.samples > 0) out.stacks.push_back({s.frames, {s.samples}, vmstate_name(s.vmstate)});
+    if (s.samples > 0) {
+      out.nodes.push_back(s.node);
+      out.values.push_back(s.samples);
+      out.vmstates.push_back(s.vmstate);
+    }
   return out;
 }
 

@@ -1,6 +1,6 @@
-// The stacks of a Profile with their figures and whole frames (file, line,
-// module, address), for the exporters that keep more than folded names:
-// pprof and speedscope.
+// The stacks of a Profile with their figures, as nodes of its CallTree
+// (whole frames: file, line, module, address), for the exporters that keep
+// more than folded names: pprof and speedscope.
 //
 // Invariants: memory stacks come with five values, in this order:
 //   alloc_objects/count, alloc_space/bytes   everything allocated
@@ -12,10 +12,10 @@
 // left out; mmap stacks are not memory stacks here.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
-#include "model/frame.h"
 #include "model/profile.h"
 
 namespace prof {
@@ -24,15 +24,12 @@ struct ValueType {
   std::string type, unit;
 };
 
-struct ValuedStack {
-  std::vector<Frame> frames;   // root first
-  std::vector<double> values;  // one per ValueType
-  std::string vmstate;         // CPU samples: the VM state's name
-};
-
 struct StackValues {
   std::vector<ValueType> types;
-  std::vector<ValuedStack> stacks;
+  std::vector<uint32_t> nodes;    // the stacks, in profile.calls()
+  std::vector<double> values;     // types.size() a stack, in the order of `types`
+  std::vector<uint8_t> vmstates;  // CPU stacks: the VM state of each
+  const double *values_of(size_t stack) const { return values.data() + stack * types.size(); }
 };
 
 // The memory stacks of a profile with memory streams, else its CPU stacks.

@@ -88,7 +88,7 @@ std::string window_line(const nlohmann::json &w, uint64_t pid) {
     line << " (never came: to the end)";
   if (w["earlier_frees"].get<uint64_t>())
     line << "; " << w["earlier_frees"].get<uint64_t>() << " frees of blocks made before it ("
-         << format_bytes(int64_t(w["earlier_freed_bytes"].get<uint64_t>()), true) << ") left out";
+         << format_bytes(double(w["earlier_freed_bytes"].get<uint64_t>()), true) << ") left out";
   return line.str();
 }
 

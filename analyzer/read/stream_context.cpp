@@ -1,5 +1,7 @@
 #include "read/stream_context.h"
 
+#include <algorithm>
+
 namespace prof {
 
 void StreamContext::add_symbol(const Symbol &s) {
@@ -7,11 +9,20 @@ void StreamContext::add_symbol(const Symbol &s) {
   naming_epoch++;
 }
 
-bool StreamContext::absorb(const ExtRecord &r) {
+bool StreamContext::absorb(const ExtRecord &r, uint64_t offset) {
   if (const auto *host = std::get_if<ext::StackHost>(&r)) {
-    stacks.add(*host, symbolizer.epoch());
+    StackFrame f;
+    f.addr = host->ip;
+    f.module_epoch = symbolizer.epoch();
+    stacks.add(host->id, host->parent, f, offset);
   } else if (const auto *guest = std::get_if<ext::StackGuest>(&r)) {
-    stacks.add(*guest, symbolizer.epoch());
+    StackFrame f;
+    f.guest = true;
+    f.frame_type = guest->frame_type;
+    f.addr = guest->frame_addr;
+    f.line = guest->line;
+    f.module_epoch = symbolizer.epoch();
+    stacks.add(guest->id, guest->parent, f, offset);
   } else if (const auto *load = std::get_if<ext::ModuleLoad>(&r)) {
     symbolizer.module_load(*load);
     naming_epoch++;
@@ -39,52 +50,100 @@ bool StreamContext::absorb(const ExtRecord &r) {
   return true;
 }
 
-void StreamContext::host_frames(uint64_t ip, uint32_t epoch, std::vector<Frame> &out) {
+void StreamContext::refuse_size(const MemprofEvent &ev) const {
+  // XXX: glibc's allocators refuse every size above PTRDIFF_MAX, so such a
+  // size is not one a program was given; mmap lengths (map records) may be
+  // anything a program asked for, and are not checked.
+  throw FormatError(ev.offset, false,
+                    "a block of " + std::to_string(std::max(ev.nsize, ev.osize)) +
+                        " bytes (no allocation reaches 2^63)");
+}
+
+void StreamContext::host_frames(uint64_t ip, uint32_t epoch, CallTree &calls,
+                                std::vector<uint32_t> &out) {
   // XXX: genuine streams name native code through the symtab's C symbols.
   if (!file.prologue().extended) {
-    out.push_back(file.symbols().host_frame(ip));
+    out.push_back(calls.frame_id(file.symbols().host_frame(ip)));
     return;
   }
-  const std::vector<Frame> &f = symbolizer.frames(ip, epoch);
-  out.insert(out.end(), f.begin(), f.end());
+  for (const Frame &f : symbolizer.frames(ip, epoch)) out.push_back(calls.frame_id(f));
 }
 
-std::vector<Frame> StreamContext::stack_frames(uint64_t host, uint64_t guest) {
-  std::vector<Frame> h;
-  std::vector<GuestPart> g;
-  stacks.frames(host, scratch_);
-  for (size_t i = scratch_.size(); i-- > 0;)
-    host_frames(scratch_[i].addr, scratch_[i].module_epoch, h);
-  stacks.frames(guest, scratch_);
-  for (size_t i = scratch_.size(); i-- > 0;) {
-    const StackFrame &f = scratch_[i];
-    g.push_back({file.symbols().guest_frame(f.frame_type, f.addr, f.line),
-                 f.frame_type == kFrameCfunc});
+uint32_t StreamContext::guest_frame(uint8_t type, uint64_t addr, uint64_t line, CallTree &calls) {
+  return calls.frame_id(file.symbols().guest_frame(type, addr, line));
+}
+
+uint32_t StreamContext::host_node(uint32_t host, CallTree &calls) {
+  if (named_.size() < stacks.size()) named_.resize(stacks.size(), IdTable::kNone);
+  named_[0] = CallTree::kRoot;
+  // Up to the nearest node named already, then down, each node named once.
+  for (; named_[host] == IdTable::kNone; host = stacks.parent(host)) todo_.push_back(host);
+  uint32_t node = named_[host];
+  for (; !todo_.empty(); todo_.pop_back()) {
+    const StackFrame f = stacks.frame(todo_.back());
+    ip_ids_.clear();
+    host_frames(f.addr, f.module_epoch, calls, ip_ids_);
+    for (uint32_t id : ip_ids_) node = calls.child(node, id);
+    named_[todo_.back()] = node;
   }
-  return merge_stacks(std::move(h), g);
+  return node;
 }
 
-std::vector<Frame> StreamContext::sample_frames(const SysprofSample &s) {
-  std::vector<Frame> h;
-  std::vector<GuestPart> g;
+uint32_t StreamContext::merged_node(const std::vector<uint32_t> &host,
+                                    const std::vector<uint32_t> &guest,
+                                    const std::vector<bool> &guest_cfunc, CallTree &calls) {
+  entries_.clear();
+  for (uint32_t id : host) entries_.push_back(vm_entry(calls.function(id), calls.kind(id)));
+  merge_positions(entries_, guest_cfunc, order_);
+  uint32_t node = CallTree::kRoot;
+  for (uint32_t at : order_)
+    node = calls.child(node, at < host.size() ? host[at] : guest[at - host.size()]);
+  return node;
+}
+
+uint32_t StreamContext::stack_node(uint32_t host, uint32_t guest, CallTree &calls) {
+  const uint32_t node = host_node(host, calls);
+  if (guest == 0) return node;
+  calls.path(node, host_ids_);
+  if (named_.size() < stacks.size()) named_.resize(stacks.size(), IdTable::kNone);
+  guest_ids_.clear();
+  guest_cfunc_.clear();
+  for (uint32_t g = guest; g != 0; g = stacks.parent(g)) {
+    const StackFrame f = stacks.frame(g);
+    if (named_[g] == IdTable::kNone)
+      named_[g] = guest_frame(uint8_t(f.frame_type), f.addr, f.line, calls);
+    guest_ids_.push_back(named_[g]);
+    guest_cfunc_.push_back(f.frame_type == kFrameCfunc);
+  }
+  std::reverse(guest_ids_.begin(), guest_ids_.end());
+  std::reverse(guest_cfunc_.begin(), guest_cfunc_.end());
+  return merged_node(host_ids_, guest_ids_, guest_cfunc_, calls);
+}
+
+uint32_t StreamContext::sample_node(const SysprofSample &s, CallTree &calls) {
   const uint32_t epoch = symbolizer.epoch();
-  for (size_t i = s.host.size(); i-- > 0;) host_frames(s.host[i], epoch, h);
-  for (size_t i = s.guest.size(); i-- > 0;)
-    g.push_back({file.symbols().guest_frame(s.guest[i].type, s.guest[i].addr, s.guest[i].line),
-                 s.guest[i].type == kFrameCfunc});
+  host_ids_.clear();
+  for (size_t i = s.host.size(); i-- > 0;) host_frames(s.host[i], epoch, calls, host_ids_);
+  guest_ids_.clear();
+  guest_cfunc_.clear();
+  for (size_t i = s.guest.size(); i-- > 0;) {
+    guest_ids_.push_back(guest_frame(s.guest[i].type, s.guest[i].addr, s.guest[i].line, calls));
+    guest_cfunc_.push_back(s.guest[i].type == kFrameCfunc);
+  }
   if (s.vmstate == kVmstTrace) {
     Frame t;
     t.kind = Frame::Kind::Guest;
     t.function = file.symbols().location_name(GuestLoc{kAsourceTrace, 0, 0, s.traceno});
-    g.push_back({t, false});
+    guest_ids_.push_back(calls.frame_id(t));
+    guest_cfunc_.push_back(false);
   }
-  return merge_stacks(std::move(h), g);
+  return merged_node(host_ids_, guest_ids_, guest_cfunc_, calls);
 }
 
-const Frame *StreamContext::top_frame(uint64_t host) {
-  const StackFrame *f = stacks.top(host);
-  if (!f) return nullptr;
-  return &symbolizer.frames(f->addr, f->module_epoch).back();
+const Frame *StreamContext::top_frame(uint32_t host) {
+  if (host == 0) return nullptr;
+  const StackFrame f = stacks.frame(host);
+  return &symbolizer.frames(f.addr, f.module_epoch).back();
 }
 
 }  // namespace prof

@@ -6,16 +6,23 @@
 // Invariants: read_memprof()/read_sysprof() stream the records once, keeping
 // nothing per event; only the records inside `window` reach the caller
 // (marker_window.h); a cut stream ends the read with `end` set (the records
-// before the cut were delivered) and a corrupt one throws FormatError.
+// before the cut were delivered) and a corrupt one throws FormatError, as
+// does an allocation size of 2^63 or more (the stacks records name are
+// checked by the readers that use them, stacks.check()); running out of
+// memory throws OutOfMemory with the offset of the record being read. Stacks
+// are named into one CallTree, each stack-table node once.
 #pragma once
 
 #include <cstdint>
 #include <map>
+#include <new>
+#include <stdexcept>
 #include <string>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
+#include "model/call_tree.h"
 #include "model/frame.h"
 #include "read/marker_window.h"
 #include "memprof.h"
@@ -27,6 +34,17 @@
 #include "sysprof.h"
 
 namespace prof {
+
+// Memory ran out while the record at `offset` was read.
+class OutOfMemory : public std::runtime_error {
+ public:
+  explicit OutOfMemory(uint64_t offset)
+      : std::runtime_error("out of memory at byte " + std::to_string(offset)), offset_(offset) {}
+  uint64_t offset() const { return offset_; }
+
+ private:
+  uint64_t offset_;
+};
 
 struct StreamContext {
   StreamContext(const std::string &path, uint32_t index) : file(path), index(index) {}
@@ -64,39 +82,61 @@ struct StreamContext {
     read_section<SysprofReader, SysprofSample>(fn);
   }
 
-  // Frames of a stack-table stack pair, root first, guest frames spliced in
-  // (stack_merge.h).
-  std::vector<Frame> stack_frames(uint64_t host, uint64_t guest);
-  // Frames of a sample, root first, named with the symbols known now.
-  std::vector<Frame> sample_frames(const SysprofSample &s);
-  // The innermost host frame of a stack (its innermost inlined function), or
-  // nullptr for the empty stack.
-  const Frame *top_frame(uint64_t host);
+  // The call-tree node of a stack-table stack pair (indices), guest frames
+  // spliced in (stack_merge.h).
+  uint32_t stack_node(uint32_t host, uint32_t guest, CallTree &calls);
+  // The call-tree node of a sample, named with the symbols known now.
+  uint32_t sample_node(const SysprofSample &s, CallTree &calls);
+  // The innermost host frame of a stack (by index; its innermost inlined
+  // function), valid until the next call, or nullptr for the empty stack.
+  const Frame *top_frame(uint32_t host);
 
  private:
   template <class Reader, class Record, class Fn>
   void read_section(Fn &&fn) {
     ReadProgress progress(file.path(), file.size());
-    end = read_records([&] {
-      Reader reader(file.reader(), file.prologue());
-      Record r;
-      while (reader.next(r)) {
-        progress.at(r.offset);
-        using Kind = decltype(r.record);
-        if (r.record == Kind::Symbol) {
-          add_symbol(r.symbol);
-          continue;
+    uint64_t offset = 0;
+    try {
+      end = read_records([&] {
+        Reader reader(file.reader(), file.prologue());
+        Record r;
+        while (reader.next(r)) {
+          offset = r.offset;
+          progress.at(r.offset);
+          using Kind = decltype(r.record);
+          if (r.record == Kind::Symbol) {
+            add_symbol(r.symbol);
+            continue;
+          }
+          if (r.record == Kind::Ext && absorb(r.ext, r.offset)) continue;
+          check(r);
+          if (!window.pass(r)) continue;
+          fn(r);
         }
-        if (r.record == Kind::Ext && absorb(r.ext)) continue;
-        if (!window.pass(r)) continue;
-        fn(r);
-      }
-    });
+      });
+    } catch (const std::bad_alloc &) {
+      throw OutOfMemory(offset);
+    }
   }
   void add_symbol(const Symbol &s);
-  bool absorb(const ExtRecord &r);
-  void host_frames(uint64_t ip, uint32_t epoch, std::vector<Frame> &out);
-  std::vector<StackFrame> scratch_;
+  bool absorb(const ExtRecord &r, uint64_t offset);
+  void check(const MemprofEvent &ev) const {
+    if (ev.record != MemprofRecord::Ext && (ev.nsize | ev.osize) >> 63) refuse_size(ev);
+  }
+  void check(const SysprofSample &) const {}
+  [[noreturn]] void refuse_size(const MemprofEvent &ev) const;
+  // The frames of host code at `ip`, interned into `calls`, appended to `out`.
+  void host_frames(uint64_t ip, uint32_t epoch, CallTree &calls, std::vector<uint32_t> &out);
+  uint32_t guest_frame(uint8_t type, uint64_t addr, uint64_t line, CallTree &calls);
+  uint32_t host_node(uint32_t host, CallTree &calls);
+  uint32_t merged_node(const std::vector<uint32_t> &host, const std::vector<uint32_t> &guest,
+                       const std::vector<bool> &guest_cfunc, CallTree &calls);
+
+  // By stack-table index: a host node's call-tree node, a guest node's frame id.
+  std::vector<uint32_t> named_;
+  std::vector<uint32_t> todo_, ip_ids_, host_ids_, guest_ids_, order_;  // scratch
+  std::vector<bool> guest_cfunc_;
+  std::vector<VmEntry> entries_;
 };
 
 }  // namespace prof

@@ -24,9 +24,6 @@ std::string demangle(const char *name) {
 
 namespace {
 
-const Dwfl_Callbacks kOfflineCallbacks = {dwfl_build_id_find_elf, dwfl_standard_find_debuginfo,
-                                          dwfl_offline_section_address, nullptr};
-
 void warn(const std::string &what) { std::cerr << "prof-analyze: warning: " << what << "\n"; }
 
 std::string hex(uint64_t v) {
@@ -86,12 +83,8 @@ struct Symbolizer::Module {
   uint64_t base = 0, size = 0;
   std::string path, build_id;
   uint32_t loaded = 0, unloaded = UINT32_MAX;  // alive in epochs [loaded, unloaded)
-  Dwfl *dwfl = nullptr;
-  Dwfl_Module *mod = nullptr;
+  std::shared_ptr<ElfFile> elf;                // once opened, if readable
   bool opened = false;
-  ~Module() {
-    if (dwfl) dwfl_end(dwfl);
-  }
 };
 
 Symbolizer::Symbolizer() = default;
@@ -144,42 +137,36 @@ Symbolizer::Module *Symbolizer::find(uint64_t ip, uint32_t epoch) {
 void Symbolizer::open(Module &m) {
   m.opened = true;
   if (is_virtual_object(m.path)) return;
-  if (is_regular_file(m.path) && (m.dwfl = dwfl_begin(&kOfflineCallbacks))) {
-    dwfl_report_begin(m.dwfl);
-    m.mod = dwfl_report_elf(m.dwfl, basename_of(m.path).c_str(), m.path.c_str(), -1, m.base,
-                            false);
-    dwfl_report_end(m.dwfl, nullptr, nullptr);
+  auto known = files_.find(m.path);
+  if (known == files_.end()) {
+    known = files_.emplace(m.path, ElfFile::open(m.path)).first;
+    if (!known->second) warn("cannot read " + m.path + ": its frames show as offsets");
   }
-  if (!m.mod) {
-    warn("cannot read " + m.path + ": its frames show as offsets");
-    return;
-  }
-  if (m.build_id.empty()) return;
-  const unsigned char *bits = nullptr;
-  GElf_Addr vaddr;
-  const int n = dwfl_module_build_id(m.mod, &bits, &vaddr);
-  if (n <= 0 || std::string(reinterpret_cast<const char *>(bits), size_t(n)) != m.build_id)
+  m.elf = known->second;
+  if (!m.elf || m.build_id.empty() || m.elf->build_id() == m.build_id) return;
+  if (build_id_warned_.emplace(m.path, m.build_id).second)
     warn(m.path + " on disk has another build-id than the profiled one: its names may be wrong");
 }
 
-std::vector<Frame> Symbolizer::resolve(Module &m, uint64_t ip, uint64_t pc) {
-  if (!m.opened) open(m);
+std::vector<Frame> Symbolizer::resolve(const Module &m, uint64_t ip, uint64_t pc) const {
   Frame outer;
   outer.kind = Frame::Kind::Native;
   outer.module = m.path;
   outer.addr = pc;
   // XXX: unnamed code shows the return address as recorded, not ip-1.
   const std::string offset_name = basename_of(m.path) + "+" + hex(ip - m.base);
-  if (!m.mod) {
+  if (!m.elf) {
     outer.function = offset_name;
     return {outer};
   }
+  // The file is read at its link-time addresses.
+  Dwfl_Module *mod = m.elf->module();
+  const uint64_t at = pc - m.base;
   GElf_Off offset = 0;
   GElf_Sym sym;
-  const char *sym_name =
-      dwfl_module_addrinfo(m.mod, pc, &offset, &sym, nullptr, nullptr, nullptr);
+  const char *sym_name = dwfl_module_addrinfo(mod, at, &offset, &sym, nullptr, nullptr, nullptr);
   if (sym_name) outer.function = demangle(unversioned(sym_name).c_str());
-  if (Dwfl_Line *l = dwfl_module_getsrc(m.mod, pc)) {
+  if (Dwfl_Line *l = dwfl_module_getsrc(mod, at)) {
     int lineno = 0;
     if (const char *file = dwfl_lineinfo(l, nullptr, &lineno, nullptr, nullptr, nullptr)) {
       outer.file = file;
@@ -192,9 +179,9 @@ std::vector<Frame> Symbolizer::resolve(Module &m, uint64_t ip, uint64_t pc) {
   // location in the function around it.
   std::vector<Frame> inlined;  // innermost first
   Dwarf_Addr bias = 0;
-  if (Dwarf_Die *cu = dwfl_module_addrdie(m.mod, pc, &bias)) {
+  if (Dwarf_Die *cu = dwfl_module_addrdie(mod, at, &bias)) {
     Dwarf_Die *scopes = nullptr;
-    const int n = dwarf_getscopes(cu, pc - bias, &scopes);
+    const int n = dwarf_getscopes(cu, at - bias, &scopes);
     Dwarf_Die *chain = nullptr;
     const int depth = n > 0 ? dwarf_getscopes_die(&scopes[0], &chain) : 0;
     for (int i = 0; i < depth; i++) {
@@ -246,10 +233,12 @@ std::vector<Symbolizer::ModuleInfo> Symbolizer::modules() const {
 const std::vector<Frame> &Symbolizer::frames(uint64_t ip, uint32_t epoch) {
   const uint64_t pc = ip > 0 ? ip - 1 : ip;
   Module *m = find(pc, epoch);
+  if (m && !m->opened) open(*m);
+  if (!m || !m->elf) return uncached_ = m ? resolve(*m, ip, pc) : resolve_unmapped(ip, pc);
   const Key key{m, pc};
   auto it = cache_.find(key);
   if (it != cache_.end()) return it->second;
-  return cache_.emplace(key, m ? resolve(*m, ip, pc) : resolve_unmapped(ip, pc)).first->second;
+  return cache_.emplace(key, resolve(*m, ip, pc)).first->second;
 }
 
 }  // namespace prof

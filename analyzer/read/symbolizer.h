@@ -9,20 +9,25 @@
 //
 // Invariants: an address is resolved against the modules loaded at an epoch
 // (every load and unload starts one), so code of a dlclose'd object keeps its
-// name; results are cached per (module, pc), so memory grows with unique
-// frames only; a module that cannot be read, or whose build-id differs from
-// the profiled one, gives one warning line on stderr, once.
+// name; the modules that map one file share its reader (elf_file.h), however
+// many load records name it; what a reader resolved is cached per (module,
+// pc), so memory grows with unique frames only (names made without a reader,
+// offsets and addresses, are made again when asked); a path that cannot be
+// read, or a build-id that differs from the file's on disk, gives one warning
+// line on stderr, once.
 #pragma once
 
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "ext.h"
 #include "model/frame.h"
+#include "read/elf_file.h"
 
 namespace prof {
 
@@ -41,7 +46,7 @@ class Symbolizer {
 
   // Frames of the code at return address `ip` (looked up at ip-1, in the
   // call instruction): the function first, then the functions inlined into
-  // it, innermost last.
+  // it, innermost last; valid until the next call.
   const std::vector<Frame> &frames(uint64_t ip, uint32_t epoch);
 
   // Every module the stream loaded, unloaded ones included (exporters name
@@ -66,13 +71,16 @@ class Symbolizer {
   };
   Module *find(uint64_t ip, uint32_t epoch);
   void open(Module &m);
-  std::vector<Frame> resolve(Module &m, uint64_t ip, uint64_t pc);
+  std::vector<Frame> resolve(const Module &m, uint64_t ip, uint64_t pc) const;
   std::vector<Frame> resolve_unmapped(uint64_t ip, uint64_t pc) const;
 
   std::vector<std::unique_ptr<Module>> modules_;
   uint32_t epoch_ = 0;
   std::map<uint64_t, std::pair<uint64_t, std::string>> perf_map_;  // start -> (end, name)
   std::unordered_map<Key, std::vector<Frame>, KeyHash> cache_;
+  std::vector<Frame> uncached_;
+  std::map<std::string, std::shared_ptr<ElfFile>> files_;  // by path; nullptr: unreadable
+  std::set<std::pair<std::string, std::string>> build_id_warned_;  // (path, build-id)
 };
 
 // The C++ demangled form of a symbol name, or the name itself.

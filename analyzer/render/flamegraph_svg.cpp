@@ -1,11 +1,13 @@
 #include "render/flamegraph_svg.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <vector>
 
 #include "render/markup.h"
+#include "report/memprof_report.h"
 
 namespace prof {
 namespace {
@@ -15,41 +17,17 @@ constexpr double kTop = 66, kBottom = 34;  // title and buttons; the details lin
 constexpr double kCharWidth = kFontSize * 0.59;
 constexpr double kMinWidth = 0.1;  // px: narrower frames are left out
 
-struct Node {
-  std::string name;
-  int64_t value = 0;
-  std::map<std::string, size_t> children;  // by name: the drawing order
-};
-
-// The call tree of the stacks; node 0 is the root "all".
-std::vector<Node> build_tree(const std::map<std::string, double> &stacks) {
-  std::vector<Node> nodes(1);
-  nodes[0].name = "all";
-  for (const auto &kv : stacks) {
-    const int64_t n = std::llround(kv.second);
-    if (n <= 0) continue;
-    const std::string &stack = kv.first.empty() ? "[no stack]" : kv.first;
-    size_t at = 0;
-    nodes[0].value += n;
-    for (size_t begin = 0; begin <= stack.size();) {
-      size_t end = stack.find(';', begin);
-      if (end == std::string::npos) end = stack.size();
-      const std::string name = stack.substr(begin, end - begin);
-      auto it = nodes[at].children.find(name);
-      size_t child;
-      if (it != nodes[at].children.end()) {
-        child = it->second;
-      } else {
-        child = nodes.size();
-        nodes[at].children.emplace(name, child);
-        nodes.push_back(Node{name, 0, {}});
-      }
-      at = child;
-      nodes[at].value += n;
-      begin = end + 1;
-    }
+// Each node's count with those of the stacks through it (node 0, the root,
+// is "all"): the rounded counts of the stacks, added up from the leaves,
+// whose index is above their parent's.
+std::vector<double> totals(const FoldedStacks &stacks) {
+  std::vector<double> total(stacks.names.size());
+  for (uint32_t n = stacks.names.size(); n-- > 1;) {
+    const double own = std::round(stacks.count(n));
+    total[n] += own >= 1 ? own : 0;
+    total[stacks.names.parent(n)] += total[n];
   }
-  return nodes;
+  return total;
 }
 
 // A colour of the palette, fixed by the name so graphs of two runs compare.
@@ -163,13 +141,16 @@ const char kScript[] = R"JS(
 
 }  // namespace
 
-void render_flamegraph_svg(const std::map<std::string, double> &stacks,
-                           const FlameGraphOptions &opt, std::ostream &out) {
-  const std::vector<Node> nodes = build_tree(stacks);
-  const double total = double(nodes[0].value), span = kWidth - 2 * kPad;
+void render_flamegraph_svg(const FoldedStacks &stacks, const FlameGraphOptions &opt,
+                           std::ostream &out) {
+  const NameTree &names = stacks.names;
+  const std::vector<double> value = totals(stacks);
+  const PrefixTree::Children children = names.tree().children();
+  const double total = value[0], span = kWidth - 2 * kPad;
+  auto name_of = [&](uint32_t n) { return n ? std::string(names.name(n)) : std::string("all"); };
   struct Placed {
-    size_t node;
-    int64_t start;
+    uint32_t node;
+    double start;
     int depth;
   };
   // Depth first, children in name order; only frames wide enough to see.
@@ -180,16 +161,19 @@ void render_flamegraph_svg(const std::map<std::string, double> &stacks,
   while (!todo.empty()) {
     const Placed p = todo.back();
     todo.pop_back();
-    if (double(nodes[p.node].value) / total * span < kMinWidth) continue;
+    if (value[p.node] / total * span < kMinWidth) continue;
     placed.push_back(p);
     depth_max = std::max(depth_max, p.depth);
-    std::vector<Placed> kids;
-    int64_t start = p.start;
-    for (const auto &kv : nodes[p.node].children) {
-      kids.push_back({kv.second, start, p.depth + 1});
-      start += nodes[kv.second].value;
+    std::vector<uint32_t> kids(children.begin(p.node), children.end(p.node));
+    std::sort(kids.begin(), kids.end(),
+              [&](uint32_t a, uint32_t b) { return names.name(a) < names.name(b); });
+    double start = p.start;
+    const size_t first = todo.size();
+    for (uint32_t kid : kids) {
+      todo.push_back({kid, start, p.depth + 1});
+      start += value[kid];
     }
-    todo.insert(todo.end(), kids.rbegin(), kids.rend());
+    std::reverse(todo.begin() + long(first), todo.end());
   }
   const double height = kTop + (depth_max + 1) * kFrameHeight + kBottom;
   const std::string id = escape_markup(opt.id), h = fixed(height);
@@ -198,7 +182,7 @@ void render_flamegraph_svg(const std::map<std::string, double> &stacks,
   out << "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" class=\"pf-flame\" id=\"" << id
       << "\" width=\"" << kWidth << "\" height=\"" << h << "\" viewBox=\"0 0 " << kWidth << " " << h
       << "\" data-width=\"" << kWidth << "\" data-pad=\"" << kPad << "\" data-total=\""
-      << nodes[0].value << "\" data-char-width=\"" << kCharWidth << "\">\n"
+      << format_count(total) << "\" data-char-width=\"" << kCharWidth << "\">\n"
       << "<style>\n"
          ".pf-flame text { font-family: Verdana, 'DejaVu Sans', sans-serif; font-size: "
       << kFontSize
@@ -224,19 +208,20 @@ void render_flamegraph_svg(const std::map<std::string, double> &stacks,
       << "\"></text>\n";
 
   for (const Placed &p : placed) {
-    const Node &n = nodes[size_t(p.node)];
-    const double x = kPad + double(p.start) / total * span, w = double(n.value) / total * span;
+    const std::string name = name_of(p.node);
+    const double v = value[p.node];
+    const double x = kPad + p.start / total * span, w = v / total * span;
     const double y = opt.icicle ? kTop + p.depth * kFrameHeight
                                 : height - kBottom - (p.depth + 1) * kFrameHeight;
     char pct[32];
-    snprintf(pct, sizeof pct, "%.2f%%", 100.0 * double(n.value) / total);
-    out << "<g class=\"f\" data-s=\"" << p.start << "\" data-v=\"" << n.value << "\" data-d=\""
-        << p.depth << "\"><title>" << escape_markup(n.name) << " (" << grouped(double(n.value))
+    snprintf(pct, sizeof pct, "%.2f%%", 100.0 * v / total);
+    out << "<g class=\"f\" data-s=\"" << format_count(p.start) << "\" data-v=\"" << format_count(v)
+        << "\" data-d=\"" << p.depth << "\"><title>" << escape_markup(name) << " (" << grouped(v)
         << " " << escape_markup(opt.unit) << ", " << pct << ")</title><rect x=\"" << fixed(x)
         << "\" y=\"" << fixed(y) << "\" width=\"" << fixed(w) << "\" height=\"" << kFrameHeight - 1
-        << "\" rx=\"2\" fill=\"" << colour(n.name, opt.memory, p.node == 0) << "\"/><text x=\""
+        << "\" rx=\"2\" fill=\"" << colour(name, opt.memory, p.node == 0) << "\"/><text x=\""
         << fixed(x + 3) << "\" y=\"" << fixed(y + kFrameHeight - 4.5) << "\">"
-        << escape_markup(label(n.name, w)) << "</text></g>\n";
+        << escape_markup(label(name, w)) << "</text></g>\n";
   }
 
   std::string script = kScript;

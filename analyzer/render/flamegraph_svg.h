@@ -15,9 +15,10 @@
 // search(regex) -> matched count, reset()} for pages and tests.
 #pragma once
 
-#include <map>
 #include <ostream>
 #include <string>
+
+#include "report/folded.h"
 
 namespace prof {
 
@@ -30,9 +31,9 @@ struct FlameGraphOptions {
   bool standalone = true;        // a file of its own (XML declaration), else inline in HTML
 };
 
-// Draws stacks (root first, ';'-joined -> count; counts rounded to integers,
-// those below 1 left out, as render_folded() does).
-void render_flamegraph_svg(const std::map<std::string, double> &stacks,
-                           const FlameGraphOptions &opt, std::ostream &out);
+// Draws folded stacks (counts rounded to integers, those below 1 left out,
+// as render_folded() does).
+void render_flamegraph_svg(const FoldedStacks &stacks, const FlameGraphOptions &opt,
+                           std::ostream &out);
 
 }  // namespace prof

@@ -48,7 +48,7 @@ std::string x_label(double v, bool timed) {
   return buf;
 }
 
-std::string bytes_label(double v) { return format_bytes(std::llround(v), true); }
+std::string bytes_label(double v) { return format_bytes(std::round(v), true); }
 
 // The heap's curve of a series, its exact peak and (without time marks) its
 // end added: x in seconds (time marks) or events. A peak between two time
@@ -192,7 +192,7 @@ bool render_heap_chart_svg(const std::vector<Profile *> &profiles, const HeapCha
                                   " bytes) at " + x_label(peak.x, timed) +
                                   (timed ? "" : " (event " + grouped(peak.x) + ")");
     out << "<circle class=\"peak\" data-pid=\"" << s.pid << "\" data-bytes=\""
-        << std::llround(peak.y) << "\" data-events=\"" << s.heap.peak_events << "\" cx=\""
+        << format_count(peak.y) << "\" data-events=\"" << s.heap.peak_events << "\" cx=\""
         << fixed(px(peak.x)) << "\" cy=\"" << fixed(py(peak.y)) << "\" r=\"5\" fill=\"" << colour
         << "\" stroke=\"#000\"><title>" << escape_markup(peak_text) << "</title></circle>\n"
         << "<text x=\"" << fixed(px(peak.x) + 8) << "\" y=\"" << fixed(py(peak.y) - 8) << "\">peak "

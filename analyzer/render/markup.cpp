@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "report/memprof_report.h"
+
 namespace prof {
 
 namespace {
@@ -58,13 +60,14 @@ std::string escape_markup(const std::string &text) {
 }
 
 std::string grouped(double value) {
-  const long long n = std::llround(value);
-  std::string digits = std::to_string(n < 0 ? -n : n), out;
+  std::string digits = format_count(value), out;
+  const bool negative = digits[0] == '-';
+  if (negative) digits.erase(0, 1);
   for (size_t i = 0; i < digits.size(); i++) {
     if (i && (digits.size() - i) % 3 == 0) out += ',';
     out += digits[i];
   }
-  return n < 0 ? "-" + out : out;
+  return negative ? "-" + out : out;
 }
 
 }  // namespace prof

@@ -1,20 +1,39 @@
 #include "report/folded.h"
 
+#include <algorithm>
 #include <cmath>
+#include <map>
+#include <nlohmann/json.hpp>
 #include <stdexcept>
+
+#include "report/memprof_report.h"
 
 namespace prof {
 namespace {
 
-void append(std::string &line, const std::string &name) {
-  if (!line.empty()) line += ';';
-  for (char c : name) line += c == ';' ? ':' : c == '\n' || c == '\r' ? ' ' : c;
+std::string folded_name(const Frame &f) {
+  std::string name = f.function;
+  for (char &c : name) c = c == ';' ? ':' : c == '\n' || c == '\r' ? ' ' : c;
+  return name;
 }
 
-std::string fold(const std::vector<Frame> &frames) {
-  std::string line;
-  for (const Frame &f : frames) append(line, f.function);
-  return line;
+constexpr const char *kNoStack = "[no stack]";
+
+// What a node contributes to the lines under its parent: its own line
+// (bare) and the lines of the stacks through it (a block, all "NAME;...").
+struct Item {
+  uint32_t node;
+  bool block;
+};
+
+// Whether a's lines come before b's in byte order: a bare line is its name,
+// a block its name and ';' (names hold no ';').
+bool before(std::string_view a, bool a_block, std::string_view b, bool b_block) {
+  const size_t n = std::min(a.size(), b.size());
+  if (const int c = a.substr(0, n).compare(b.substr(0, n))) return c < 0;
+  if (a.size() == b.size()) return !a_block && b_block;
+  if (a.size() < b.size()) return !a_block || ';' < static_cast<unsigned char>(b[n]);
+  return b_block && static_cast<unsigned char>(a[n]) < ';';
 }
 
 }  // namespace
@@ -29,46 +48,112 @@ const std::vector<MemoryMetric> &memory_metrics() {
   return kMetrics;
 }
 
-std::map<std::string, double> folded_stacks(Profile &profile, const FoldedOptions &opt) {
-  std::map<std::string, double> out;
+void add_folded_stacks(Profile &profile, const FoldedOptions &opt, bool per_process,
+                       FoldedStacks &into) {
   const MemoryMetric *metric = nullptr;
   for (const MemoryMetric &m : memory_metrics())
     if (opt.metric == m.name) metric = &m;
   if (!metric) throw std::invalid_argument("unknown metric " + opt.metric);
+  NameTree &names = into.names;
+  // XXX: per process, the process is the root frame, so one graph shows all.
+  uint32_t root = NameTree::kRoot;
+  if (per_process && !profile.streams().empty()) {
+    const StreamContext &ctx = *profile.streams()[0];
+    root = names.child(root, "[" + (ctx.pid ? "pid " + std::to_string(ctx.pid)
+                                            : basename_of(ctx.file.path())) + "]");
+  }
+  auto add = [&](uint32_t node, uint32_t under, double count) {
+    if (node == under && under == root) node = names.child(under, kNoStack);
+    if (into.counts.size() <= node) into.counts.resize(names.size());
+    into.counts[node] += count;
+  };
+
   const std::vector<StackStats> &stacks = profile.memory().stacks();
+  NameProjection memory(profile.calls(), names, folded_name, root);
   for (uint32_t id = 0; id < stacks.size(); id++) {
     const double v = stacks[id].*metric->field;
-    if (v > 0) out[fold(profile.frames(id))] += v;
+    if (v > 0) add(memory.node(profile.node(id)), root, v);
   }
+  std::map<uint8_t, NameProjection> by_vmstate;
   for (const CpuModel::Stack &s : profile.cpu().stacks()) {
-    std::string line = fold(s.frames);
-    if (opt.by_vmstate) line = vmstate_name(s.vmstate) + (line.empty() ? "" : ";" + line);
-    out[line] += s.samples;
+    uint32_t under = root;
+    if (opt.by_vmstate) under = names.child(root, vmstate_name(s.vmstate));
+    auto it = by_vmstate.try_emplace(opt.by_vmstate ? s.vmstate : 0, profile.calls(), names,
+                                     folded_name, under).first;
+    add(it->second.node(s.node), under, s.samples);
   }
+}
+
+FoldedStacks folded_stacks(const std::vector<Profile *> &profiles, const FoldedOptions &opt,
+                           bool per_process) {
+  FoldedStacks out;
+  for (Profile *profile : profiles) add_folded_stacks(*profile, opt, per_process, out);
   return out;
 }
 
-std::map<std::string, double> folded_stacks(const std::vector<Profile *> &profiles,
-                                            const FoldedOptions &opt, bool per_process) {
-  std::map<std::string, double> out;
-  for (Profile *profile : profiles) {
-    // XXX: per process, the process is the root frame, so one graph shows all.
-    std::string root;
-    if (per_process && !profile->streams().empty()) {
-      const StreamContext &ctx = *profile->streams()[0];
-      root = "[" + (ctx.pid ? "pid " + std::to_string(ctx.pid) : basename_of(ctx.file.path())) +
-             "];";
+void for_each_folded(const FoldedStacks &stacks,
+                     const std::function<void(const std::string &, double)> &line) {
+  const NameTree &names = stacks.names;
+  const PrefixTree::Children children = names.tree().children();
+  // Depth first, each node's items in the byte order of their lines; one
+  // level per block entered, with the length of the line before it.
+  struct Level {
+    std::vector<Item> items;
+    size_t next = 0, text_size = 0;
+  };
+  std::vector<Level> levels;
+  std::string text;
+  auto enter = [&](uint32_t node) {
+    Level level;
+    level.text_size = text.size();
+    if (node != NameTree::kRoot) text += (text.empty() ? "" : ";") + std::string(names.name(node));
+    for (const uint32_t *c = children.begin(node); c != children.end(node); ++c) {
+      if (stacks.count(*c) > 0) level.items.push_back({*c, false});
+      if (children.begin(*c) != children.end(*c)) level.items.push_back({*c, true});
     }
-    for (const auto &kv : folded_stacks(*profile, opt)) out[root + kv.first] += kv.second;
+    std::sort(level.items.begin(), level.items.end(), [&](const Item &a, const Item &b) {
+      return before(names.name(a.node), a.block, names.name(b.node), b.block);
+    });
+    levels.push_back(std::move(level));
+  };
+  enter(NameTree::kRoot);
+  while (!levels.empty()) {
+    Level &level = levels.back();
+    if (level.next == level.items.size()) {
+      text.resize(level.text_size);
+      levels.pop_back();
+      continue;
+    }
+    const Item item = level.items[level.next++];
+    if (item.block) {
+      enter(item.node);
+      continue;
+    }
+    const size_t size = text.size();
+    text += (text.empty() ? "" : ";") + std::string(names.name(item.node));
+    line(text, stacks.count(item.node));
+    text.resize(size);
   }
-  return out;
 }
 
-void render_folded(const std::map<std::string, double> &stacks, std::ostream &out) {
-  for (const auto &kv : stacks) {
-    const long long n = std::llround(kv.second);
-    if (n > 0) out << (kv.first.empty() ? "[no stack]" : kv.first) << " " << n << "\n";
-  }
+void render_folded(const FoldedStacks &stacks, std::ostream &out) {
+  for_each_folded(stacks, [&](const std::string &text, double count) {
+    const double n = std::round(count);
+    if (n >= 1) out << text << " " << format_count(n) << "\n";
+  });
+}
+
+void render_folded_json(const FoldedStacks &stacks, std::ostream &out) {
+  // XXX: written element by element, as nlohmann's dump(1) of the array would.
+  bool first = true;
+  for_each_folded(stacks, [&](const std::string &text, double count) {
+    std::string element = nlohmann::json{{"stack", text}, {"value", count}}.dump(1);
+    size_t at = 0;
+    while ((at = element.find('\n', at)) != std::string::npos) element.insert(++at, " ");
+    out << (first ? "[\n " : ",\n ") << element;
+    first = false;
+  });
+  out << (first ? "[]\n" : "\n]\n");
 }
 
 }  // namespace prof

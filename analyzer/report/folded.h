@@ -3,15 +3,20 @@
 // count. Frames are function names (file and line would split a function's
 // samples by line); guest frames are "@chunk:line".
 //
-// Invariants: lines are sorted by stack, counts rounded to integers and lines
-// with a count of 0 left out; ';' and line breaks inside names are replaced.
+// Invariants: the stacks are a tree of names (NameTree) with a count per
+// node, so memory follows the distinct frames, never the depth of every
+// stack; lines are written in the byte order of their text, walking the
+// tree with one line buffer; counts are rounded to integers and lines with a
+// count of 0 left out; ';' and line breaks inside names are replaced; a
+// stack without frames is "[no stack]".
 #pragma once
 
-#include <map>
+#include <functional>
 #include <ostream>
 #include <string>
 #include <vector>
 
+#include "model/name_tree.h"
 #include "model/profile.h"
 
 namespace prof {
@@ -32,12 +37,25 @@ struct MemoryMetric {
 };
 const std::vector<MemoryMetric> &memory_metrics();
 
-// Stack (root first, ';'-joined) -> count.
-std::map<std::string, double> folded_stacks(Profile &profile, const FoldedOptions &opt);
-// The stacks of profiles added up; with `per_process` each profile's under a
-// root frame "[pid N]" (or "[FILE]" for streams without a pid).
-std::map<std::string, double> folded_stacks(const std::vector<Profile *> &profiles,
-                                            const FoldedOptions &opt, bool per_process);
-void render_folded(const std::map<std::string, double> &stacks, std::ostream &out);
+struct FoldedStacks {
+  NameTree names;
+  std::vector<double> counts;  // by node of `names`: the count of the stack ending there
+  double count(uint32_t node) const { return node < counts.size() ? counts[node] : 0; }
+};
+
+// Adds the stacks of a profile; with `per_process` under a root frame
+// "[pid N]" (or "[FILE]" for streams without a pid).
+void add_folded_stacks(Profile &profile, const FoldedOptions &opt, bool per_process,
+                       FoldedStacks &into);
+FoldedStacks folded_stacks(const std::vector<Profile *> &profiles, const FoldedOptions &opt,
+                           bool per_process);
+
+// Calls line(text, count) for every stack with a count above 0, in the byte
+// order of their lines (text as render_folded() writes it).
+void for_each_folded(const FoldedStacks &stacks,
+                     const std::function<void(const std::string &, double)> &line);
+void render_folded(const FoldedStacks &stacks, std::ostream &out);
+// The same as a JSON array of {"stack": text, "value": count}, counts not rounded.
+void render_folded_json(const FoldedStacks &stacks, std::ostream &out);
 
 }  // namespace prof

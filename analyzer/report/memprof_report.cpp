@@ -6,23 +6,27 @@
 
 namespace prof {
 
-std::string format_bytes(int64_t bytes, bool human) {
-  char buf[48];
-  if (!human) {
-    snprintf(buf, sizeof buf, "%lldB", static_cast<long long>(bytes));
-    return buf;
-  }
+std::string format_count(double n) {
+  // XXX: rounded half away from zero first, as llround() does ("%.0f" alone
+  // rounds half to even); +0 so that -0.4 is not "-0".
+  const double whole = std::round(n) + 0.0;
+  char buf[400];  // the longest double written whole has 309 digits
+  snprintf(buf, sizeof buf, "%.0f", whole);
+  return buf;
+}
+
+std::string format_bytes(double bytes, bool human) {
+  if (!human) return format_count(bytes) + "B";
   static const char *const kUnits[] = {"B", "KiB", "MiB", "GiB"};
-  double v = static_cast<double>(bytes);
+  double v = bytes;
   int unit = 0;
   while (v >= 1024 && unit < 3) {
     v /= 1024;
     unit++;
   }
-  if (std::floor(v) == v)
-    snprintf(buf, sizeof buf, "%lld%s", static_cast<long long>(v), kUnits[unit]);
-  else
-    snprintf(buf, sizeof buf, "%.2f%s", v, kUnits[unit]);
+  if (std::floor(v) == v) return format_count(v) + kUnits[unit];
+  char buf[400];
+  snprintf(buf, sizeof buf, "%.2f%s", v, kUnits[unit]);
   return buf;
 }
 
@@ -34,11 +38,16 @@ uint32_t MemprofReport::intern(const std::string &name) {
 }
 
 uint32_t MemprofReport::locate(StreamContext &ctx, const MemprofEvent &ev, SiteKey *key) {
+  uint32_t host = 0;
+  if (ev.has_stacks) {
+    host = ctx.stacks.check(ev.host_stack, false, ev.offset);
+    ctx.stacks.check(ev.guest_stack, true, ev.offset);
+  }
   if (ev.loc.source == kAsourceNone) {
     // libprof: the innermost host frame names the site, and is its identity.
     auto it = stack_names_.find(ev.host_stack);
     if (it == stack_names_.end()) {
-      const Frame *top = ctx.top_frame(ev.host_stack);
+      const Frame *top = ctx.top_frame(host);
       it = stack_names_.emplace(ev.host_stack, intern(top ? top->label() : "[no stack]")).first;
     }
     key->native = true;
@@ -66,7 +75,15 @@ void MemprofReport::read(StreamContext &ctx) {
   stack_names_.clear();
   names_epoch_ = UINT64_MAX;
   ctx.read_memprof([&](const MemprofEvent &ev) {
-    if (ev.record == MemprofRecord::Ext) return;
+    if (ev.record == MemprofRecord::Ext) {
+      // XXX: maps are not reported here, but a stream naming stacks it never
+      // defined is refused by every command alike.
+      if (const auto *map = std::get_if<ext::Map>(&ev.ext)) {
+        ctx.stacks.check(map->host_stack, false, ev.offset);
+        ctx.stacks.check(map->guest_stack, true, ev.offset);
+      }
+      return;
+    }
     SiteKey key;
     const uint32_t name = locate(ctx, ev, &key);
     add(ev, key, name);
@@ -178,8 +195,8 @@ void MemprofReport::render(std::ostream &out, const ReportOptions &opt) const {
       out << kTitles[kind] << "\n";
       for (const Site *s : sorted(kind)) {
         out << names_[s->name] << ": " << s->num << " events\t+"
-            << format_bytes(int64_t(s->alloc), opt.human_readable) << "\t-"
-            << format_bytes(int64_t(s->free), opt.human_readable) << "\n";
+            << format_bytes(double(s->alloc), opt.human_readable) << "\t-"
+            << format_bytes(double(s->free), opt.human_readable) << "\n";
         if (s->overrides.empty()) continue;
         std::vector<std::string> locs;
         for (const auto &ov : s->overrides) locs.push_back(names_[ov.second.name]);
@@ -193,7 +210,7 @@ void MemprofReport::render(std::ostream &out, const ReportOptions &opt) const {
   }
   out << "HEAP SUMMARY:\n";
   for (const HeapRow &r : heap_summary(opt.compat_heap_summary))
-    out << r.name << " holds " << format_bytes(r.bytes, opt.human_readable) << ": " << r.allocs
+    out << r.name << " holds " << format_bytes(double(r.bytes), opt.human_readable) << ": " << r.allocs
         << " allocs, " << r.frees << " frees\n";
   out << "\n";
   if (aliases_.empty()) return;

@@ -114,7 +114,10 @@ class MemprofReport {
   uint64_t names_epoch_ = UINT64_MAX;
 };
 
-// "%dB", or with human units "%d%s" / "%.2f%s" (KiB, MiB, GiB) as the reference.
-std::string format_bytes(int64_t bytes, bool human);
+// "%dB", or with human units "%d%s" / "%.2f%s" (KiB, MiB, GiB) as the reference;
+// exact up to 2^53, and never wrapped to a negative number beyond 2^63.
+std::string format_bytes(double bytes, bool human);
+// A count rounded to an integer, written whole however large.
+std::string format_count(double n);
 
 }  // namespace prof

@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <map>
 #include <stdexcept>
 
+#include "model/name_tree.h"
 #include "report/memprof_report.h"
 #include "report/summary.h"
 
@@ -25,25 +25,31 @@ Figures figures_of(const StackStats &s) {
   return {s.alloc_bytes, s.alloc_count, s.live_bytes, s.peak_bytes};
 }
 
-struct Side {
-  std::map<std::string, Figures> by_label;
-  std::map<std::string, std::vector<Frame>> frames;
-};
+// The stacks of both profiles by their frames' labels (NameTree nodes): a
+// side's figures, and the call-tree node of its first stack there.
+struct Sides {
+  NameTree labels;
+  struct Side {
+    std::vector<Figures> figures;
+    std::vector<uint32_t> first;  // IdTable::kNone: none
+  } side[2];
 
-Side side_of(Profile &p) {
-  Side side;
-  const std::vector<StackStats> &stacks = p.memory().stacks();
-  for (uint32_t id = 0; id < stacks.size(); id++) {
-    if (stacks[id].allocs == 0) continue;
-    std::vector<Frame> frames = p.frames(id);
-    const std::string label = stack_label(frames);
-    Figures &f = side.by_label[label];
-    const Figures add = figures_of(stacks[id]);
-    for (size_t i = 0; i < f.size(); i++) f[i] += add[i];
-    side.frames.emplace(label, std::move(frames));
+  void add(Profile &p, Side &s) {
+    const std::vector<StackStats> &stacks = p.memory().stacks();
+    NameProjection by_label(p.calls(), labels, frame_label, NameTree::kRoot);
+    for (uint32_t id = 0; id < stacks.size(); id++) {
+      if (stacks[id].allocs == 0) continue;
+      const uint32_t call = p.node(id), node = by_label.node(call);
+      for (Side &each : side) {
+        each.figures.resize(labels.size(), Figures{});
+        each.first.resize(labels.size(), IdTable::kNone);
+      }
+      const Figures add = figures_of(stacks[id]);
+      for (size_t i = 0; i < add.size(); i++) s.figures[node][i] += add[i];
+      if (s.first[node] == IdTable::kNone) s.first[node] = call;
+    }
   }
-  return side;
-}
+};
 
 Json totals(const Profile &p) {
   Json files = Json::array();
@@ -61,13 +67,13 @@ Json change(double before, double after) {
 }
 
 std::string signed_bytes(double v) {
-  const int64_t n = int64_t(std::llround(v));
+  const double n = std::round(v);
   return (n > 0 ? "+" : "") + format_bytes(n, true);
 }
 
 std::string signed_count(double v) {
-  const long long n = std::llround(v);
-  return (n > 0 ? "+" : "") + std::to_string(n);
+  const double n = std::round(v);
+  return (n > 0 ? "+" : "") + format_count(n);
 }
 
 }  // namespace
@@ -76,34 +82,31 @@ Json diff_json(Profile &before, Profile &after, const DiffOptions &opt) {
   const size_t sort =
       size_t(std::find(kSortNames.begin(), kSortNames.end(), opt.sort) - kSortNames.begin());
   if (sort == kSortNames.size()) throw std::invalid_argument("unknown figure " + opt.sort);
-  Side b = side_of(before), a = side_of(after);
+  Sides sides;
+  Sides::Side &b = sides.side[0], &a = sides.side[1];
+  sides.add(before, b);
+  sides.add(after, a);
+  const std::vector<uint32_t> rank = sides.labels.ranks();
   struct Row {
-    const std::string *label;
-    Figures before{}, after{};
-    double key = 0;  // |change| of the sort figure
+    uint32_t node;
+    double key;  // |change| of the sort figure
   };
   std::vector<Row> rows;
-  auto add = [&](const std::string &label) {
-    Row r{&label};
-    if (auto it = b.by_label.find(label); it != b.by_label.end()) r.before = it->second;
-    if (auto it = a.by_label.find(label); it != a.by_label.end()) r.after = it->second;
-    r.key = std::fabs(r.after[sort] - r.before[sort]);
-    if (r.before != r.after) rows.push_back(r);
-  };
-  for (const auto &kv : b.by_label) add(kv.first);
-  for (const auto &kv : a.by_label)
-    if (!b.by_label.count(kv.first)) add(kv.first);
-  std::stable_sort(rows.begin(), rows.end(), [](const Row &x, const Row &y) {
-    return x.key != y.key ? x.key > y.key : *x.label < *y.label;
+  for (uint32_t n = 0; n < b.figures.size(); n++)
+    if (b.figures[n] != a.figures[n]) rows.push_back({n, std::fabs(a.figures[n][sort] - b.figures[n][sort])});
+  const size_t shown = std::min(opt.top, rows.size());
+  std::partial_sort(rows.begin(), rows.begin() + long(shown), rows.end(), [&](const Row &x, const Row &y) {
+    return x.key != y.key ? x.key > y.key : rank[x.node] < rank[y.node];
   });
-  if (rows.size() > opt.top) rows.resize(opt.top);
+  rows.resize(shown);
 
   Json stacks = Json::array();
   for (const Row &r : rows) {
     Json j;
-    for (size_t i = 0; i < kKeys.size(); i++) j[kKeys[i]] = change(r.before[i], r.after[i]);
-    auto frames = a.frames.find(*r.label);
-    j["stack"] = stack_json(frames != a.frames.end() ? frames->second : b.frames.at(*r.label));
+    for (size_t i = 0; i < kKeys.size(); i++) j[kKeys[i]] = change(b.figures[r.node][i], a.figures[r.node][i]);
+    const bool in_after = a.first[r.node] != IdTable::kNone;
+    const Profile &p = in_after ? after : before;
+    j["stack"] = stack_json(p.calls().frames(in_after ? a.first[r.node] : b.first[r.node]));
     stacks.push_back(std::move(j));
   }
   return {
@@ -118,9 +121,8 @@ void render_diff(const Json &d, const DiffOptions &opt, std::ostream &out) {
     const double b = d["before"][kKeys[i]], a = d["after"][kKeys[i]];
     const bool is_count = i == 1;
     out << "  " << kTitles[i] << ": "
-        << (is_count ? std::to_string(std::llround(b)) : format_bytes(std::llround(b), true))
-        << " -> "
-        << (is_count ? std::to_string(std::llround(a)) : format_bytes(std::llround(a), true))
+        << (is_count ? format_count(b) : format_bytes(std::round(b), true)) << " -> "
+        << (is_count ? format_count(a) : format_bytes(std::round(a), true))
         << " (" << (is_count ? signed_count(a - b) : signed_bytes(a - b)) << ")\n";
   }
   out << "\nSTACKS by change of " << opt.sort << ", largest first\n";
@@ -130,8 +132,8 @@ void render_diff(const Json &d, const DiffOptions &opt, std::ostream &out) {
         << signed_bytes(s["leaked_bytes"]["delta"]) << " leaked, "
         << signed_bytes(s["peak_bytes"]["delta"]) << " at the peak"
         << "  (allocated "
-        << format_bytes(std::llround(s["alloc_bytes"]["before"].get<double>()), true) << " -> "
-        << format_bytes(std::llround(s["alloc_bytes"]["after"].get<double>()), true) << ")\n";
+        << format_bytes(std::round(s["alloc_bytes"]["before"].get<double>()), true) << " -> "
+        << format_bytes(std::round(s["alloc_bytes"]["after"].get<double>()), true) << ")\n";
     render_stack(s["stack"], opt.stack_depth, out);
   }
 }

@@ -1,6 +1,9 @@
 // summary_json(): the figures of the native summary, as JSON.
 #include <algorithm>
 #include <map>
+#include <tuple>
+
+#include "model/name_tree.h"
 
 #include "report/summary.h"
 
@@ -36,41 +39,57 @@ void merge_into(StackStats &to, const StackStats &s) {
   to.sum_life += s.sum_life;
 }
 
-// The stacks of a map, merged by their frames when several streams were read
-// (ids are per stream); frames are filled in for the rows shown only.
+// The stacks of a map, merged by their frames' labels when several streams
+// were read (ids are per stream); frames are named for the rows shown only.
 struct Row {
-  uint32_t stack;
-  StackStats stats;
-  std::vector<Frame> frames;
-  std::string label;  // set when merged
+  uint32_t stack;  // its first stack
+  uint32_t rank;   // merged: the order of its frames (NameTree::ranks()), else 0
+  const StackStats *stats;
+};
+struct Rows {
+  const std::vector<StackStats> *stacks = nullptr;  // one stream: a row per stack
+  std::vector<StackStats> merged;
+  std::vector<Row> rows;  // merged
+
+  template <class Fn>
+  void for_each(Fn &&fn) const {
+    if (!stacks) {
+      for (const Row &r : rows) fn(r);
+      return;
+    }
+    for (uint32_t id = 0; id < stacks->size(); id++)
+      if ((*stacks)[id].allocs) fn(Row{id, 0, &(*stacks)[id]});  // else the other domain's
+  }
 };
 
-std::vector<Row> rows_of(Profile &profile, const std::vector<StackStats> &stacks) {
-  std::vector<Row> rows;
-  const bool merge = profile.streams().size() > 1;
-  std::map<std::string, size_t> by_label;
+void rows_of(Profile &profile, const std::vector<StackStats> &stacks, Rows &out) {
+  if (profile.streams().size() < 2) {
+    out.stacks = &stacks;
+    return;
+  }
+  NameTree labels;
+  NameProjection by_label(profile.calls(), labels, frame_label, NameTree::kRoot);
+  std::vector<uint32_t> row_of, first, node_of;  // row_of by label node, the others by row
   for (uint32_t id = 0; id < stacks.size(); id++) {
-    if (stacks[id].allocs == 0) continue;  // a stack of the other domain
-    if (!merge) {
-      rows.push_back(Row{id, stacks[id], {}, {}});
-      continue;
-    }
-    std::vector<Frame> frames = profile.frames(id);
-    std::string label = stack_label(frames);
-    auto it = by_label.find(label);
-    if (it == by_label.end()) {
-      by_label.emplace(label, rows.size());
-      rows.push_back(Row{id, stacks[id], std::move(frames), std::move(label)});
+    if (stacks[id].allocs == 0) continue;
+    const uint32_t node = by_label.node(profile.node(id));
+    if (row_of.size() <= node) row_of.resize(labels.size(), IdTable::kNone);
+    if (row_of[node] == IdTable::kNone) {
+      row_of[node] = uint32_t(out.merged.size());
+      out.merged.push_back(stacks[id]);
+      first.push_back(id);
+      node_of.push_back(node);
     } else {
-      merge_into(rows[it->second].stats, stacks[id]);
+      merge_into(out.merged[row_of[node]], stacks[id]);
     }
   }
-  return rows;
+  const std::vector<uint32_t> rank = labels.ranks();
+  for (size_t r = 0; r < out.merged.size(); r++)
+    out.rows.push_back(Row{first[r], rank[node_of[r]], &out.merged[r]});
 }
 
-Json row_json(Profile &profile, Row &r) {
-  const StackStats &s = r.stats;
-  if (r.frames.empty()) r.frames = profile.frames(r.stack);
+Json row_json(Profile &profile, const Row &r) {
+  const StackStats &s = *r.stats;
   Json j = {{"alloc_bytes", s.alloc_bytes}, {"alloc_count", s.alloc_count},
             {"allocs", s.allocs},           {"frees", s.frees},
             {"temporary", s.temporary},     {"live_bytes", s.live_bytes},
@@ -83,25 +102,33 @@ Json row_json(Profile &profile, Row &r) {
                                  {"avg", double(s.sum_life) / double(s.frees)},
                                  {"max", s.max_life}}
                           : Json(nullptr);
-  j["stack"] = stack_json(r.frames);
+  j["stack"] = stack_json(profile.frames(r.stack));
   return j;
 }
 
 // The `top` rows with the largest figure, ties in stack order.
 template <class Metric>
-Json table(Profile &profile, std::vector<Row> &rows, size_t top, Metric metric) {
-  std::vector<Row *> order;
-  for (Row &r : rows)
-    if (metric(r.stats) > 0) order.push_back(&r);
-  auto before = [&](const Row *a, const Row *b) {
-    const double ma = metric(a->stats), mb = metric(b->stats);
+Json table(Profile &profile, const Rows &rows, size_t top, Metric metric) {
+  auto before = [&](const Row &a, const Row &b) {
+    const double ma = metric(*a.stats), mb = metric(*b.stats);
     if (ma != mb) return ma > mb;
-    return a->label != b->label ? a->label < b->label : a->stack < b->stack;
+    return a.rank != b.rank ? a.rank < b.rank : a.stack < b.stack;
   };
-  const size_t n = std::min(top, order.size());
-  std::partial_sort(order.begin(), order.begin() + long(n), order.end(), before);
+  // The best `top` in a heap whose first is the worst of them.
+  std::vector<Row> best;
+  rows.for_each([&](const Row &r) {
+    if (top == 0 || !(metric(*r.stats) > 0)) return;
+    if (best.size() == top && !before(r, best.front())) return;
+    if (best.size() == top) {
+      std::pop_heap(best.begin(), best.end(), before);
+      best.pop_back();
+    }
+    best.push_back(r);
+    std::push_heap(best.begin(), best.end(), before);
+  });
+  std::sort_heap(best.begin(), best.end(), before);
   Json out = Json::array();
-  for (size_t i = 0; i < n; i++) out.push_back(row_json(profile, *order[i]));
+  for (const Row &r : best) out.push_back(row_json(profile, r));
   return out;
 }
 
@@ -130,7 +157,8 @@ Json memory_json(Profile &profile, const SummaryOptions &opt) {
   for (const SuppressedLeaks &l : profile.suppressed())
     suppressed.push_back({{"pattern", l.pattern}, {"blocks", l.blocks}, {"bytes", l.bytes}});
   m["suppressed"] = suppressed;
-  std::vector<Row> rows = rows_of(profile, heap.stacks());
+  Rows rows;
+  rows_of(profile, heap.stacks(), rows);
   m["peak"] = table(profile, rows, opt.top, [](const StackStats &s) { return s.peak_bytes; });
   m["leaks"] = table(profile, rows, opt.top, [](const StackStats &s) { return s.live_bytes; });
   m["allocated"] = table(profile, rows, opt.top, [](const StackStats &s) { return s.alloc_bytes; });
@@ -161,7 +189,8 @@ Json memory_json(Profile &profile, const SummaryOptions &opt) {
   m["snapshots"] = snaps;
   m["snapshots_dropped"] = heap.snapshots_dropped();
 
-  std::vector<Row> maps = rows_of(profile, heap.mmap_stacks());
+  Rows maps;
+  rows_of(profile, heap.mmap_stacks(), maps);
   m["mmap"] = {{"maps", heap.maps()},
                {"unmaps", heap.unmaps()},
                {"mapped_bytes", heap.mapped_bytes()},
@@ -193,30 +222,51 @@ Json cpu_json(Profile &profile, const SummaryOptions &opt) {
     threads.push_back({{"pid", profile.streams()[kv.first.file]->pid},
                        {"tid", kv.first.tid},
                        {"samples", kv.second}});
-  std::map<std::string, double> self, total;
+  // Samples by function label: in the innermost frame (self), anywhere on
+  // the stack (total, once a stack); and by stack, alike labels merged.
+  const CallTree &calls = profile.calls();
+  NameTree labels;
+  NameProjection by_label(calls, labels, frame_label, NameTree::kRoot);
+  std::vector<double> self, total;
+  std::vector<uint32_t> path;
+  struct Hot {
+    const CpuModel::Stack *first;
+    double samples;
+  };
+  std::vector<Hot> hot;
+  std::map<std::tuple<uint32_t, uint8_t, uint32_t>, size_t> hot_of;  // (file, vmstate, label node)
   for (const CpuModel::Stack &s : cpu.stacks()) {
-    if (s.frames.empty()) continue;
-    self[s.frames.back().label()] += s.samples;
-    std::vector<std::string> seen;
-    for (const Frame &f : s.frames) seen.push_back(f.label());
-    std::sort(seen.begin(), seen.end());
-    seen.erase(std::unique(seen.begin(), seen.end()), seen.end());
-    for (const std::string &f : seen) total[f] += s.samples;
+    const uint32_t node = by_label.node(s.node);
+    auto it = hot_of.emplace(std::make_tuple(s.file, s.vmstate, node), hot.size()).first;
+    if (it->second == hot.size()) hot.push_back({&s, 0});
+    hot[it->second].samples += s.samples;
+    if (node == NameTree::kRoot) continue;
+    path.clear();
+    for (uint32_t n = node; n != NameTree::kRoot; n = labels.parent(n)) path.push_back(labels.tree().key(n));
+    self.resize(labels.names().size());
+    total.resize(labels.names().size());
+    self[path.front()] += s.samples;
+    std::sort(path.begin(), path.end());
+    path.erase(std::unique(path.begin(), path.end()), path.end());
+    for (uint32_t label : path) total[label] += s.samples;
   }
-  std::vector<const CpuModel::Stack *> hot;
-  for (const CpuModel::Stack &s : cpu.stacks()) hot.push_back(&s);
-  std::stable_sort(hot.begin(), hot.end(), [](const auto *a, const auto *b) {
-    return a->samples > b->samples;
-  });
+  auto by_function = [&](const std::vector<double> &samples) {
+    std::map<std::string, double> out;
+    for (uint32_t id = 0; id < samples.size(); id++)
+      if (samples[id] != 0) out[std::string(labels.names().str(id))] = samples[id];
+    return out;
+  };
+  std::stable_sort(hot.begin(), hot.end(),
+                   [](const Hot &a, const Hot &b) { return a.samples > b.samples; });
   if (hot.size() > opt.top) hot.resize(opt.top);
   Json stacks = Json::array();
-  for (const CpuModel::Stack *s : hot)
-    stacks.push_back({{"samples", s->samples},
-                      {"vmstate", vmstate_name(s->vmstate)},
-                      {"stack", stack_json(s->frames)}});
+  for (const Hot &h : hot)
+    stacks.push_back({{"samples", h.samples},
+                      {"vmstate", vmstate_name(h.first->vmstate)},
+                      {"stack", stack_json(calls.frames(h.first->node))}});
   return {{"samples", cpu.samples()},        {"vmstates", vm},
-          {"threads", threads},              {"self", functions_json(self, opt.top)},
-          {"total", functions_json(total, opt.top)}, {"stacks", stacks},
+          {"threads", threads},              {"self", functions_json(by_function(self), opt.top)},
+          {"total", functions_json(by_function(total), opt.top)}, {"stacks", stacks},
           {"samplers", cpu.samplers()}};
 }
 

@@ -12,10 +12,10 @@ namespace {
 using Json = nlohmann::json;
 
 std::string bytes(const Json &v) {
-  return format_bytes(int64_t(std::llround(v.get<double>())), true);
+  return format_bytes(std::round(v.get<double>()), true);
 }
 
-std::string count(const Json &v) { return std::to_string(uint64_t(std::llround(v.get<double>()))); }
+std::string count(const Json &v) { return format_count(v.get<double>()); }
 
 std::string frame_label(const Json &f) {
   Frame frame;
