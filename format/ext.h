@@ -70,9 +70,9 @@
 //   past exit(), a fatal signal, a kill) and something that outlived it
 //   wrote every complete record, then this one, the stats and the epilogue.
 //   time-ns: when it found the process gone, since profiling started;
-//   lost-bytes: records that threads were still writing when they died,
-//   and all after them, left out.
-
+//   lost-bytes: what had to be left out, from a record a thread was still
+//   writing when it died whose extent was unknown (those of known extent
+//   are skips), to the end.
 // - skip: `length` bytes that carry nothing, where a record was reserved
 //   but never written (its thread left the writer by longjmp); the stats say
 //   how many. Readers pass over them.
@@ -256,7 +256,7 @@ struct UncleanEnd {
   static constexpr ExtKind kKind = ExtKind::UncleanEnd;
   static constexpr size_t kMaxBytes = 1 + 2 * kUleb128Max;
   uint64_t time_ns = 0;     // when the process was found gone
-  uint64_t lost_bytes = 0;  // records dying threads were still writing, and after
+  uint64_t lost_bytes = 0;  // from a record left unfinished, of unknown extent, on
 };
 
 // Decoded, a skip is only its length: the bytes it covers carry nothing.

@@ -33,9 +33,10 @@
 //   every complete record, then the stream's unclean end (on_unclean_end:
 //   an unclean-end record, the stats, the epilogue), so that the stream
 //   ends well-formed and says so. Records threads were copying when they
-//   died, and all after them, cannot be written: the record counts them.
-//   The same ending closes a stream whose last record finish() could not
-//   reach, a thread being stuck in the middle of an earlier one.
+//   died become gaps (below); one of unknown extent, and all after it,
+//   cannot be written: the record counts them.
+//   The same ending closes a stream that stopped before its last record
+//   (below).
 // - The tick (on_tick: time marks, write-error checks) runs on an appending
 //   thread, the first append after each 100 ms (the clock is read once per
 //   256 appends of a thread while a writer runs).
@@ -58,6 +59,7 @@
 //   and pauses, and the stream ends as an unclean one. The writer draining
 //   the ring of a program that is gone does the same at once: a record a
 //   thread was still writing when it died becomes a gap, counted.
+#pragma once
 
 #include <atomic>
 #include <cstddef>
