@@ -2,6 +2,8 @@
 
 #include <array>
 
+#include "uleb128.h"
+
 namespace prof {
 
 const char *ext_kind_name(ExtKind kind) {
@@ -9,7 +11,7 @@ const char *ext_kind_name(ExtKind kind) {
       "?",          "stack-host", "stack-guest", "module-load", "module-unload",
       "time-mark",  "sampling",   "marker",      "stats",       "map",
       "unmap",      "process",    "sampler",     "thread",      "weight",
-      "unclean-end"};
+      "unclean-end", "skip"};
   const uint8_t k = static_cast<uint8_t>(kind);
   return k <= kExtKindMax ? kNames[k] : "?";
 }
@@ -100,6 +102,19 @@ void read_body(ByteReader &in, ext::UncleanEnd &r) {
   r.lost_bytes = in.uleb();
 }
 
+void read_body(ByteReader &in, ext::Skip &r) {
+  const uint64_t length_at = in.offset();
+  r.length = in.uleb();
+  if (r.length > kMaxExtString)
+    in.fail(length_at, "skip record claims " + std::to_string(r.length) + " bytes");
+  uint8_t passed[256];
+  for (uint64_t left = r.length; left;) {
+    const size_t n = left < sizeof passed ? size_t(left) : sizeof passed;
+    in.bytes(passed, n);
+    left -= n;
+  }
+}
+
 template <class Record>
 void read_as(ByteReader &in, ExtRecord &out) {
   read_body(in, out.emplace<Record>());
@@ -121,6 +136,23 @@ void read_ext(ByteReader &in, uint8_t header, uint64_t at, ExtRecord &out) {
   if ((header & ~kExtKindMask) != kExtFlag || kind == 0 || kind > kExtKindMax)
     in.fail(at, "unknown extension record " + hex_byte(header));
   kBodyReaders[kind - 1](in, out);
+}
+
+size_t put_skip_header(uint8_t *dst, uint64_t total) {
+  size_t n = 0;
+  for (;;) {
+    // One record when some length's ULEB128 size makes the total come out.
+    for (size_t k = 1; k <= kUleb128Max && 1 + k <= total; k++) {
+      const uint64_t length = total - 1 - k;
+      if (uleb128_size(length) != k) continue;
+      dst[n++] = ext_header(ExtKind::Skip);
+      return n + encode_uleb128(length, dst + n);
+    }
+    // None (the length's size steps over the total): an empty one first.
+    dst[n++] = ext_header(ExtKind::Skip);
+    dst[n++] = 0;
+    total -= 2;
+  }
 }
 
 }  // namespace prof

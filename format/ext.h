@@ -1,12 +1,13 @@
 // libprof extension records: what an extended memprof or sysprof section (the
 // X bit of prologue.h) carries beyond the LuaJIT grammar. Extension revision 2
-// (revision 1 had no unclean-end).
+// (revision 1 had neither unclean-end nor skip).
 //
 // ext-record     := ext-header ext-body
 // ext-header     := <BYTE>                   [01KKKKKK], KKKKKK = ext kind
 // ext-body       := stack-host | stack-guest | module-load | module-unload |
 //                   time-mark | sampling | marker | stats | map | unmap |
-//                   process | sampler | thread | weight | unclean-end
+//                   process | sampler | thread | weight | unclean-end |
+//                   skip
 // stack-host     := node-id parent-id ip                         (kind 1)
 // stack-guest    := node-id parent-id frame-type frame-addr line (kind 2)
 // module-load    := base size path build-id                      (kind 3)
@@ -23,6 +24,7 @@
 // thread         := tid                                          (kind 13)
 // weight         := sample-weight                                (kind 14)
 // unclean-end    := time-ns lost-bytes                           (kind 15)
+// skip           := length <BYTE>{length}                        (kind 16)
 // node-id, parent-id, ip, frame-type, frame-addr, line, base, size, time-ns,
 // rss-bytes, heap-bytes, mean-bytes, count, stat-value, addr, length,
 // host-stack-id, guest-stack-id, pid, ppid, time-unix-ns, backend, mode,
@@ -68,8 +70,12 @@
 //   past exit(), a fatal signal, a kill) and something that outlived it
 //   wrote every complete record, then this one, the stats and the epilogue.
 //   time-ns: when it found the process gone, since profiling started;
-//   lost-bytes: records that threads were still writing when they died,
-//   and all after them, left out.
+//   lost-bytes: what had to be left out, from a record a thread was still
+//   writing when it died whose extent was unknown (those of known extent
+//   are skips), to the end.
+// - skip: `length` bytes that carry nothing, where a record was reserved
+//   but never written (its thread left the writer by longjmp); the stats say
+//   how many. Readers pass over them.
 //
 // libprof's encoders write at most kMaxWrittenPath bytes of a path or
 // exe-path and kMaxWrittenLabel of a label, and an empty build-id for one
@@ -109,14 +115,15 @@ enum class ExtKind : uint8_t {
   Thread = 13,
   Weight = 14,
   UncleanEnd = 15,
+  Skip = 16,
 };
-constexpr uint8_t kExtKindMax = 15;
+constexpr uint8_t kExtKindMax = 16;
 
 constexpr uint8_t ext_header(ExtKind kind) { return kExtFlag | static_cast<uint8_t>(kind); }
 
 // Bounds a reader enforces so a hostile stream cannot grow memory.
 constexpr size_t kMaxExtStats = 256;
-constexpr size_t kMaxExtString = 1u << 16;  // paths, labels, build-ids
+constexpr size_t kMaxExtString = 1u << 16;  // paths, labels, build-ids, skips
 
 // What libprof's encoders write at most (see above).
 constexpr size_t kMaxWrittenPath = 4096;
@@ -249,7 +256,13 @@ struct UncleanEnd {
   static constexpr ExtKind kKind = ExtKind::UncleanEnd;
   static constexpr size_t kMaxBytes = 1 + 2 * kUleb128Max;
   uint64_t time_ns = 0;     // when the process was found gone
-  uint64_t lost_bytes = 0;  // records dying threads were still writing, and after
+  uint64_t lost_bytes = 0;  // from a record left unfinished, of unknown extent, on
+};
+
+// Decoded, a skip is only its length: the bytes it covers carry nothing.
+struct Skip {
+  static constexpr ExtKind kKind = ExtKind::Skip;
+  uint64_t length = 0;
 };
 
 }  // namespace ext
@@ -258,7 +271,7 @@ struct UncleanEnd {
 using ExtRecord = std::variant<ext::StackHost, ext::StackGuest, ext::ModuleLoad, ext::ModuleUnload,
                                ext::TimeMark, ext::Sampling, ext::Marker, ext::Stats, ext::Map,
                                ext::Unmap, ext::Process, ext::Sampler, ext::Thread, ext::Weight,
-                               ext::UncleanEnd>;
+                               ext::UncleanEnd, ext::Skip>;
 
 template <size_t... I>
 constexpr bool ext_kinds_in_order(std::index_sequence<I...>) {
@@ -392,6 +405,19 @@ void put_ext(Out &out, const ext::UncleanEnd &r) {
   out.put_uleb(r.time_ns);
   out.put_uleb(r.lost_bytes);
 }
+
+// A skip record of `length` zero bytes (tests, tools). The agent writes
+// skips over abandoned ring records with put_skip_header below.
+template <class Out>
+void put_ext(Out &out, const ext::Skip &r) {
+  out.put_u8(ext_header(r.kKind));
+  out.put_uleb(r.length);
+  for (uint64_t i = 0; i < r.length; i++) out.put_u8(0);
+}
+
+// The start of skip records spanning exactly `total` bytes (total >= 2),
+// whatever bytes follow it: at most 16 bytes to dst; returns how many.
+size_t put_skip_header(uint8_t *dst, uint64_t total);
 
 // Any decoded record, through its encoder above (tests, tools).
 template <class Out>

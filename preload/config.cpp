@@ -78,12 +78,16 @@ bool parse_follow(const char *s, Config *cfg) {
   return parse_bool(s, &cfg->follow_children);
 }
 
-bool parse_signal(const char *s, int *out) {
+// A signal a handler can catch: not SIGKILL or SIGSTOP, nor the two below
+// SIGRTMIN that glibc keeps for itself (its sigaction refuses them).
+bool parse_catchable_signal(const char *s, int *out) {
   uint64_t v;
   if (!parse_number(s, nullptr, 0, &v) || v < 1 || v >= uint64_t(NSIG)) return false;
+  if (v == SIGKILL || v == SIGSTOP || (v >= 32 && v < uint64_t(SIGRTMIN))) return false;
   *out = int(v);
   return true;
 }
+constexpr const char *kCatchableSignal = "a signal a handler can catch: 1..64 but 9, 19, 32, 33";
 
 // Sets *out to the enum value whose name (by position in `names`) is s.
 template <class Enum>
@@ -131,8 +135,8 @@ bool parse_config(char **envp, Config *cfg) {
       return invalid(cfg, "PROF_INTERVAL", v, "100us..10s, e.g. 1ms, 500us");
     cfg->interval_ns = ns;
   }
-  if ((v = find_env(envp, "PROF_CPU_SIGNAL")) && !parse_signal(v, &cfg->cpu_signal))
-    return invalid(cfg, "PROF_CPU_SIGNAL", v, "a signal number");
+  if ((v = find_env(envp, "PROF_CPU_SIGNAL")) && !parse_catchable_signal(v, &cfg->cpu_signal))
+    return invalid(cfg, "PROF_CPU_SIGNAL", v, kCatchableSignal);
   if ((v = find_env(envp, "PROF_DEPTH"))) {
     uint64_t d;
     if (!parse_number(v, nullptr, 0, &d) || d < 1 || d > 1024)
@@ -142,8 +146,9 @@ bool parse_config(char **envp, Config *cfg) {
   if ((v = find_env(envp, "PROF_SAMPLE_BYTES")) &&
       !parse_number(v, kBytes, 4, &cfg->sample_bytes))
     return invalid(cfg, "PROF_SAMPLE_BYTES", v, "bytes, e.g. 512k; 0 records every event");
-  if ((v = find_env(envp, "PROF_TOGGLE_SIGNAL")) && !parse_signal(v, &cfg->toggle_signal))
-    return invalid(cfg, "PROF_TOGGLE_SIGNAL", v, "a signal number");
+  if ((v = find_env(envp, "PROF_TOGGLE_SIGNAL")) &&
+      !parse_catchable_signal(v, &cfg->toggle_signal))
+    return invalid(cfg, "PROF_TOGGLE_SIGNAL", v, kCatchableSignal);
   if ((v = find_env(envp, "PROF_OUTPUT"))) {
     if (!*v || strlen(v) + 1 > sizeof cfg->output)
       return invalid(cfg, "PROF_OUTPUT", v, "a path template shorter than 512 bytes");

@@ -23,6 +23,7 @@
 #include "module_map.h"
 #include "stream/module_record.h"
 #include "stream/output_file.h"
+#include "program_signals.h"
 #include "stream/owned_file.h"
 #include "prologue.h"
 #include "memory/recorder.h"
@@ -108,6 +109,13 @@ void tick() {
     say_write_failure(g_path, g_file, g_agent.ring.write_errno(), "; profiling disabled");
     return;
   }
+  // (Paused, not off: the stats and the epilogue are still written at exit.)
+  static std::atomic<bool> said_stopped{false};
+  if (g_agent.ring.stopped() && !said_stopped.exchange(true)) {
+    say("the event stream cannot go on (a thread left the agent half-way through a record, "
+        "or the output blocks); recording stopped");
+    g_agent.paused.store(true);
+  }
   uint8_t buf[ext::TimeMark::kMaxBytes];
   SpanWriter out(buf);
   put_ext(out, ext::TimeMark{monotonic_ns() - g_agent.start_ns, rss_bytes(), 0});
@@ -177,7 +185,7 @@ bool start_memory_stream() {
   if (!open_stream(getppid())) return false;
   g_agent.start_ns = monotonic_ns();
   static_assert(kMaxStreamEnd <= EventRing::kMaxUncleanEnd, "the writer's buffer");
-  if (!g_agent.ring.start(&g_file, tick, put_memprof_unclean_end)) {
+  if (!g_agent.ring.start(&g_file, tick, put_memprof_unclean_end, put_skip_header)) {
     say("cannot map the event ring; profiling disabled");
     g_file.close();
     return false;
@@ -219,7 +227,10 @@ __attribute__((constructor(101))) void agent_start() {
     struct sigaction sa {};
     sa.sa_handler = toggle;
     sa.sa_flags = SA_RESTART;
-    sigaction(g_agent.cfg.toggle_signal, &sa, nullptr);
+    if (real_sigaction(g_agent.cfg.toggle_signal, &sa, nullptr) != 0) {
+      say("cannot catch PROF_TOGGLE_SIGNAL (", strerror(errno), "); profiling disabled");
+      return;
+    }
     g_agent.paused.store(true);
   }
   if (g_agent.cfg.memory) start_memory_stream();

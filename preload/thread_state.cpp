@@ -1,7 +1,11 @@
 #include "thread_state.h"
 
+#include <cerrno>
+#include <csignal>
 #include <pthread.h>
 #include <sys/mman.h>
+
+#include "agent.h"
 
 namespace prof {
 
@@ -29,6 +33,26 @@ ThreadScratch *thread_scratch() {
   pthread_once(&g_scratch_once, make_key);
   pthread_setspecific(g_scratch_key, p);
   return t_state.scratch;
+}
+
+__attribute__((noinline, cold)) bool guard_abandoned() {
+  // The caller's stack pointer: a hook at the depth of the one that entered
+  // the agent is above where the GuardScope began, at least a call deeper.
+  const uintptr_t caller_sp = reinterpret_cast<uintptr_t>(__builtin_frame_address(0)) + 16;
+  if (caller_sp <= t_state.guard) return false;
+  // XXX: a handler on an alternate stack may run anywhere, the agent live below it.
+  stack_t alt;
+  if (sigaltstack(nullptr, &alt) == 0 && (alt.ss_flags & SS_ONSTACK)) return false;
+  const int saved_errno = errno;  // (a hook's caller, or the code a signal interrupted)
+  t_state.guard = 0;
+  g_agent.guards_abandoned.fetch_add(1, std::memory_order_relaxed);
+  // The lost frames may have been half-way through the thread's stack
+  // caches: back to the zeroed pages they started as.
+  if (t_state.scratch) madvise(t_state.scratch, sizeof(ThreadScratch), MADV_DONTNEED);
+  g_agent.ring.recover_abandoned_append();
+  release_deferred_signals();
+  errno = saved_errno;
+  return true;
 }
 
 }  // namespace prof

@@ -6,10 +6,15 @@
 // Invariants: the TLS block is initial-exec (no allocation on first access,
 // usable from the very first malloc); the scratch area comes from mmap and is
 // unmapped by a thread-exit destructor. While `guard` is set, the thread's
-// allocations are the agent's (or libunwind's) and are never recorded.
+// allocations are the agent's (or libunwind's) and are never recorded, and
+// the program's signal handlers wait (program_signals.h): they run as the
+// outermost GuardScope ends. A guard whose frames were left by longjmp is
+// found out (guard_abandoned()) the next time the thread enters the agent
+// from a shallower frame.
 #pragma once
 
 #include <cstdint>
+#include <cstddef>
 
 #include "host_stack.h"
 #include "libprof.h"
@@ -25,8 +30,11 @@ struct ThreadScratch {
 };
 
 struct ThreadState {
-  bool guard;
+  // 0 outside the agent; inside, the stack pointer where the innermost
+  // GuardScope began: the agent's frames from there on are below it.
+  uintptr_t guard;
   bool sampling_ready;
+  uint8_t deferred;   // program signals held back while guarded (program_signals.h)
   int64_t countdown;  // bytes until the next sampled allocation
   uint64_t rng;
   ThreadScratch *scratch;
@@ -37,14 +45,43 @@ extern __thread ThreadState t_state __attribute__((tls_model("initial-exec")));
 // The calling thread's scratch area, mapped on first use; nullptr if mmap fails.
 ThreadScratch *thread_scratch();
 
+// Delivers the program's signals held back while the thread was guarded.
+void release_deferred_signals();
+
+// The calling function's stack pointer.
+inline uintptr_t stack_pointer() {
+#if defined(__x86_64__)
+  uintptr_t sp;
+  asm("mov %%rsp, %0" : "=r"(sp));
+  return sp;
+#else
+  return reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
+#endif
+}
+
 // Sets the guard for a scope; nests.
 class GuardScope {
  public:
-  GuardScope() : was_(t_state.guard) { t_state.guard = true; }
-  ~GuardScope() { t_state.guard = was_; }
+  // (Inlined even on the paths an exception takes, so that no copy of the
+  // scope has to live in memory.)
+  __attribute__((always_inline)) GuardScope() : was_(t_state.guard) {
+    t_state.guard = stack_pointer();
+  }
+  __attribute__((always_inline)) ~GuardScope() {
+    t_state.guard = was_;
+    if (__builtin_expect(t_state.deferred != 0, 0) && !was_) release_deferred_signals();
+  }
 
  private:
-  bool was_;
+  uintptr_t was_;
 };
+
+// Called with the guard set, from a hook or a signal handler: true when the
+// guarded frames are gone (a longjmp out of a signal handler that had
+// interrupted the agent left them): the caller's frame is above where the
+// innermost GuardScope began, and not on an alternate signal stack. The guard is
+// then cleared, and what the lost frames held is put right (the thread's
+// ring reservation, its stack caches) and counted.
+bool guard_abandoned();
 
 }  // namespace prof

@@ -201,6 +201,20 @@ TEST_CASE("extension records: header 01KKKKKK, then their body") {
   CHECK(ext_bytes(ext::Thread{1234}) == Bytes{0x4d, 0xd2, 0x09});
   CHECK(ext_bytes(ext::Weight{3}) == Bytes{0x4e, 0x03});
   CHECK(ext_bytes(ext::UncleanEnd{1000, 96}) == Bytes{0x4f, 0xe8, 0x07, 0x60});
+  CHECK(ext_bytes(ext::Skip{3}) == Bytes{0x50, 0x03, 0x00, 0x00, 0x00});
+}
+
+TEST_CASE("put_skip_header starts skips that span exactly the gap") {
+  auto header = [](uint64_t total) {
+    uint8_t buf[16];
+    return Bytes(buf, buf + put_skip_header(buf, total));
+  };
+  CHECK(header(2) == Bytes{0x50, 0x00});
+  CHECK(header(10) == Bytes{0x50, 0x08});
+  // 130 = 1 + 2 + 127, but 127 takes one byte, 128 two: an empty skip first,
+  // then 128 = 1 + 1 + 126.
+  CHECK(header(130) == Bytes{0x50, 0x00, 0x50, 0x7e});
+  CHECK(header(131) == Bytes{0x50, 0x80, 0x01});  // 1 + 2 + 128
 }
 
 TEST_CASE("the owning records the readers return encode as their views do") {

@@ -3,13 +3,18 @@
 // which encodes at the head) and runs the ticks, which append too; threads
 // join half-way (each ending the solo path with membarrier), while the raw
 // writer thread flushes. Every record must reach the file whole, once, and
-// in its thread's order, and glibc must not have counted the writer.
+// in its thread's order, and glibc must not have counted the writer. Then
+// threads that leave an append half-done (a longjmp out of the copy): the
+// stream goes on, a gap where their record would have been.
 #include <catch2/catch.hpp>
 
+#include <atomic>
 #include <chrono>
+#include <csetjmp>
 #include <cstdio>
 #include <cstring>
 #include <fcntl.h>
+#include <map>
 #include <memory>
 #include <sys/single_threaded.h>
 #include <thread>
@@ -26,7 +31,7 @@ namespace {
 
 // A record: thread index, sequence number, payload length, payload bytes
 // that derive from the first two (so a torn or mixed record shows).
-constexpr uint8_t kTickThread = 0xff, kEndThread = 0xfe;
+constexpr uint8_t kTickThread = 0xff, kEndThread = 0xfe, kGapThread = 0xfd;
 constexpr int kThreads = 3;
 constexpr uint32_t kThreadRecords = 300000;
 
@@ -38,6 +43,26 @@ size_t encode(uint8_t *out, uint8_t thread, uint32_t seq) {
   for (uint8_t i = 0; i < len; i++) out[6 + i] = uint8_t(thread ^ seq ^ i);
   return 6 + size_t(len);
 }
+
+// A gap: a record of the gap thread whose payload runs to the gap's end.
+size_t gap_header(uint8_t *dst, uint64_t len) {
+  dst[0] = kGapThread;
+  memset(dst + 1, 0, 4);
+  dst[5] = uint8_t(len - 6);
+  return 6;
+}
+
+// The ring's output: a temporary file, its descriptor owned as the agent's are.
+struct RingFile {
+  RingFile() {
+    const int created = open(written.path.c_str(), O_RDWR);
+    REQUIRE(created >= 0);
+    out.adopt(created, written.path.c_str());
+  }
+  ~RingFile() { out.close(); }
+  const TempFile written;
+  prof::OwnedFile out;
+};
 
 EventRing *g_ring;
 uint32_t g_ticks;
@@ -65,16 +90,12 @@ void produce(uint8_t thread, uint32_t count) {
 }  // namespace
 
 TEST_CASE("the ring keeps every record, whole and in order, as producers come and go") {
-  const TempFile written;
-  prof::OwnedFile out;
-  const int created = open(written.path.c_str(), O_RDWR);
-  REQUIRE(created >= 0);
-  out.adopt(created, written.path.c_str());
-  const int fd = out.fd();
+  RingFile output;
+  const int fd = output.out.fd();
   auto ring = std::make_unique<EventRing>();
   g_ring = ring.get();
   REQUIRE(__libc_single_threaded);
-  REQUIRE(ring->start(&out, on_tick, nullptr));
+  REQUIRE(ring->start(&output.out, on_tick, nullptr, gap_header));
   CHECK(__libc_single_threaded);  // the writer is a raw thread
 
   // Alone for a while, ticks included.
@@ -102,7 +123,6 @@ TEST_CASE("the ring keeps every record, whole and in order, as producers come an
 
   std::vector<uint8_t> file(size_t(lseek(fd, 0, SEEK_END)));
   REQUIRE(pread(fd, file.data(), file.size(), 0) == ssize_t(file.size()));
-  close(fd);
 
   uint32_t next[kThreads + 1] = {0};
   uint32_t ticks = 0;
@@ -134,4 +154,126 @@ TEST_CASE("the ring keeps every record, whole and in order, as producers come an
   // Every tick, in order; a last one that came while finish() had already
   // closed the ring is dropped, as any late append is.
   CHECK((ticks == g_ticks || ticks + 1 == g_ticks));
+}
+
+namespace {
+
+// Appends records 0..lost of `thread`, the last through an encoder that
+// jumps out half-way, as a signal handler's siglongjmp would.
+void append_then_leave(EventRing &ring, uint8_t thread, uint32_t lost) {
+  static thread_local jmp_buf out;
+  uint8_t buf[64];
+  for (uint32_t seq = 0; seq < lost; seq++) ring.append(buf, encode(buf, thread, seq));
+  if (setjmp(out) == 0)
+    ring.append_in_place(encode(buf, thread, lost), [lost, thread](uint8_t *dst) {
+      encode(dst, thread, lost);
+      dst[0] = 0xee;  // half-written
+      longjmp(out, 1);
+    });
+}
+
+// The file's records: per thread, the sequence numbers in order; gaps' lengths.
+struct Parsed {
+  std::map<uint8_t, std::vector<uint32_t>> seqs;
+  std::vector<size_t> gaps;
+  bool ended = false;
+  size_t bad = 0;
+};
+
+Parsed parse(int fd) {
+  std::vector<uint8_t> file(size_t(lseek(fd, 0, SEEK_END)));
+  REQUIRE(pread(fd, file.data(), file.size(), 0) == ssize_t(file.size()));
+  Parsed p;
+  size_t at = 0;
+  while (at + 6 <= file.size() && !p.ended) {
+    const uint8_t thread = file[at], len = file[at + 5];
+    uint32_t seq;
+    memcpy(&seq, &file[at + 1], 4);
+    REQUIRE(at + 6 + len <= file.size());
+    if (thread == kGapThread) {
+      p.gaps.push_back(6 + size_t(len));
+    } else {
+      for (uint8_t i = 0; i < len; i++) p.bad += file[at + 6 + i] != uint8_t(thread ^ seq ^ i);
+      if (thread == kEndThread) p.ended = true;
+      else p.seqs[thread].push_back(seq);
+    }
+    at += 6 + len;
+  }
+  CHECK(at == file.size());
+  return p;
+}
+
+void check_all_but(const Parsed &p, uint8_t thread, uint32_t count, uint32_t lost) {
+  INFO("thread " << int(thread));
+  REQUIRE(p.seqs.count(thread));
+  const std::vector<uint32_t> &got = p.seqs.at(thread);
+  CHECK(got.size() == count - 1);
+  uint32_t want = 0;
+  for (uint32_t seq : got) {
+    if (want == lost) want++;
+    if (seq != want) FAIL("record " << seq << " where " << want << " was due");
+    want++;
+  }
+}
+
+}  // namespace
+
+TEST_CASE("a record its thread never finishes becomes a gap, and the stream goes on") {
+  RingFile output;
+  const int fd = output.out.fd();
+  auto ring = std::make_unique<EventRing>();
+  REQUIRE(ring->start(&output.out, nullptr, nullptr, gap_header));
+  // (Threads of their own: the main thread's slot is the first test's ring's.)
+  std::atomic<bool> first{false}, left{false}, go_on{false};
+  constexpr uint32_t kLost = 1000, kCount = 2000, kMainRecords = 400000;  // some 7 MB, the ring being 4 MiB
+  double waited = 0;
+  std::thread main_like([&] {
+    uint8_t b[64];
+    ring->append(b, encode(b, 0, 0));  // first: the solo producer
+    first = true;
+    while (!left) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    const auto t0 = std::chrono::steady_clock::now();
+    for (uint32_t seq = 1; seq < kMainRecords; seq++) ring->append(b, encode(b, 0, seq));
+    waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  });
+  // One thread leaves a record half-done and then waits, appending nothing,
+  // while the other appends more than the ring holds: the writer must take
+  // the record over, or the other would wait for ever.
+  std::thread stuck([&] {
+    while (!first) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    append_then_leave(*ring, 1, kLost);
+    left = true;
+    while (!go_on) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    uint8_t b[64];
+    for (uint32_t seq = kLost + 1; seq < kCount; seq++) ring->append(b, encode(b, 1, seq));
+  });
+  main_like.join();
+  go_on = true;
+  stuck.join();
+
+  // Another comes back to the ring after its jump (as a guard found
+  // abandoned does): its record is a gap at once.
+  std::thread back([&] {
+    append_then_leave(*ring, 2, 50);
+    ring->recover_abandoned_append();
+    uint8_t b[64];
+    for (uint32_t seq = 51; seq < 200; seq++) ring->append(b, encode(b, 2, seq));
+  });
+  back.join();
+  std::thread([&] {
+    uint8_t b[64];
+    ring->finish(b, encode(b, kEndThread, 0));
+  }).join();
+
+  const Parsed p = parse(fd);
+  INFO("the first thread's appends took " << waited << " s");
+  CHECK(p.ended);
+  CHECK(p.bad == 0);
+  CHECK(p.seqs.at(0).size() == kMainRecords);
+  check_all_but(p, 1, kCount, kLost);
+  check_all_but(p, 2, 200, 50);
+  uint8_t buf[64];
+  CHECK(p.gaps == std::vector<size_t>{encode(buf, 1, kLost), encode(buf, 2, 50)});
+  CHECK(ring->abandoned_records() == 2);
+  CHECK(waited < 30);
 }

@@ -316,6 +316,18 @@ Json summary_json(Profile &profile, const SummaryOptions &opt) {
   }
   j["streams"] = streams;
   j["memory"] = profile.has_memory() ? memory_json(profile, opt) : Json(nullptr);
+  if (profile.has_memory()) {
+    // The agent's counts of events it could not record: leaks and frees
+    // are then uncertain.
+    static const char *const kMissed[] = {"signal_handlers_in_agent", "guards_abandoned",
+                                          "ring_records_abandoned"};
+    Json missed = Json::object();
+    for (const char *name : kMissed) {
+      const auto it = agent.find(name);
+      if (it != agent.end() && it->second) missed[name] = it->second;
+    }
+    j["memory"]["missed_events"] = missed;
+  }
   j["cpu"] = profile.has_cpu() ? cpu_json(profile, opt) : Json(nullptr);
   j["agent"] = agent;
   return j;

@@ -59,6 +59,13 @@ void memory(const Json &m, const SummaryOptions &opt, std::ostream &out) {
       << " allocations freed by the very next event\n"
       << "  unknown frees: " << m["unknown_frees"].get<uint64_t>()
       << " frees and reallocations of pointers never seen allocated\n";
+  if (!m["missed_events"].empty()) {
+    out << "  uncertain:     leaks and frees, the agent having missed events (";
+    const char *sep = "";
+    for (const auto &kv : m["missed_events"].items())
+      out << sep << kv.key() << " " << kv.value().get<uint64_t>(), sep = ", ";
+    out << ")\n";
+  }
   for (const Json &u : m["suppressed"])
     out << "  suppressed:    " << bytes(u["bytes"]) << " in " << u["blocks"].get<uint64_t>()
         << " leaked blocks by leak:" << u["pattern"].get<std::string>() << "\n";

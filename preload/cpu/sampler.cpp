@@ -12,6 +12,7 @@
 
 #include "agent.h"
 #include "cpu/stream.h"
+#include "program_signals.h"
 #include "signal_unwind.h"
 #include "thread_state.h"
 
@@ -106,7 +107,7 @@ bool start_cpu_sampler() {
   g_cpu.interval_ns = cfg.interval_ns;
   g_cpu.max_depth = int(cfg.max_depth);
   struct sigaction old {};
-  sigaction(g_cpu.sig, nullptr, &old);
+  real_sigaction(g_cpu.sig, nullptr, &old);
   if ((old.sa_flags & SA_SIGINFO) || (old.sa_handler != SIG_DFL && old.sa_handler != SIG_IGN)) {
     char num[8];
     snprintf(num, sizeof num, "%d", g_cpu.sig);
@@ -120,9 +121,12 @@ bool start_cpu_sampler() {
   sa.sa_sigaction = on_sample_signal;
   sa.sa_flags = SA_SIGINFO | SA_RESTART;
   sigfillset(&sa.sa_mask);
-  sigaction(g_cpu.sig, &sa, nullptr);
+  if (real_sigaction(g_cpu.sig, &sa, nullptr) != 0) {
+    say("cannot catch PROF_CPU_SIGNAL (", strerror(errno), "); CPU profiling disabled");
+    return false;
+  }
   if (!begin(cfg.cpu_backend, getppid())) {
-    sigaction(g_cpu.sig, &old, nullptr);
+    real_sigaction(g_cpu.sig, &old, nullptr);
     return false;
   }
   return true;

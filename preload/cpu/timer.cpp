@@ -31,16 +31,14 @@ int open_task_clock(uint64_t interval_ns, pid_t tid) {
   attr.config = PERF_COUNT_SW_TASK_CLOCK;
   attr.sample_period = interval_ns;
   attr.disabled = 1;
-  // XXX: counting kernel time too keeps the rate up in syscall-heavy code;
-  // where perf_event_paranoid forbids it, user time only.
-  for (int exclude_kernel = 0; exclude_kernel < 2; exclude_kernel++) {
-    attr.exclude_kernel = exclude_kernel;
-    attr.exclude_hv = exclude_kernel;
-    const int fd = int(syscall(SYS_perf_event_open, &attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC));
-    if (fd >= 0) return fd;
-    if (errno != EACCES && errno != EPERM) return -1;
-  }
-  return -1;
+  // XXX: the clock still counts the thread's kernel time, but signals only
+  // while the thread runs its own code: a signal raised in a system call
+  // about to sleep (poll, nanosleep, ...) makes it fail with EINTR at once,
+  // SA_RESTART or not. The kernel time is weighed into the next sample
+  // (sample_weight()).
+  attr.exclude_kernel = 1;
+  attr.exclude_hv = 1;
+  return int(syscall(SYS_perf_event_open, &attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC));
 }
 
 bool arm_perf(int sig, uint64_t interval_ns, SampleSlot *slot) {

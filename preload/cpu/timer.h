@@ -4,9 +4,11 @@
 // Backends, best first (on kernels where CPU-time POSIX timers only fire on
 // scheduler ticks, CONFIG_HZ times a second):
 // - Perf: a perf_event_open software task-clock event per thread, its
-//   overflow signalled to that thread (O_ASYNC, F_SETSIG, F_SETOWN_EX).
-//   Reaches the requested rate; a signal weighs the CPU time since the
-//   previous one, as below (a late timer folds periods into one signal).
+//   overflow signalled to that thread (O_ASYNC, F_SETSIG, F_SETOWN_EX), only
+//   while the thread runs in user mode (never into a system call, which a
+//   signal could cut short with EINTR). Reaches the requested rate; a signal
+//   weighs the CPU time since the previous one, kernel time included, as
+//   below (a late timer folds periods into one signal).
 // - Timer: timer_create(CLOCK_THREAD_CPUTIME_ID) per thread, delivered to
 //   that thread (SIGEV_THREAD_ID). Fires on ticks, so one signal stands for
 //   several intervals: the weight is the thread's CPU time since its

@@ -1,5 +1,6 @@
 // Hot paths. Each hook decides once what its call records (the agent's
-// state, the thread's guard and sampling) and passes the call through when
+// state, the thread's guard and sampling; malloc, free and realloc also find
+// a guard that a longjmp left behind) and passes the call through when
 // nothing; otherwise it calls the real function and records. Frees are
 // recorded before the real free, everything else after (event_ring.h says
 // why).
@@ -172,14 +173,44 @@ __attribute__((noinline)) void *realloc_recorded(void *old, size_t size, Sampled
   return p;
 }
 
+void *malloc_in_agent(size_t size);
+
 inline void *malloc_body(size_t size) {
   if (!ready()) return arena_alloc(size);
+  if (__builtin_expect(t_state.guard, 0)) return malloc_in_agent(size);
   // XXX: sampling decides before the block exists; a failed malloc then
   // used up some of the countdown, or a sample.
   const Sampled sampled = alloc_sampled(size);
   if (sampled == Sampled::kNo) return real.malloc(size);
   if (sampled == Sampled::kOpen) return malloc_settled(size);
   return malloc_recorded(size);
+}
+
+inline void free_body(void *p) {
+  const Sampled sampled = free_sampled(p);
+  if (sampled == Sampled::kNo) return real.free(p);
+  if (sampled == Sampled::kOpen) return free_settled(p);
+  free_recorded(p);
+}
+
+void *realloc_block(void *old, size_t size);
+
+// The guard is set: the agent's own call, unless the guarded frames were
+// left by longjmp (thread_state.h), which clears the guard. Out of line,
+// reached by a tail call, so that the hot hooks stay frameless.
+__attribute__((noinline)) void *malloc_in_agent(size_t size) {
+  if (guard_abandoned()) return malloc_body(size);
+  return real.malloc(size);
+}
+
+__attribute__((noinline)) void free_in_agent(void *p) {
+  if (guard_abandoned()) return free_body(p);
+  real.free(p);
+}
+
+__attribute__((noinline)) void *realloc_in_agent(void *old, size_t size) {
+  if (guard_abandoned()) return realloc_block(old, size);
+  return real.realloc(old, size);
 }
 
 __attribute__((noinline)) void *realloc_from_arena(void *old, size_t size) {
@@ -193,6 +224,7 @@ __attribute__((noinline)) void *realloc_from_arena(void *old, size_t size) {
 __attribute__((noinline)) void *realloc_block(void *old, size_t size) {
   if (in_arena(old)) return realloc_from_arena(old, size);
   if (!ready()) return arena_alloc(size);
+  if (__builtin_expect(t_state.guard, 0)) return realloc_in_agent(old, size);
   const ReallocSampled sampled = realloc_sampled(old, size);
   if (sampled.old_block == Sampled::kNo && sampled.new_block == Sampled::kNo)
     return real.realloc(old, size);
@@ -206,10 +238,8 @@ EXPORT void *malloc(size_t size) { return malloc_body(size); }
 EXPORT void free(void *p) {
   if (!p || in_arena(p)) return;
   if (!ready()) return;  // XXX: only arena blocks exist before resolution
-  const Sampled sampled = free_sampled(p);
-  if (sampled == Sampled::kNo) return real.free(p);
-  if (sampled == Sampled::kOpen) return free_settled(p);
-  free_recorded(p);
+  if (__builtin_expect(t_state.guard, 0)) return free_in_agent(p);
+  free_body(p);
 }
 
 EXPORT void *calloc(size_t n, size_t size) {

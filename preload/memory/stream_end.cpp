@@ -5,6 +5,7 @@
 #include "host_stack.h"
 #include "memory/alloc_sampling.h"
 #include "memprof.h"
+#include "program_signals.h"
 #include "stream/raw_thread.h"
 #include "stream_writer.h"
 
@@ -19,6 +20,11 @@ size_t put_stats_and_epilogue(SpanWriter &out) {
       {"ring_full_waits", g_agent.ring.full_waits()},
       {"ring_shared_slot_uses", g_agent.ring.shared_slot_uses()},
       {"sampled_set_overflow", g_sampled.overflow()},
+      {"ring_records_abandoned", g_agent.ring.abandoned_records()},
+      {"guards_abandoned", g_agent.guards_abandoned.load()},
+      {"signals_deferred", signals_deferred()},
+      {"signals_merged", signals_merged()},
+      {"signal_handlers_in_agent", handlers_in_agent()},
   };
   put_ext(out, ext::StatsView{stats});
   put_memprof_epilogue(out);

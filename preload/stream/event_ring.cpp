@@ -28,10 +28,14 @@ bool register_membarrier() {
 
 pthread_key_t g_slot_key;
 pthread_once_t g_slot_key_once = PTHREAD_ONCE_INIT;
+EventRing *g_ring;  // the ring whose slots the threads hold
 
-// Thread exit: the slot is free for another thread.
+// Thread exit: the slot is free for another thread (after an append the
+// thread left half-done is put right).
 void release_slot(void *p) {
   auto *slot = static_cast<EventRing::Slot *>(p);
+  if (g_ring && t_ring_slot == slot && slot->busy_from.load() != EventRing::kIdle)
+    g_ring->recover_abandoned_append();
   if (t_ring_slot == slot) t_ring_slot = nullptr;
   slot->busy_from.store(EventRing::kIdle, std::memory_order_release);
   slot->owned.store(false, std::memory_order_release);
@@ -42,7 +46,8 @@ void make_slot_key() { pthread_key_create(&g_slot_key, release_slot); }
 
 __thread EventRing::Slot *t_ring_slot __attribute__((tls_model("initial-exec")));
 
-bool EventRing::start(OwnedFile *file, void (*on_tick)(), UncleanEndFn on_unclean_end) {
+bool EventRing::start(OwnedFile *file, void (*on_tick)(), UncleanEndFn on_unclean_end,
+                      GapHeader gap_header) {
   ring_ = static_cast<uint8_t *>(
       mmap(nullptr, kRingSize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
   if (ring_ == MAP_FAILED) {
@@ -50,8 +55,11 @@ bool EventRing::start(OwnedFile *file, void (*on_tick)(), UncleanEndFn on_unclea
     return false;
   }
   file_ = file;
+  file_base_ = long(lseek(file->fd(), 0, SEEK_CUR));
+  g_ring = this;
   on_tick_ = on_tick;
   on_unclean_end_ = on_unclean_end;
+  gap_header_ = gap_header;
   shared_.busy_from.store(kIdle);
   membarrier_ = register_membarrier();
   reset_solo(nullptr);
@@ -60,6 +68,7 @@ bool EventRing::start(OwnedFile *file, void (*on_tick)(), UncleanEndFn on_unclea
 
 bool EventRing::launch() {
   discard_.store(false);
+  stopped_at_.store(kIdle);
   closed_.store(false);
   finish_at_.store(0);
   running_.store(true);
@@ -101,13 +110,15 @@ EventRing::Slot *EventRing::claim_slot() {
 void EventRing::append(const uint8_t *data, size_t len) {
   if (closed_.load(std::memory_order_relaxed)) return;
   const uint64_t end = append_copy(data, len);
-  after_append(end);
+  if (end != kIdle) after_append(end);
 }
 
 uint64_t EventRing::append_copy(const uint8_t *data, size_t len) {
   Slot *slot;
   uint64_t end;
-  if (uint8_t *dst = begin_append(len, &slot, &end)) memcpy(dst, data, len);
+  uint8_t *dst = begin_append(len, &slot, &end);
+  if (!slot) return kIdle;
+  if (dst) memcpy(dst, data, len);
   else copy_in(end - len, data, len);
   end_append(slot);
   return end;
@@ -115,7 +126,7 @@ uint64_t EventRing::append_copy(const uint8_t *data, size_t len) {
 
 void EventRing::after_append(uint64_t end) {
   const bool writer = running_.load(std::memory_order_relaxed);
-  if (!writer && end >= flushed_.load(std::memory_order_relaxed) + kSegSize) flush(kSegSize);
+  if (!writer && end >= flushed_.load(std::memory_order_relaxed) + kSegSize) flush(kSegSize, t_ring_slot);
   // XXX: with a writer, the clock (a vDSO call, costly beside an append)
   // once per 256 appends of a thread.
   if (t_appends_to_clock-- > 0) return;
@@ -130,7 +141,7 @@ void EventRing::after_append(uint64_t end) {
   const int saved_errno = errno;
   if (due != 0 && on_tick_) on_tick_();
   errno = saved_errno;
-  if (!writer) flush(1);
+  if (!writer) flush(1, t_ring_slot);
 }
 
 void EventRing::reset_solo(Slot *slot) {
@@ -146,7 +157,13 @@ void EventRing::intrude() {
   // Every store the solo thread made before its barrier is visible now, and
   // every load after it sees us: wait out an append it began before.
   syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
-  while (solo->busy_from.load(std::memory_order_acquire) != kIdle) sched_yield();
+  uint64_t seen = 0, last = raw_monotonic_ns(), was = kIdle;
+  for (uint64_t busy; (busy = solo->busy_from.load(std::memory_order_acquire)) != kIdle;) {
+    if (busy != was) seen = 0, was = busy;  // still appending: not stuck
+    sched_yield();
+    observe(&seen, &last);
+    if (seen >= kStallNs) take_over(solo, busy);
+  }
 }
 
 uint8_t *EventRing::begin_append(size_t len, Slot **slot, uint64_t *end) {
@@ -154,7 +171,15 @@ uint8_t *EventRing::begin_append(size_t len, Slot **slot, uint64_t *end) {
   if (!own) {
     // (Every slot taken: other threads have long ended the solo producer.)
     shared_uses_.fetch_add(1, std::memory_order_relaxed);
-    while (shared_lock_.exchange(true, std::memory_order_acquire)) sched_yield();
+    uint64_t seen = 0, last = raw_monotonic_ns();
+    while (shared_lock_.exchange(true, std::memory_order_acquire)) {
+      sched_yield();
+      observe(&seen, &last);
+      if (seen < kStallNs) continue;
+      abandoned_.fetch_add(1, std::memory_order_relaxed);  // its holder may never come back
+      *slot = nullptr;
+      return nullptr;
+    }
     own = &shared_;
   }
   *slot = own;
@@ -188,8 +213,11 @@ uint64_t EventRing::reserve(Slot *slot, size_t len) {
   } else {
     pos = head_.fetch_add(len, std::memory_order_acq_rel);
   }
+  // The exact extent, for take_over() should this thread never finish.
+  slot->busy_end.store(pos + len, std::memory_order_relaxed);
+  slot->busy_from.store(pos, std::memory_order_release);
   if (pos + len > flushed_.load(std::memory_order_acquire) + kRingSize)
-    wait_for_room(slot, pos, pos + len);
+    wait_for_room(slot, pos + len);  // (the slot holds pos: flushing can reach it meanwhile)
   return pos;
 }
 
@@ -201,20 +229,29 @@ void EventRing::copy_in(uint64_t pos, const uint8_t *data, size_t len) {
 }
 
 // Backpressure: a bounded spin, then short naps; wakes the writer, or
-// without one flushes itself when no one else does.
-void EventRing::wait_for_room(Slot *slot, uint64_t pos, uint64_t end) {
+// without one flushes itself when no one else does. When nothing moves for
+// kGiveUpNs (a flush that never ends), the stream stops there.
+void EventRing::wait_for_room(Slot *slot, uint64_t end) {
   full_waits_.fetch_add(1, std::memory_order_relaxed);
-  // The exact position, so that flushing can reach it while we wait.
-  slot->busy_from.store(pos, std::memory_order_release);
-  for (unsigned spins = 0; end > flushed_.load(std::memory_order_acquire) + kRingSize; spins++) {
-    if (writer_running())
+  uint64_t seen = 0, last = raw_monotonic_ns(), flushed = flushed_.load(std::memory_order_acquire);
+  // (Once the stream has stopped, only the bytes before its end need room.)
+  for (unsigned spins = 0;
+       end > flushed + kRingSize && flushed < stopped_at_.load(std::memory_order_acquire); spins++) {
+    if (writer_running()) {
       wake_writer();
-    else if (flush(1))
+    } else if (flush(1, slot)) {
+      flushed = flushed_.load(std::memory_order_acquire);
+      seen = 0;
       continue;
+    }
     if (spins < 64)
       sched_yield();
     else
       raw_nap(50000);
+    observe(&seen, &last);
+    const uint64_t now_flushed = flushed_.load(std::memory_order_acquire);
+    if (now_flushed != flushed) flushed = now_flushed, seen = 0;
+    if (seen >= kGiveUpNs) stop_at(flushed);
   }
 }
 
@@ -230,6 +267,9 @@ uint64_t EventRing::complete() const {
 }
 
 void EventRing::write_out(uint64_t from, uint64_t to) {
+  // Nothing past an early end of the stream.
+  const uint64_t stop = stopped_at_.load(std::memory_order_acquire);
+  if (to > stop) to = stop > from ? stop : from;
   while (from < to) {
     const size_t off = from % kRingSize;
     const size_t n = to - from < kRingSize - off ? to - from : kRingSize - off;
@@ -245,16 +285,101 @@ void EventRing::write_out(uint64_t from, uint64_t to) {
   }
 }
 
-bool EventRing::flush(size_t min_bytes) {
+bool EventRing::flush(size_t min_bytes, Slot *owner) {
   if (flushing_.exchange(true, std::memory_order_acquire)) return false;
-  const uint64_t from = flushed_.load(std::memory_order_relaxed), to = complete();
+  flush_owner_.store(owner, std::memory_order_relaxed);
+  const uint64_t from = flushed_.load(std::memory_order_relaxed);
+  uint64_t to = complete();
+  if (to == from && from < head_.load(std::memory_order_acquire)) {
+    watch_stall(from);
+    to = complete();
+  }
   const bool any = to > from && to - from >= min_bytes;
   if (any) {
     write_out(from, to);
     flushed_.store(to, std::memory_order_release);
   }
+  flush_owner_.store(nullptr, std::memory_order_relaxed);
   flushing_.store(false, std::memory_order_release);
   return any;
+}
+
+void EventRing::observe(uint64_t *seen, uint64_t *last) {
+  const uint64_t now = raw_monotonic_ns(), step = now - *last;
+  *seen += step < kStallStepNs ? step : kStallStepNs;
+  *last = now;
+}
+
+void EventRing::watch_stall(uint64_t pinned) {
+  if (pinned != stall_pos_) {
+    stall_pos_ = pinned;
+    stall_seen_ns_ = 0;
+    stall_last_ns_ = raw_monotonic_ns();
+    return;
+  }
+  observe(&stall_seen_ns_, &stall_last_ns_);
+  if (stall_seen_ns_ < kStallNs) return;
+  stall_pos_ = kIdle;
+  take_over_all(pinned);
+}
+
+void EventRing::take_over_all(uint64_t pinned) {
+  const size_t used = slots_used_.load(std::memory_order_acquire);
+  for (size_t i = 0; i <= used; i++) {
+    Slot *s = i < used ? &slots_[i] : &shared_;
+    if (s->busy_from.load(std::memory_order_acquire) == pinned) take_over(s, pinned);
+  }
+}
+
+void EventRing::take_over(Slot *slot, uint64_t from) {
+  const uint64_t end = slot->busy_end.load(std::memory_order_acquire);
+  // (Not yet when its bytes are still the last lap's: it was waiting for room.)
+  if (end > from && end > flushed_.load(std::memory_order_acquire) + kRingSize) return;
+  if (end > from) {
+    uint8_t header[16];
+    copy_in(from, header, gap_header_(header, end - from));
+    abandoned_.fetch_add(1, std::memory_order_relaxed);
+  } else if (from < head_.load(std::memory_order_acquire)) {
+    // Its extent unknown (left between reserving and saying where): the
+    // stream cannot go past it.
+    stop_at(from);
+    abandoned_.fetch_add(1, std::memory_order_relaxed);
+  }  // else nothing was reserved: the solo shortcut reserves as it ends
+  // XXX: a thread merely stalled kStallNs in its copy would now write over
+  // the gap; taking over only after so long makes that as good as never.
+  if (slot->busy_from.compare_exchange_strong(from, kIdle, std::memory_order_release) &&
+      slot == &shared_)
+    shared_lock_.store(false, std::memory_order_release);  // its holder is gone
+}
+
+void EventRing::stop_at(uint64_t pos) {
+  uint64_t was = stopped_at_.load(std::memory_order_relaxed);
+  while (pos < was && !stopped_at_.compare_exchange_weak(was, pos, std::memory_order_release)) {
+  }
+}
+
+void EventRing::recover_abandoned_append() {
+  Slot *own = t_ring_slot;
+  if (!own) return;
+  if (flush_owner_.load(std::memory_order_relaxed) == own) {
+    // Left half-way through a flush: the file has what write() took.
+    if (file_base_ >= 0) {
+      const long at = long(lseek(file_->fd(), 0, SEEK_CUR));
+      if (at >= file_base_ && uint64_t(at - file_base_) > flushed_.load(std::memory_order_relaxed))
+        flushed_.store(uint64_t(at - file_base_), std::memory_order_release);
+    }
+    flush_owner_.store(nullptr, std::memory_order_relaxed);
+    flushing_.store(false, std::memory_order_release);
+  }
+  const uint64_t busy = own->busy_from.load(std::memory_order_acquire);
+  if (busy == kIdle) return;
+  // The slot is needed again at once: if the lost reservation was still
+  // waiting for room, wait for it here.
+  const uint64_t end = own->busy_end.load(std::memory_order_acquire);
+  if (end > busy && end > flushed_.load(std::memory_order_acquire) + kRingSize)
+    wait_for_room(own, end);
+  take_over(own, busy);
+  own->busy_from.store(kIdle, std::memory_order_release);
 }
 
 int EventRing::writer_main(void *arg) {
@@ -275,7 +400,7 @@ int EventRing::writer_main(void *arg) {
     // XXX: back off while there is little to write (quiet programs): each
     // wakeup costs the program CPU time, and a producer that needs room
     // wakes the writer.
-    if (self->flush(kSegSize)) {
+    if (self->flush(kSegSize, nullptr)) {
       idle_ns = 1000000;
     } else {
       raw_wait_on(&self->writer_wake_, wake, idle_ns);
@@ -285,7 +410,7 @@ int EventRing::writer_main(void *arg) {
     if (now - last >= 100000000u) {
       last = now;
       // A quiet program's events reach the file within 100 ms.
-      self->flush(1);
+      self->flush(1, nullptr);
     }
   }
 }
@@ -303,16 +428,29 @@ void EventRing::write_unclean_end(uint64_t lost_bytes) {
 }
 
 void EventRing::write_last(uint64_t end) {
-  while (flushing_.exchange(true, std::memory_order_acquire)) raw_syscall3(SYS_sched_yield, 0, 0, 0);
-  // Wait (bounded) for threads still copying records placed before the
-  // last one. One stuck longer than that loses its bytes and everything
-  // after them: the stream ends as an unclean one.
-  uint64_t to = complete();
-  for (int spins = 0; to < end && spins < 100000; spins++) {
+  uint64_t seen = 0, last = raw_monotonic_ns();
+  while (flushing_.exchange(true, std::memory_order_acquire)) {
     raw_syscall3(SYS_sched_yield, 0, 0, 0);
-    to = complete();
+    observe(&seen, &last);
+    if (seen < kGiveUpNs) continue;
+    discard_.store(true);  // a flush that never ends: the file stays as it is
+    return;
   }
-  if (to > end) to = end;
+  // Threads still copying records placed before the last one: what precedes
+  // them is written meanwhile (they may wait for room), and a slot pinned
+  // for kStallNs becomes a gap, so the file ends with the last record. If
+  // the stream stopped before it: what is complete, then the unclean end.
+  auto limit = [this, end] {
+    const uint64_t stop = stopped_at_.load(std::memory_order_acquire);
+    return end < stop ? end : stop;
+  };
+  for (uint64_t to = complete(); to < limit(); to = complete()) {
+    write_out(flushed_.load(std::memory_order_relaxed), to);
+    flushed_.store(to, std::memory_order_release);
+    raw_syscall3(SYS_sched_yield, 0, 0, 0);
+    watch_stall(to);
+  }
+  const uint64_t to = limit();
   write_out(flushed_.load(std::memory_order_relaxed), to);
   if (to < end) write_unclean_end(end - to);
   flushed_.store(end, std::memory_order_release);
@@ -323,8 +461,17 @@ void EventRing::write_last(uint64_t end) {
 
 void EventRing::write_orphaned() {
   // Every thread of the program is gone: nothing will be appended or
-  // completed any more, and no one else flushes.
-  const uint64_t head = head_.load(std::memory_order_acquire), to = complete();
+  // completed any more, and no one else flushes. A record a thread was
+  // still writing (it died, or left by longjmp) becomes a gap at once.
+  const uint64_t head = head_.load(std::memory_order_acquire);
+  uint64_t to = complete();
+  for (; to < head && to < stopped_at_.load(std::memory_order_acquire); to = complete()) {
+    write_out(flushed_.load(std::memory_order_relaxed), to);
+    flushed_.store(to, std::memory_order_release);
+    take_over_all(to);
+  }
+  const uint64_t stop = stopped_at_.load(std::memory_order_acquire);
+  if (to > stop) to = stop;
   write_out(flushed_.load(std::memory_order_relaxed), to);
   write_unclean_end(head - to);
   flushed_.store(head, std::memory_order_release);
@@ -333,7 +480,14 @@ void EventRing::write_orphaned() {
 
 void EventRing::finish(const uint8_t *data, size_t len) {
   if (closed_.exchange(true)) return;
-  const uint64_t end = append_copy(data, len);
+  uint64_t end = append_copy(data, len);
+  if (end == kIdle) {
+    // No slot to be had (the shared one's holder never came back): the
+    // stream stops where it is and ends unclean, the last record lost.
+    const uint64_t head = head_.load(std::memory_order_acquire);
+    stop_at(head);
+    end = head + len;
+  }
   if (writer_running()) {
     finish_at_.store(end, std::memory_order_release);
     wake_writer();
@@ -348,6 +502,7 @@ bool EventRing::restart_in_child(OwnedFile *file) {
   // The parent's other threads do not exist here: their slots are free.
   for (size_t i = 0; i < kSlots; i++) {
     slots_[i].busy_from.store(kIdle);
+    slots_[i].busy_end.store(0);
     if (&slots_[i] != t_ring_slot) slots_[i].owned.store(false);
   }
   shared_.busy_from.store(kIdle);
@@ -355,10 +510,14 @@ bool EventRing::restart_in_child(OwnedFile *file) {
   head_.store(0);
   flushed_.store(0);
   flushing_.store(false);
+  flush_owner_.store(nullptr);
+  stall_pos_ = kIdle;
+  abandoned_.store(0);
   failed_.store(false);
   full_waits_.store(0);  // the child's own counts
   shared_uses_.store(0);
   file_ = file;
+  file_base_ = long(lseek(file->fd(), 0, SEEK_CUR));
   running_.store(false);
   writer_.forget();  // the parent's writer is not the child's
   membarrier_ = register_membarrier();

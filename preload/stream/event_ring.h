@@ -33,9 +33,10 @@
 //   every complete record, then the stream's unclean end (on_unclean_end:
 //   an unclean-end record, the stats, the epilogue), so that the stream
 //   ends well-formed and says so. Records threads were copying when they
-//   died, and all after them, cannot be written: the record counts them.
-//   The same ending closes a stream whose last record finish() could not
-//   reach, a thread being stuck in the middle of an earlier one.
+//   died become gaps (below); one of unknown extent, and all after it,
+//   cannot be written: the record counts them.
+//   The same ending closes a stream that stopped before its last record
+//   (below).
 // - The tick (on_tick: time marks, write-error checks) runs on an appending
 //   thread, the first append after each 100 ms (the clock is read once per
 //   256 appends of a thread while a writer runs).
@@ -47,6 +48,17 @@
 //   runs), it never drops. After a write error the bytes are discarded
 //   instead (the agent is then switched off), so a producer never waits on
 //   a dead file.
+// - No wait is unbounded. A reservation that is never finished (its thread
+//   left the agent by longjmp out of a signal handler) is known by its slot
+//   staying busy at the flushed position: once whoever flushes has seen that
+//   for kStallNs of its own running time, or as soon as the owner comes back
+//   (recover_abandoned_append()), the bytes are made a gap record that
+//   readers skip (gap_header), and counted. A reservation whose extent was
+//   not yet published ends the stream there instead (stopped_at), as does
+//   a flush that makes no progress for kGiveUpNs; the agent then says so
+//   and pauses, and the stream ends as an unclean one. The writer draining
+//   the ring of a program that is gone does the same at once: a record a
+//   thread was still writing when it died becomes a gap, counted.
 #pragma once
 
 #include <atomic>
@@ -67,10 +79,15 @@ class EventRing {
   // raw_thread.h says.
   static constexpr size_t kMaxUncleanEnd = 1024;
   using UncleanEndFn = size_t (*)(uint8_t *buf, uint64_t lost_bytes);
+  // Writes at dst (16 bytes of room) the start of what readers skip as
+  // exactly `len` bytes (len >= 2), whatever the bytes after it are;
+  // returns how many it wrote. Runs on the writer too: raw.
+  using GapHeader = size_t (*)(uint8_t *dst, uint64_t len);
   // Maps the ring and starts the writer thread on `file`. `on_tick` runs
   // about every 100 ms (time marks, write-error checks), on an appending
   // thread.
-  bool start(OwnedFile *file, void (*on_tick)(), UncleanEndFn on_unclean_end);
+  bool start(OwnedFile *file, void (*on_tick)(), UncleanEndFn on_unclean_end,
+             GapHeader gap_header);
   void append(const uint8_t *data, size_t len);
   // Appends a record of exactly `len` (at most kMaxInPlace) bytes that
   // encode(dst) writes straight into the ring: bytes just written byte by
@@ -81,7 +98,9 @@ class EventRing {
     if (closed_.load(std::memory_order_relaxed)) return;
     Slot *slot;
     uint64_t end;
-    if (uint8_t *dst = begin_append(len, &slot, &end)) {
+    uint8_t *dst = begin_append(len, &slot, &end);
+    if (!slot) return;  // dropped: no slot to be had
+    if (dst) {
       encode(dst);
     } else {  // the record wraps around the ring's end
       uint8_t wrapped[kMaxInPlace];
@@ -111,7 +130,16 @@ class EventRing {
   // In a forked child: forget the parent's bytes and threads and restart on `file`.
   bool restart_in_child(OwnedFile *file);
 
+  // The calling thread left an append (or a flush) half-done and is back:
+  // what it reserved becomes a gap, what it held is let go.
+  void recover_abandoned_append();
+
   bool write_failed() const { return failed_.load(std::memory_order_relaxed); }
+  // The stream ended early (an abandoned reservation of unknown extent, or
+  // no progress for kGiveUpNs): later records are discarded as they come.
+  bool stopped() const { return stopped_at_.load(std::memory_order_relaxed) != kIdle; }
+  // Reservations that were never finished, written as gaps (or dropped).
+  uint64_t abandoned_records() const { return abandoned_.load(std::memory_order_relaxed); }
   int write_errno() const { return write_errno_; }
   uint64_t full_waits() const { return full_waits_.load(std::memory_order_relaxed); }
   // Threads that found every slot taken and shared the locked one.
@@ -125,6 +153,9 @@ class EventRing {
   // A producing thread's slot (public for the thread-exit destructor).
   struct alignas(64) Slot {
     std::atomic<uint64_t> busy_from;  // kIdle, or a lower bound of where it copies
+    // Once busy_from is the exact start of the reservation (stored after
+    // this): its end. Not above busy_from while only the bound is known.
+    std::atomic<uint64_t> busy_end;
     std::atomic<bool> owned;
   };
   static constexpr uint64_t kIdle = ~uint64_t(0);
@@ -134,16 +165,23 @@ class EventRing {
   static constexpr size_t kRingSize = size_t(1) << 22;
   static constexpr size_t kSlots = 1024;
   static constexpr size_t kPrefetchAhead = 2048;
+  // Observed stall before a busy slot counts as abandoned, and before a
+  // flush that cannot move counts as dead; each observation adds at most
+  // kStallStepNs, so a stopped process (SIGSTOP) does not look stalled.
+  static constexpr uint64_t kStallNs = 2000000000, kGiveUpNs = 10000000000,
+                            kStallStepNs = 50000000;
 
   static int writer_main(void *self);
   bool launch();
   bool writer_running() const { return running_.load(std::memory_order_relaxed) && writer_.alive(); }
   void wake_writer();
   // Writes everything up to `end`, the stream's last record, waiting
-  // (bounded) for threads still copying records before it; if one stays
-  // stuck, what is complete and then the unclean end.
+  // (bounded) for threads still copying records before it: one stuck for
+  // kStallNs becomes a gap; if the stream stopped before `end`, what is
+  // complete and then the unclean end.
   void write_last(uint64_t end);
-  // The program is gone: what is complete, then the unclean end.
+  // The program is gone: what is complete, records left unfinished as gaps,
+  // then the unclean end.
   void write_orphaned();
   void write_unclean_end(uint64_t lost_bytes);
   // An appending thread's share of the writing: the tick, and without a
@@ -153,6 +191,8 @@ class EventRing {
   // Reserves len bytes through the thread's slot (or the shared one, whose
   // lock it then holds), which it marks busy; *end: where they end. Returns
   // where to write them, or nullptr when they wrap around the ring's end.
+  // *slot is nullptr when nothing was reserved (the shared slot's lock
+  // stayed held for kStallNs: the record is dropped and counted).
   uint8_t *begin_append(size_t len, Slot **slot, uint64_t *end);
   // The bytes reserved are written: frees the slot.
   void end_append(Slot *slot);
@@ -170,18 +210,32 @@ class EventRing {
   // calling thread's slot as the solo one (fork); announce another producer.
   void reset_solo(Slot *slot);
   void intrude();
-  void wait_for_room(Slot *slot, uint64_t pos, uint64_t end);
+  void wait_for_room(Slot *slot, uint64_t end);
   uint64_t complete() const;
   void write_out(uint64_t from, uint64_t to);
   // Writes the complete bytes (at least `min_bytes` of them, else nothing)
-  // if no one else is flushing; true when it wrote something.
-  bool flush(size_t min_bytes);
+  // if no one else is flushing; true when it wrote something. `owner`: the
+  // calling thread's slot (nullptr on the writer).
+  bool flush(size_t min_bytes, Slot *owner);
+  // The abandoned reservation of `slot`, busy from `from`, becomes a gap
+  // (or, its extent unknown, the end of the stream), and the slot idle.
+  void take_over(Slot *slot, uint64_t from);
+  // take_over() of every slot busy from `pinned`.
+  void take_over_all(uint64_t pinned);
+  // The flag holder's watch on a position that stays pinned by a busy slot.
+  void watch_stall(uint64_t pinned);
+  // Ends the stream at `pos`: nothing from there on is written.
+  void stop_at(uint64_t pos);
+  // Adds the time since *last to *seen, at most kStallStepNs.
+  static void observe(uint64_t *seen, uint64_t *last);
 
   // Read-mostly state.
   uint8_t *ring_ = nullptr;
   OwnedFile *file_ = nullptr;
   void (*on_tick_)() = nullptr;
   UncleanEndFn on_unclean_end_ = nullptr;
+  GapHeader gap_header_ = nullptr;
+  long file_base_ = -1;  // the file offset of ring position 0 (-1: not seekable)
   std::atomic<uint64_t> next_tick_ns_{0};  // when the next tick is due
   RawThread writer_;
   int write_errno_ = 0;
@@ -197,6 +251,11 @@ class EventRing {
   alignas(64) std::atomic<uint64_t> head_{0};     // bytes reserved
   alignas(64) std::atomic<uint64_t> flushed_{0};  // bytes written (or discarded) and free again
   alignas(64) std::atomic<bool> flushing_{false};
+  std::atomic<Slot *> flush_owner_{nullptr};  // the producer holding flushing_, if any
+  // The flag holder's watch on a pinned position (watch_stall()).
+  uint64_t stall_pos_ = kIdle, stall_seen_ns_ = 0, stall_last_ns_ = 0;
+  std::atomic<uint64_t> stopped_at_{kIdle};
+  std::atomic<uint64_t> abandoned_{0};
   alignas(64) std::atomic<uint64_t> full_waits_{0};
   std::atomic<uint64_t> shared_uses_{0};
   alignas(64) std::atomic<bool> shared_lock_{false};
