@@ -17,4 +17,4 @@ target_compile_definitions(life_e2e PRIVATE
   PROF_ANALYZER_PATH="$<TARGET_FILE:prof-analyze>"
   PROF_E2E_BIN_DIR="${CMAKE_CURRENT_BINARY_DIR}")
 add_dependencies(life_e2e prof prof-analyze ${LIFE_PROGRAMS})
-catch_discover_tests(life_e2e)
+prof_discover_tests(life_e2e)
