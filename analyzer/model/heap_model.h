@@ -13,11 +13,15 @@
 //   order, and the peak of several streams is the sum of theirs (their
 //   timelines are not aligned). A stream's holders at its peak are exact in
 //   O(1) per event: a stack's bytes at the latest peak are captured lazily,
-//   the first time they change after it.
+//   the first time they change after it. The mmap domain has its own peak
+//   and holders alike.
 // - Lifetimes count events (allocations, reallocations and frees) of the
 //   stream between a block's allocation and its free or reallocation.
-// - Temporary allocation (heaptrack's definition): a block freed by the next
-//   event after its own allocation.
+// - Temporary allocation, heaptrack's rule exactly (a realloc being a free
+//   of the old block, then an allocation): a release (free, or the old
+//   block of a realloc) of a block of the same size and stack as the
+//   allocation (or realloc's new block) that was the event just before it;
+//   a free of an unknown pointer is no event.
 // - Sampled streams: every recorded block of size s stands for
 //   s / (1 - exp(-s / mean)) bytes and that many bytes / s blocks; sizes and
 //   lifetimes (min/max) describe the recorded blocks.
@@ -138,8 +142,13 @@ class alignas(64) HeapModel {
   double scaled(uint64_t size) const;
   StackStats &stats(std::vector<StackStats> &table, uint32_t stack);
   void create(uint32_t stack, uint64_t addr, uint64_t size);
-  bool retire(uint64_t addr, bool is_free);
+  bool retire(uint64_t addr);
   void change_live(StackStats &s, double delta);
+  // Changes a stack's live bytes and its domain's (heap or mmap); true when
+  // the domain reaches a new peak (a new epoch).
+  static bool change_held(StackStats &s, double delta, double &live, double &peak,
+                          uint64_t &epoch);
+  void settle_peaks(std::vector<StackStats> &table, uint64_t epoch) const;
   void unmap_range(uint64_t addr, uint64_t len);
   HeapPoint point(bool timed, uint64_t time_ns, uint64_t rss) const;
 
@@ -153,7 +162,9 @@ class alignas(64) HeapModel {
   uint64_t leaked_blocks_ = 0;
   uint64_t peak_epoch_ = 1;
   uint64_t temporary_ = 0;
-  uint64_t last_alloc_addr_ = 0;
+  // The size and stack of the allocation that was the last event, if it was.
+  uint64_t last_alloc_size_ = 0;
+  uint32_t last_alloc_stack_ = 0;
   bool last_alloc_valid_ = false;
   std::array<uint64_t, 65> histogram_{};
   LiveHeap<Block> heap_;
@@ -166,6 +177,7 @@ class alignas(64) HeapModel {
   std::map<uint64_t, std::pair<uint64_t, uint32_t>> mappings_;
   std::vector<StackStats> mmap_stacks_;
   double mapped_ = 0, mapped_peak_ = 0;       // this stream
+  uint64_t mapped_epoch_ = 1;                  // as peak_epoch_, for the mmap domain
   double mapped_done_ = 0, mapped_peaks_ = 0;  // streams already read
   uint64_t maps_ = 0, unmaps_ = 0;
 };
