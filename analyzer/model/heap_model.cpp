@@ -86,7 +86,7 @@ void HeapModel::change_live(StackStats &s, double delta) {
   if (change_held(s, delta, live_, peak_, peak_epoch_)) peak_events_ = stream_events_;
 }
 
-void HeapModel::create(uint32_t stack, uint64_t addr, uint64_t size) {
+double HeapModel::create(uint32_t stack, uint64_t addr, uint64_t size) {
   StackStats &s = stats(stacks_, stack);
   const double w = scaled(size);
   const double count = size ? w / double(size) : 1.0;
@@ -101,13 +101,14 @@ void HeapModel::create(uint32_t stack, uint64_t addr, uint64_t size) {
   histogram_[size ? 64 - __builtin_clzll(size) : 0]++;
   heap_.insert(addr, Block{size, stream_events_, stack, mean_ ? float(w) : 0.0f});
   change_live(s, w);
+  return count;
 }
 
-bool HeapModel::retire(uint64_t addr) {
+double HeapModel::retire(uint64_t addr) {
   Block b;
   if (!heap_.take(addr, &b)) {
     unknown_frees_++;
-    return false;
+    return 1;
   }
   StackStats &s = stacks_[b.stack];
   s.frees++;
@@ -122,13 +123,13 @@ bool HeapModel::retire(uint64_t addr) {
   }
   last_alloc_valid_ = false;
   change_live(s, -(b.weight > 0 ? double(b.weight) : double(b.size)));
-  return true;
+  return b.weight > 0 && b.size ? double(b.weight) / double(b.size) : 1.0;
 }
 
 void HeapModel::alloc(uint32_t stack, uint64_t addr, uint64_t size) {
   stream_events_++;
   alloc_calls_++;
-  create(stack, addr, size);
+  estimated_.allocs += create(stack, addr, size);
   last_alloc_size_ = size;
   last_alloc_stack_ = stack;
   last_alloc_valid_ = true;
@@ -137,14 +138,14 @@ void HeapModel::alloc(uint32_t stack, uint64_t addr, uint64_t size) {
 void HeapModel::free(uint64_t addr) {
   stream_events_++;
   free_calls_++;
-  retire(addr);
+  estimated_.frees += retire(addr);
 }
 
 void HeapModel::realloc(uint32_t stack, uint64_t oaddr, uint64_t naddr, uint64_t nsize) {
   stream_events_++;
   realloc_calls_++;
   if (oaddr != 0) retire(oaddr);  // realloc(NULL, n) allocates
-  create(stack, naddr, nsize);
+  estimated_.reallocs += create(stack, naddr, nsize);
   last_alloc_size_ = nsize;
   last_alloc_stack_ = stack;
   last_alloc_valid_ = true;

@@ -23,8 +23,9 @@
 //   allocation (or realloc's new block) that was the event just before it;
 //   a free of an unknown pointer is no event.
 // - Sampled streams: every recorded block of size s stands for
-//   s / (1 - exp(-s / mean)) bytes and that many bytes / s blocks; sizes and
-//   lifetimes (min/max) describe the recorded blocks.
+//   s / (1 - exp(-s / mean)) bytes and that many bytes / s blocks (and
+//   calls: estimated_calls()); sizes and lifetimes (min/max) describe the
+//   recorded blocks.
 #pragma once
 
 #include <array>
@@ -79,7 +80,10 @@ class alignas(64) HeapModel {
   void begin_stream(uint32_t file, uint32_t first_stack);
   void end_stream();
 
-  void set_sampling(uint64_t mean_bytes) { mean_ = mean_bytes; }
+  void set_sampling(uint64_t mean_bytes) {
+    mean_ = mean_bytes;
+    sampled_ = sampled_ || mean_bytes;
+  }
   // A hint that an event at addr comes soon: readers that decode a few
   // events ahead hide the cache misses of the live-block table.
   void prefetch(uint64_t addr) const { heap_.prefetch(addr); }
@@ -105,9 +109,17 @@ class alignas(64) HeapModel {
   double peak_bytes() const { return peaks_ + peak_; }
   double live_bytes() const { return leaked_ + live_; }
   uint64_t live_blocks() const { return leaked_blocks_ + heap_.size(); }
+  // The calls recorded; in sampled streams only the sampled ones.
   uint64_t alloc_calls() const { return alloc_calls_; }
   uint64_t realloc_calls() const { return realloc_calls_; }
   uint64_t free_calls() const { return free_calls_; }
+  // The calls made, estimated as blocks are (each recorded call stands for
+  // as many as its block does); the recorded calls in streams not sampled.
+  struct Calls {
+    double allocs = 0, reallocs = 0, frees = 0;
+  };
+  const Calls &estimated_calls() const { return estimated_; }
+  bool sampled() const { return sampled_; }
   double allocated_bytes() const { return allocated_; }
   double allocated_blocks() const { return allocated_count_; }
   uint64_t unknown_frees() const { return unknown_frees_; }
@@ -141,8 +153,9 @@ class alignas(64) HeapModel {
   };
   double scaled(uint64_t size) const;
   StackStats &stats(std::vector<StackStats> &table, uint32_t stack);
-  void create(uint32_t stack, uint64_t addr, uint64_t size);
-  bool retire(uint64_t addr);
+  // Both return the calls the block stands for (1 when not sampled).
+  double create(uint32_t stack, uint64_t addr, uint64_t size);
+  double retire(uint64_t addr);
   void change_live(StackStats &s, double delta);
   // Changes a stack's live bytes and its domain's (heap or mmap); true when
   // the domain reaches a new peak (a new epoch).
@@ -156,6 +169,8 @@ class alignas(64) HeapModel {
   uint64_t mean_ = 0;
   uint64_t stream_events_ = 0, peak_events_ = 0;
   uint64_t alloc_calls_ = 0, realloc_calls_ = 0, free_calls_ = 0, unknown_frees_ = 0;
+  Calls estimated_;
+  bool sampled_ = false;
   double allocated_ = 0, allocated_count_ = 0;
   double live_ = 0, peak_ = 0;  // this stream
   double leaked_ = 0, peaks_ = 0;  // streams already read

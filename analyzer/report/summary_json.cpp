@@ -1,5 +1,6 @@
 // summary_json(): the figures of the native summary, as JSON.
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <tuple>
 
@@ -143,10 +144,19 @@ Json point_json(const Profile &profile, const HeapPoint &p) {
 
 Json memory_json(Profile &profile, const SummaryOptions &opt) {
   const HeapModel &heap = profile.memory();
+  // XXX: in sampled streams the calls are estimates, as bytes are; what
+  // was recorded is given apart.
+  const HeapModel::Calls &calls = heap.estimated_calls();
   Json m = {{"sampling_mean_bytes", heap.sampling_mean()},
-            {"alloc_calls", heap.alloc_calls()},
-            {"realloc_calls", heap.realloc_calls()},
-            {"free_calls", heap.free_calls()},
+            {"calls_estimated", heap.sampled()},
+            {"alloc_calls", heap.sampled() ? Json(std::round(calls.allocs)) : Json(heap.alloc_calls())},
+            {"realloc_calls",
+             heap.sampled() ? Json(std::round(calls.reallocs)) : Json(heap.realloc_calls())},
+            {"free_calls", heap.sampled() ? Json(std::round(calls.frees)) : Json(heap.free_calls())},
+            {"recorded_calls",
+             {{"alloc", heap.alloc_calls()},
+              {"realloc", heap.realloc_calls()},
+              {"free", heap.free_calls()}}},
             {"allocated_bytes", heap.allocated_bytes()},
             {"allocated_blocks", heap.allocated_blocks()},
             {"peak_bytes", heap.peak_bytes()},

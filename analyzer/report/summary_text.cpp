@@ -48,9 +48,16 @@ void memory(const Json &m, const SummaryOptions &opt, std::ostream &out) {
   if (m["sampling_mean_bytes"].get<uint64_t>())
     out << "  sampled every " << m["sampling_mean_bytes"].get<uint64_t>()
         << " bytes on average: bytes and counts are estimates scaled up per sample\n";
-  out << "  calls:         " << m["alloc_calls"].get<uint64_t>() << " allocations, "
-      << m["realloc_calls"].get<uint64_t>() << " reallocations, " << m["free_calls"].get<uint64_t>()
-      << " frees\n"
+  const bool estimated = m["calls_estimated"].get<bool>();
+  out << "  calls:         " << (estimated ? "~" : "") << count(m["alloc_calls"]) << " allocations, "
+      << (estimated ? "~" : "") << count(m["realloc_calls"]) << " reallocations, "
+      << (estimated ? "~" : "") << count(m["free_calls"]) << " frees";
+  if (estimated) {
+    const Json &r = m["recorded_calls"];
+    out << " (estimated from the " << r["alloc"].get<uint64_t>() + r["realloc"].get<uint64_t>() + r["free"].get<uint64_t>()
+        << " calls sampled)";
+  }
+  out << "\n"
       << "  allocated:     " << bytes(m["allocated_bytes"]) << " in "
       << count(m["allocated_blocks"]) << " blocks\n"
       << "  peak heap:     " << bytes(m["peak_bytes"]) << "\n"

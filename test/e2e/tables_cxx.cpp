@@ -8,6 +8,7 @@
 //   realloc: 100 x (malloc 16, realloc 32, realloc 4096, free) in churn.
 //   mmap: 3 x map_big (1 MiB, 2 MiB, 4 MiB mapped at once, then unmapped),
 //     then 1 x map_small (64 KiB, kept).
+//   small: 100000 x (malloc 64, free).
 //   spin: about a second of CPU in burn(), in two loops on two lines.
 #include <sys/mman.h>
 
@@ -82,6 +83,12 @@ int main(int argc, char **argv) {
     make_nodes();
   } else if (!strcmp(argv[1], "realloc")) {
     churn();
+  } else if (!strcmp(argv[1], "small")) {
+    for (int i = 0; i < 100000; i++) {
+      void *p = malloc(64);
+      sink = p;
+      free(p);
+    }
   } else if (!strcmp(argv[1], "spin")) {
     sink = reinterpret_cast<void *>(uintptr_t(burn()));
   } else if (!strcmp(argv[1], "mmap")) {
