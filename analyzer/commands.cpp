@@ -110,7 +110,7 @@ int run_report(const CommandOptions &opt, std::ostream &out) {
   std::vector<std::unique_ptr<MemprofReport>> reports;
   std::vector<std::unique_ptr<StreamContext>> streams;
   for (const auto &group : groups(opt)) {
-    auto report = std::make_unique<MemprofReport>();
+    auto report = std::make_unique<MemprofReport>(opt.profile.full_names);
     const int rc = read_files(group, [&](const std::string &path) -> const StreamContext & {
       streams.push_back(std::make_unique<StreamContext>(path, uint32_t(streams.size())));
       StreamContext &ctx = *streams.back();

@@ -58,6 +58,11 @@ void add_metric(CLI::App *cmd, const char *flag, std::string &metric, const std:
   cmd->add_option(flag, metric, what + metric_choices())->check(CLI::IsMember(metric_names()));
 }
 
+void add_full_names(CLI::App *cmd, Args &a) {
+  cmd->add_flag("--full-names", a.opt.profile.full_names,
+                "C++ functions with their template arguments (default: std::vector<…>::push_back)");
+}
+
 void add_window(CLI::App *cmd, Args &a) {
   cmd->add_option("--from", a.opt.profile.window.from,
                   "only what happened after the first marker with this label (prof_marker)");
@@ -82,6 +87,7 @@ void add_streams(CLI::App *cmd, Args &a) {
   cmd->add_flag("--per-process", a.opt.per_process, "one report per file instead of merging");
   cmd->add_flag("--json", a.opt.json, "JSON instead of text");
   add_window(cmd, a);
+  add_full_names(cmd, a);
 }
 
 // Pictures and exports: the inputs and filters of `folded`, and -o.
@@ -93,12 +99,18 @@ void add_export(CLI::App *cmd, Args &a) {
                 "each file apart (flame graphs: under a [pid N] root; pprof: a pid label; "
                 "speedscope: profiles per process)");
   add_window(cmd, a);
+  add_full_names(cmd, a);
   add_suppressions(cmd, a);
   cmd->add_option("-o,--output", a.opt.output, "write FILE (once complete) instead of stdout");
 }
 
 void add_by_vmstate(CLI::App *cmd, Args &a) {
   cmd->add_flag("--by-vmstate", a.opt.folded.by_vmstate, "CPU: the VM state as the root frame");
+}
+
+void add_collapse_recursion(CLI::App *cmd, Args &a) {
+  cmd->add_flag("--collapse-recursion", a.opt.folded.collapse_recursion,
+                "a frame repeated in a row (recursion) as one frame");
 }
 
 void add_icicle(CLI::App *cmd, Args &a) {
@@ -119,7 +131,10 @@ void summary_options(CLI::App *cmd, Args &a) {
   cmd->add_option("--top", a.opt.summary.top, "rows per table (default 10)")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--stack-depth", a.opt.summary.stack_depth,
-                  "frames shown per stack in text, 0 for all (default 12)");
+                  "frames shown per stack in text, 0 for all (default 12); memory stacks "
+                  "start at the first frame that is not the allocator's");
+  cmd->add_flag("--lines", a.opt.summary.lines,
+                "CPU: the hottest tables by line (function and file:line) instead of by function");
   cmd->add_option("--heap-snap-interval", a.opt.profile.snap_interval_s,
                   "a heap snapshot with its largest holders every SEC seconds (time marks)")
       ->check(CLI::PositiveNumber);
@@ -133,6 +148,7 @@ void folded_options(CLI::App *cmd, Args &a) {
   add_suppressions(cmd, a);
   add_metric(cmd, "--metric", a.opt.folded.metric, "memory: ");
   add_by_vmstate(cmd, a);
+  add_collapse_recursion(cmd, a);
 }
 
 void diff_options(CLI::App *cmd, Args &a) {
@@ -140,6 +156,7 @@ void diff_options(CLI::App *cmd, Args &a) {
   cmd->add_option("after", a.after, "the profile after")->required()->check(CLI::ExistingFile);
   cmd->add_flag("--json", a.opt.json, "JSON instead of text");
   add_metric(cmd, "--sort", a.opt.diff.sort, "the change that orders stacks: ");
+  add_full_names(cmd, a);
   cmd->add_option("--top", a.opt.diff.top, "stacks shown (default 20)")->check(CLI::PositiveNumber);
   cmd->add_option("--stack-depth", a.opt.diff.stack_depth,
                   "frames shown per stack in text, 0 for all (default 12)");
@@ -151,6 +168,7 @@ void flamegraph_options(CLI::App *cmd, Args &a) {
   add_export(cmd, a);
   add_metric(cmd, "--metric", a.opt.folded.metric, "memory: ");
   add_by_vmstate(cmd, a);
+  add_collapse_recursion(cmd, a);
   add_icicle(cmd, a);
 }
 
@@ -158,6 +176,7 @@ void flamegraph_options(CLI::App *cmd, Args &a) {
 void html_options(CLI::App *cmd, Args &a) {
   add_export(cmd, a);
   add_by_vmstate(cmd, a);
+  add_collapse_recursion(cmd, a);
   add_icicle(cmd, a);
 }
 

@@ -47,3 +47,18 @@ target_link_libraries(analyzer_hostile PRIVATE test_main prof_format nlohmann_js
 target_compile_definitions(analyzer_hostile PRIVATE PROF_ANALYZER_PATH="$<TARGET_FILE:prof-analyze>")
 add_dependencies(analyzer_hostile prof-analyze)
 prof_discover_tests(analyzer_hostile)
+
+# The tables on real runs: a C++ program built -O2 -g, and the stock lua5.4.
+add_executable(tables_cxx ${ANALYZER_E2E_DIR}/tables_cxx.cpp)
+target_compile_options(tables_cxx PRIVATE -O2 -g)
+add_executable(analyzer_tables analyzer_tables.cpp ${ANALYZER_E2E_DIR}/agent_run.cpp)
+target_include_directories(analyzer_tables PRIVATE ${ANALYZER_E2E_DIR})
+target_link_libraries(analyzer_tables PRIVATE test_main prof_format nlohmann_json::nlohmann_json)
+target_compile_definitions(analyzer_tables PRIVATE
+  PROF_ANALYZER_PATH="$<TARGET_FILE:prof-analyze>"
+  PROF_AGENT_PATH="$<TARGET_FILE:prof>"
+  PROF_TABLES_PROGRAM="$<TARGET_FILE:tables_cxx>"
+  PROF_TABLES_LUA="${ANALYZER_E2E_DIR}/tables_cpu.lua"
+  PROF_LUA_MODULE_DIR="$<TARGET_FILE_DIR:prof_lua>")
+add_dependencies(analyzer_tables prof-analyze prof prof_lua tables_cxx)
+prof_discover_tests(analyzer_tables)

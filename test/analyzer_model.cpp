@@ -16,6 +16,7 @@
 #include <sstream>
 #include <unistd.h>
 
+#include "model/frame_names.h"
 #include "model/heap_model.h"
 #include "model/live_heap.h"
 #include "model/stack_merge.h"
@@ -127,6 +128,30 @@ TEST_CASE("the live-block table pairs like a plain map of queues, oldest first")
   uint64_t left = 0;
   for (const auto &kv : model) left += kv.second.size();
   CHECK(heap.size() == left);
+}
+
+TEST_CASE("temporary allocations follow heaptrack's rule: a realloc frees, then allocates") {
+  // heaptrack (accumulatedtracedata.cpp): a release is temporary when the
+  // event just before it allocated a block of its size at its stack; a
+  // realloc is a release then an allocation; an unknown free is no event.
+  HeapModel heap;
+  const uint32_t a = 0, b = 1;
+  heap.begin_stream(0, 0);
+  heap.alloc(a, 0x1000, 16);
+  heap.realloc(b, 0x1000, 0x2000, 32);  // releases (a, 16) right after it: temporary
+  heap.free(0x9999);                    // unknown: no event
+  heap.free(0x2000);                    // (b, 32) right after it: temporary
+  heap.alloc(a, 0x3000, 16);
+  heap.alloc(a, 0x4000, 16);
+  heap.free(0x3000);                    // another block, but of (a, 16): temporary
+  heap.free(0x4000);                    // after a free: not temporary
+  heap.realloc(b, 0, 0x5000, 8);        // realloc(NULL) allocates only
+  heap.free(0x5000);                    // temporary
+  heap.end_stream();
+  CHECK(heap.temporary() == 4);
+  CHECK(heap.stacks()[a].temporary == 2);
+  CHECK(heap.stacks()[b].temporary == 2);
+  CHECK(heap.unknown_frees() == 1);
 }
 
 TEST_CASE("the heap model's figures on a hand-made history") {
@@ -333,4 +358,32 @@ TEST_CASE("code outside every module is named by /tmp/perf-<pid>.map, else by ad
   CHECK(sym.frames(0x7f0000001100, 0)[0].function == "LuaJIT trace 3");
   CHECK(sym.frames(0x7f0000001101, 0)[0].function == "0x7f0000001101");
   CHECK(sym.frames(0x7f0000001101, 0)[0].kind == Frame::Kind::Unknown);
+}
+
+TEST_CASE("C++ names lose their template arguments, never their operators") {
+  CHECK(short_name("std::vector<int, std::allocator<int> >::push_back(int const&)") ==
+        "std::vector<…>::push_back(int const&)");
+  CHECK(short_name("void std::vector<std::pair<int, int>, std::allocator<std::pair<int, int> > >"
+                   "::_M_realloc_insert<int&, int&>(__gnu_cxx::__normal_iterator<std::pair<int, "
+                   "int>*, std::vector<std::pair<int, int> > >, int&, int&)") ==
+        "void std::vector<…>::_M_realloc_insert<…>(__gnu_cxx::__normal_iterator<…>, int&, int&)");
+  CHECK(short_name("std::ostream& std::operator<< <std::char_traits<char> >(std::ostream&, char "
+                   "const*)") == "std::ostream& std::operator<< <…>(std::ostream&, char const*)");
+  CHECK(short_name("bool operator< <int>(Box<int> const&, Box<int> const&)") ==
+        "bool operator< <…>(Box<…> const&, Box<…> const&)");
+  CHECK(short_name("Foo::operator->() const") == "Foo::operator->() const");
+  CHECK(short_name("plain_c_function") == "plain_c_function");
+  CHECK(short_name("broken<int") == "broken<int");  // unbalanced: unchanged
+
+  for (const char *f : {"operator new(unsigned long)", "operator new[](unsigned long)",
+                        "std::__new_allocator<int>::allocate(unsigned long, void const*)",
+                        "__gnu_cxx::new_allocator<char>::allocate(unsigned long, void const*)",
+                        "std::allocator_traits<std::allocator<int> >::allocate(std::allocator<int>&, "
+                        "unsigned long)",
+                        "std::_Vector_base<int, std::allocator<int> >::_M_allocate(unsigned long)",
+                        "std::_Vector_base<…>::_M_allocate(unsigned long)", "malloc", "realloc"})
+    CHECK(is_allocator_function(f));
+  for (const char *f : {"make_nodes()", "std::vector<int, std::allocator<int> >::push_back(int const&)",
+                        "my_malloc", "operator<<(std::ostream&, Widget const&)", "newton()"})
+    CHECK_FALSE(is_allocator_function(f));
 }

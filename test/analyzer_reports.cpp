@@ -503,8 +503,10 @@ TEST_CASE("CPU samples of a libprof stream: weights, threads, VM states, guest f
   CHECK(cpu["threads"] == Json::array({{{"pid", 77}, {"tid", 7}, {"samples", 4}},
                                        {{"pid", 77}, {"tid", 8}, {"samples", 1}}}));
   CHECK(cpu["samplers"] == Json::array({"perf task-clock, CALLGRAPH mode, every 1000 us"}));
-  CHECK(cpu["self"][0] == Json{{"function", "0x3000"}, {"samples", 4}});
-  CHECK(cpu["total"][0] == Json{{"function", "0x1000"}, {"samples", 5}});
+  CHECK(cpu["self"][0] == Json{{"function", "0x3000"}, {"samples", 4}, {"percent", 80.0}});
+  // 0x1000 is in all 5 samples: left out of the total table, by name.
+  CHECK(cpu["in_every_sample"] == Json::array({"0x1000"}));
+  CHECK(cpu["total"][0] == Json{{"function", "0x2000"}, {"samples", 4}, {"percent", 80.0}});
   CHECK(analyze({"folded", stream.path}).out == "0x1000;0x2000;0x3000 4\n0x1000;@g.lua:9 1\n");
   CHECK(analyze({"folded", "--by-vmstate", stream.path}).out ==
         "LFUNC;0x1000;@g.lua:9 1\nNATIVE;0x1000;0x2000;0x3000 4\n");

@@ -2,16 +2,19 @@
 
 #include <algorithm>
 
+#include "model/frame_names.h"
+
 namespace prof {
 
 uint64_t CallTree::hash(const StoredFrame &f) {
   return mix_hash(mix_hash(uint64_t(f.function) << 32 | f.file, uint64_t(f.module) << 32 | f.line),
-                  f.addr * 8 + uint64_t(f.kind));
+                  (f.addr * 8 + uint64_t(f.kind)) ^ uint64_t(f.first_line) << 40);
 }
 
 uint32_t CallTree::frame_id(const Frame &f) {
-  const StoredFrame s{strings_.id(f.function), strings_.id(f.file), strings_.id(f.module), f.line,
-                      f.addr, f.kind};
+  const bool host = f.kind == Frame::Kind::Native || f.kind == Frame::Kind::Inlined;
+  const StoredFrame s{strings_.id(host && !full_names_ ? short_name(f.function) : f.function), strings_.id(f.file), strings_.id(f.module), f.line,
+                      f.addr, f.first_line, f.kind};
   const uint64_t h = hash(s);
   uint32_t found = frame_index_.find(h, [&](uint32_t id) { return frames_[id] == s; });
   if (found != IdTable::kNone) return found;
@@ -29,6 +32,7 @@ Frame CallTree::frame(uint32_t id) const {
   f.line = s.line;
   f.module = strings_.str(s.module);
   f.addr = s.addr;
+  f.first_line = s.first_line;
   f.kind = s.kind;
   return f;
 }

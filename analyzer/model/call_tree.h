@@ -5,7 +5,8 @@
 // every stack.
 //
 // Invariants: a frame (all of its fields) has one id, its strings interned
-// once; a node's parent has a lower index; ~32 bytes a distinct frame plus
+// once; host function names have their template arguments shortened
+// (frame_names.h) unless full names are kept; a node's parent has a lower index; ~32 bytes a distinct frame plus
 // its strings, ~16 bytes a node.
 #pragma once
 
@@ -22,6 +23,9 @@ namespace prof {
 class CallTree {
  public:
   static constexpr uint32_t kRoot = PrefixTree::kRoot;
+
+  // Whether host functions keep their template arguments (default: no).
+  void keep_full_names(bool keep) { full_names_ = keep; }
 
   // Frames by id.
   uint32_t frame_id(const Frame &f);
@@ -47,10 +51,11 @@ class CallTree {
   struct StoredFrame {
     uint32_t function, file, module, line;
     uint64_t addr;
+    uint32_t first_line;
     Frame::Kind kind;
     bool operator==(const StoredFrame &o) const {
       return function == o.function && file == o.file && module == o.module && line == o.line &&
-             addr == o.addr && kind == o.kind;
+             addr == o.addr && first_line == o.first_line && kind == o.kind;
     }
   };
   static uint64_t hash(const StoredFrame &f);
@@ -59,6 +64,7 @@ class CallTree {
   std::vector<StoredFrame> frames_;
   IdTable frame_index_;
   PrefixTree tree_;
+  bool full_names_ = false;
 };
 
 }  // namespace prof

@@ -26,6 +26,7 @@ struct Frame {
   uint32_t line = 0;
   std::string module;  // native frames: the ELF object's path
   uint64_t addr = 0;   // host frames: the code address looked up (return address - 1)
+  uint32_t first_line = 0;  // guest Lua frames: the line their function starts at (0: main chunk)
   Kind kind = Kind::Unknown;
 
   // "function (file:line)" with the file's basename, or "function".

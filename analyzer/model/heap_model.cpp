@@ -25,15 +25,37 @@ void HeapModel::begin_stream(uint32_t file, uint32_t first_stack) {
   mapped_ = mapped_peak_ = 0;
   last_alloc_valid_ = false;
   peak_epoch_++;
+  mapped_epoch_++;
+}
+
+void HeapModel::settle_peaks(std::vector<StackStats> &table, uint64_t epoch) const {
+  // Stacks unchanged since the stream's last peak still hold what they held then.
+  for (size_t i = first_stack_; i < table.size(); i++)
+    if (table[i].peak_epoch != epoch) {
+      table[i].peak_bytes = table[i].live_bytes;
+      table[i].peak_epoch = epoch;
+    }
+}
+
+bool HeapModel::change_held(StackStats &s, double delta, double &live, double &peak,
+                            uint64_t &epoch) {
+  // XXX: capture this stack's bytes at the latest peak before they change:
+  // they have not changed since that peak.
+  if (s.peak_epoch != epoch) {
+    s.peak_bytes = s.live_bytes;
+    s.peak_epoch = epoch;
+  }
+  s.live_bytes += delta;
+  live += delta;
+  if (live <= peak) return false;
+  peak = live;
+  epoch++;
+  return true;
 }
 
 void HeapModel::end_stream() {
-  // Stacks unchanged since the stream's last peak still hold what they held then.
-  for (size_t i = first_stack_; i < stacks_.size(); i++)
-    if (stacks_[i].peak_epoch != peak_epoch_) {
-      stacks_[i].peak_bytes = stacks_[i].live_bytes;
-      stacks_[i].peak_epoch = peak_epoch_;
-    }
+  settle_peaks(stacks_, peak_epoch_);
+  settle_peaks(mmap_stacks_, mapped_epoch_);
   stream_heaps_.push_back(StreamHeap{file_, peak_events_, stream_events_, peak_, live_});
   leaked_ += live_;
   leaked_blocks_ += heap_.size();
@@ -61,22 +83,10 @@ double HeapModel::scaled(uint64_t size) const {
 }
 
 void HeapModel::change_live(StackStats &s, double delta) {
-  // XXX: capture this stack's bytes at the latest peak before they change:
-  // they have not changed since that peak.
-  if (s.peak_epoch != peak_epoch_) {
-    s.peak_bytes = s.live_bytes;
-    s.peak_epoch = peak_epoch_;
-  }
-  s.live_bytes += delta;
-  live_ += delta;
-  if (live_ > peak_) {
-    peak_ = live_;
-    peak_events_ = stream_events_;
-    peak_epoch_++;
-  }
+  if (change_held(s, delta, live_, peak_, peak_epoch_)) peak_events_ = stream_events_;
 }
 
-void HeapModel::create(uint32_t stack, uint64_t addr, uint64_t size) {
+double HeapModel::create(uint32_t stack, uint64_t addr, uint64_t size) {
   StackStats &s = stats(stacks_, stack);
   const double w = scaled(size);
   const double count = size ? w / double(size) : 1.0;
@@ -91,13 +101,14 @@ void HeapModel::create(uint32_t stack, uint64_t addr, uint64_t size) {
   histogram_[size ? 64 - __builtin_clzll(size) : 0]++;
   heap_.insert(addr, Block{size, stream_events_, stack, mean_ ? float(w) : 0.0f});
   change_live(s, w);
+  return count;
 }
 
-bool HeapModel::retire(uint64_t addr, bool is_free) {
+double HeapModel::retire(uint64_t addr) {
   Block b;
   if (!heap_.take(addr, &b)) {
     unknown_frees_++;
-    return false;
+    return 1;
   }
   StackStats &s = stacks_[b.stack];
   s.frees++;
@@ -106,54 +117,54 @@ bool HeapModel::retire(uint64_t addr, bool is_free) {
   s.min_life = std::min(s.min_life, life);
   s.max_life = std::max(s.max_life, life);
   s.sum_life += life;
-  if (is_free && last_alloc_valid_ && addr == last_alloc_addr_) {
+  if (last_alloc_valid_ && b.size == last_alloc_size_ && b.stack == last_alloc_stack_) {
     s.temporary++;
     temporary_++;
   }
+  last_alloc_valid_ = false;
   change_live(s, -(b.weight > 0 ? double(b.weight) : double(b.size)));
-  return true;
+  return b.weight > 0 && b.size ? double(b.weight) / double(b.size) : 1.0;
 }
 
 void HeapModel::alloc(uint32_t stack, uint64_t addr, uint64_t size) {
   stream_events_++;
   alloc_calls_++;
-  create(stack, addr, size);
-  last_alloc_addr_ = addr;
+  estimated_.allocs += create(stack, addr, size);
+  last_alloc_size_ = size;
+  last_alloc_stack_ = stack;
   last_alloc_valid_ = true;
 }
 
 void HeapModel::free(uint64_t addr) {
   stream_events_++;
   free_calls_++;
-  retire(addr, true);
-  last_alloc_valid_ = false;
+  estimated_.frees += retire(addr);
 }
 
 void HeapModel::realloc(uint32_t stack, uint64_t oaddr, uint64_t naddr, uint64_t nsize) {
   stream_events_++;
   realloc_calls_++;
-  if (oaddr != 0) retire(oaddr, false);  // realloc(NULL, n) allocates
-  create(stack, naddr, nsize);
-  last_alloc_addr_ = naddr;
+  if (oaddr != 0) retire(oaddr);  // realloc(NULL, n) allocates
+  estimated_.reallocs += create(stack, naddr, nsize);
+  last_alloc_size_ = nsize;
+  last_alloc_stack_ = stack;
   last_alloc_valid_ = true;
 }
 
 void HeapModel::map(uint32_t stack, uint64_t addr, uint64_t len) {
   len = std::min(len, UINT64_MAX - addr);  // a hostile length must not wrap
+  maps_++;
+  // XXX: a new mapping over a live one replaces it (MAP_FIXED).
+  unmap_range(addr, len);
   StackStats &s = stats(mmap_stacks_, stack);
   s.allocs++;
   s.alloc_bytes += double(len);
   s.alloc_count += 1;
-  s.live_bytes += double(len);
   s.live_blocks++;
   s.min_size = std::min(s.min_size, len);
   s.max_size = std::max(s.max_size, len);
-  maps_++;
-  // XXX: a new mapping over a live one replaces it (MAP_FIXED).
-  unmap_range(addr, len);
   mappings_[addr] = {len, stack};
-  mapped_ += double(len);
-  mapped_peak_ = std::max(mapped_peak_, mapped_);
+  change_held(s, double(len), mapped_, mapped_peak_, mapped_epoch_);
 }
 
 void HeapModel::unmap(uint64_t addr, uint64_t len) {
@@ -175,8 +186,7 @@ void HeapModel::unmap_range(uint64_t addr, uint64_t len) {
       continue;
     }
     const uint64_t cut_lo = std::max(start, lo), cut_hi = std::min(end, hi);
-    s->live_bytes -= double(cut_hi - cut_lo);
-    mapped_ -= double(cut_hi - cut_lo);
+    change_held(*s, -double(cut_hi - cut_lo), mapped_, mapped_peak_, mapped_epoch_);
     it = mappings_.erase(it);
     if (start < cut_lo) mappings_.emplace(start, std::make_pair(cut_lo - start, index));
     if (start < cut_lo && cut_hi < end) s->live_blocks++;  // a hole: one mapping is two now

@@ -13,14 +13,19 @@
 //   order, and the peak of several streams is the sum of theirs (their
 //   timelines are not aligned). A stream's holders at its peak are exact in
 //   O(1) per event: a stack's bytes at the latest peak are captured lazily,
-//   the first time they change after it.
+//   the first time they change after it. The mmap domain has its own peak
+//   and holders alike.
 // - Lifetimes count events (allocations, reallocations and frees) of the
 //   stream between a block's allocation and its free or reallocation.
-// - Temporary allocation (heaptrack's definition): a block freed by the next
-//   event after its own allocation.
+// - Temporary allocation, heaptrack's rule exactly (a realloc being a free
+//   of the old block, then an allocation): a release (free, or the old
+//   block of a realloc) of a block of the same size and stack as the
+//   allocation (or realloc's new block) that was the event just before it;
+//   a free of an unknown pointer is no event.
 // - Sampled streams: every recorded block of size s stands for
-//   s / (1 - exp(-s / mean)) bytes and that many bytes / s blocks; sizes and
-//   lifetimes (min/max) describe the recorded blocks.
+//   s / (1 - exp(-s / mean)) bytes and that many bytes / s blocks (and
+//   calls: estimated_calls()); sizes and lifetimes (min/max) describe the
+//   recorded blocks.
 #pragma once
 
 #include <array>
@@ -75,7 +80,10 @@ class alignas(64) HeapModel {
   void begin_stream(uint32_t file, uint32_t first_stack);
   void end_stream();
 
-  void set_sampling(uint64_t mean_bytes) { mean_ = mean_bytes; }
+  void set_sampling(uint64_t mean_bytes) {
+    mean_ = mean_bytes;
+    sampled_ = sampled_ || mean_bytes;
+  }
   // A hint that an event at addr comes soon: readers that decode a few
   // events ahead hide the cache misses of the live-block table.
   void prefetch(uint64_t addr) const { heap_.prefetch(addr); }
@@ -101,9 +109,17 @@ class alignas(64) HeapModel {
   double peak_bytes() const { return peaks_ + peak_; }
   double live_bytes() const { return leaked_ + live_; }
   uint64_t live_blocks() const { return leaked_blocks_ + heap_.size(); }
+  // The calls recorded; in sampled streams only the sampled ones.
   uint64_t alloc_calls() const { return alloc_calls_; }
   uint64_t realloc_calls() const { return realloc_calls_; }
   uint64_t free_calls() const { return free_calls_; }
+  // The calls made, estimated as blocks are (each recorded call stands for
+  // as many as its block does); the recorded calls in streams not sampled.
+  struct Calls {
+    double allocs = 0, reallocs = 0, frees = 0;
+  };
+  const Calls &estimated_calls() const { return estimated_; }
+  bool sampled() const { return sampled_; }
   double allocated_bytes() const { return allocated_; }
   double allocated_blocks() const { return allocated_count_; }
   uint64_t unknown_frees() const { return unknown_frees_; }
@@ -137,9 +153,15 @@ class alignas(64) HeapModel {
   };
   double scaled(uint64_t size) const;
   StackStats &stats(std::vector<StackStats> &table, uint32_t stack);
-  void create(uint32_t stack, uint64_t addr, uint64_t size);
-  bool retire(uint64_t addr, bool is_free);
+  // Both return the calls the block stands for (1 when not sampled).
+  double create(uint32_t stack, uint64_t addr, uint64_t size);
+  double retire(uint64_t addr);
   void change_live(StackStats &s, double delta);
+  // Changes a stack's live bytes and its domain's (heap or mmap); true when
+  // the domain reaches a new peak (a new epoch).
+  static bool change_held(StackStats &s, double delta, double &live, double &peak,
+                          uint64_t &epoch);
+  void settle_peaks(std::vector<StackStats> &table, uint64_t epoch) const;
   void unmap_range(uint64_t addr, uint64_t len);
   HeapPoint point(bool timed, uint64_t time_ns, uint64_t rss) const;
 
@@ -147,13 +169,17 @@ class alignas(64) HeapModel {
   uint64_t mean_ = 0;
   uint64_t stream_events_ = 0, peak_events_ = 0;
   uint64_t alloc_calls_ = 0, realloc_calls_ = 0, free_calls_ = 0, unknown_frees_ = 0;
+  Calls estimated_;
+  bool sampled_ = false;
   double allocated_ = 0, allocated_count_ = 0;
   double live_ = 0, peak_ = 0;  // this stream
   double leaked_ = 0, peaks_ = 0;  // streams already read
   uint64_t leaked_blocks_ = 0;
   uint64_t peak_epoch_ = 1;
   uint64_t temporary_ = 0;
-  uint64_t last_alloc_addr_ = 0;
+  // The size and stack of the allocation that was the last event, if it was.
+  uint64_t last_alloc_size_ = 0;
+  uint32_t last_alloc_stack_ = 0;
   bool last_alloc_valid_ = false;
   std::array<uint64_t, 65> histogram_{};
   LiveHeap<Block> heap_;
@@ -166,6 +192,7 @@ class alignas(64) HeapModel {
   std::map<uint64_t, std::pair<uint64_t, uint32_t>> mappings_;
   std::vector<StackStats> mmap_stacks_;
   double mapped_ = 0, mapped_peak_ = 0;       // this stream
+  uint64_t mapped_epoch_ = 1;                  // as peak_epoch_, for the mmap domain
   double mapped_done_ = 0, mapped_peaks_ = 0;  // streams already read
   uint64_t maps_ = 0, unmaps_ = 0;
 };

@@ -58,9 +58,12 @@ class NameTree {
 class NameProjection {
  public:
   using NameOf = std::string (*)(const Frame &);
-  // Call-tree stacks go under the node `under` of `names`.
-  NameProjection(const CallTree &calls, NameTree &names, NameOf name_of, uint32_t under)
-      : calls_(calls), names_(names), name_of_(name_of), under_(under) {}
+  // Call-tree stacks go under the node `under` of `names`; with
+  // `collapse_repeats`, a name repeated in a row (recursion) is one node.
+  NameProjection(const CallTree &calls, NameTree &names, NameOf name_of, uint32_t under,
+                 bool collapse_repeats = false)
+      : calls_(calls), names_(names), name_of_(name_of), under_(under),
+        collapse_(collapse_repeats) {}
 
   // The node of call-tree node `call`.
   uint32_t node(uint32_t call) {
@@ -68,7 +71,11 @@ class NameProjection {
     nodes_[CallTree::kRoot] = under_;
     for (; nodes_[call] == IdTable::kNone; call = calls_.parent(call)) todo_.push_back(call);
     uint32_t at = nodes_[call];
-    for (; !todo_.empty(); todo_.pop_back()) at = nodes_[todo_.back()] = names_.child(at, name(todo_.back()));
+    for (; !todo_.empty(); todo_.pop_back()) {
+      const uint32_t n = name(todo_.back());
+      if (!collapse_ || at == under_ || names_.tree().key(at) != n) at = names_.child(at, n);
+      nodes_[todo_.back()] = at;
+    }
     return at;
   }
 
@@ -85,6 +92,7 @@ class NameProjection {
   NameTree &names_;
   const NameOf name_of_;
   const uint32_t under_;
+  const bool collapse_;
   std::vector<uint32_t> frame_names_;  // by frame id
   std::vector<uint32_t> nodes_;        // by call-tree node
   std::vector<uint32_t> todo_;

@@ -3,6 +3,7 @@
 #include <exception>
 #include <thread>
 
+#include "model/frame_names.h"
 #include "read/batch_pipe.h"
 
 namespace prof {
@@ -205,7 +206,24 @@ uint32_t Profile::node(uint32_t stack) {
     f.function = site_names_[key.site - 1];
     return node = calls_.child(CallTree::kRoot, calls_.frame_id(f));
   }
-  return node = streams_[key.file]->stack_node(key.host, key.guest, calls_);
+  return node = without_allocator(streams_[key.file]->stack_node(key.host, key.guest, calls_));
+}
+
+uint32_t Profile::without_allocator(uint32_t node) {
+  if (allocator_frames_.size() < calls_.frame_count()) allocator_frames_.resize(calls_.frame_count(), -1);
+  auto allocator = [&](uint32_t frame) {
+    int8_t &known = allocator_frames_[frame];
+    if (known < 0) {
+      const Frame::Kind kind = calls_.kind(frame);
+      known = (kind == Frame::Kind::Native || kind == Frame::Kind::Inlined) &&
+              is_allocator_function(calls_.function(frame));
+    }
+    return known == 1;
+  };
+  while (node != CallTree::kRoot && calls_.parent(node) != CallTree::kRoot &&
+         allocator(calls_.frame_of(node)))
+    node = calls_.parent(node);
+  return node;
 }
 
 }  // namespace prof

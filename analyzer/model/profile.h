@@ -36,6 +36,7 @@ struct ProfileOptions {
   uint64_t snap_events = 0;
   size_t snap_top = 10;
   WindowSpec window;  // only the records between two markers (marker_window.h)
+  bool full_names = false;  // C++ template arguments kept (frame_names.h)
 };
 
 // The leaks a suppression pattern left out.
@@ -47,12 +48,17 @@ struct SuppressedLeaks {
 
 class Profile {
  public:
-  explicit Profile(const ProfileOptions &opt = {}) : opt_(opt) {}
+  explicit Profile(const ProfileOptions &opt = {}) : opt_(opt) {
+    calls_.keep_full_names(opt.full_names);
+  }
 
   // Reads one more stream.
   StreamContext &read(const std::string &path);
 
-  // The call-tree node of a stack of the memory model (by id).
+  // The call-tree node of a stack of the memory model (by id): its
+  // allocator frames folded into the allocation, its innermost frame the
+  // first that is not the allocator's (frame_names.h), unless that would
+  // leave no frame.
   uint32_t node(uint32_t stack);
   // The frames of a stack of the memory model (by id), root first.
   std::vector<Frame> frames(uint32_t stack) { return calls_.frames(node(stack)); }
@@ -72,12 +78,14 @@ class Profile {
  private:
   void read_memory(StreamContext &ctx);
   uint32_t site_of(StreamContext &ctx, const GuestLoc &loc);
+  uint32_t without_allocator(uint32_t node);
 
   ProfileOptions opt_;
   std::vector<std::unique_ptr<StreamContext>> streams_;
   StackIndex stack_ids_;
   CallTree calls_;
   std::vector<uint32_t> stack_nodes_;  // by stack id, named when first asked for
+  std::vector<int8_t> allocator_frames_;  // by frame id: 1 the allocator's, 0 not, -1 unknown
   HeapModel heap_;
   CpuModel cpu_;
   bool has_memory_ = false, has_cpu_ = false;

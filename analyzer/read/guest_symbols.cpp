@@ -69,6 +69,7 @@ Frame GuestSymbols::guest_frame(uint8_t frame_type, uint64_t addr, uint64_t line
         auto alias = aliases_.find(lf->second.chunk);
         f.file = alias != aliases_.end() ? alias->second : lf->second.chunk;
         f.line = uint32_t(line);
+        f.first_line = uint32_t(lf->second.line);
       }
       return f;
     }

@@ -69,7 +69,7 @@ void add_folded_stacks(Profile &profile, const FoldedOptions &opt, bool per_proc
   };
 
   const std::vector<StackStats> &stacks = profile.memory().stacks();
-  NameProjection memory(profile.calls(), names, folded_name, root);
+  NameProjection memory(profile.calls(), names, folded_name, root, opt.collapse_recursion);
   for (uint32_t id = 0; id < stacks.size(); id++) {
     const double v = stacks[id].*metric->field;
     if (v > 0) add(memory.node(profile.node(id)), root, v);
@@ -79,7 +79,7 @@ void add_folded_stacks(Profile &profile, const FoldedOptions &opt, bool per_proc
     uint32_t under = root;
     if (opt.by_vmstate) under = names.child(root, vmstate_name(s.vmstate));
     auto it = by_vmstate.try_emplace(opt.by_vmstate ? s.vmstate : 0, profile.calls(), names,
-                                     folded_name, under).first;
+                                     folded_name, under, opt.collapse_recursion).first;
     add(it->second.node(s.node), under, s.samples);
   }
 }

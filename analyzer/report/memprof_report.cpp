@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "model/frame_names.h"
+
 namespace prof {
 
 std::string format_count(double n) {
@@ -37,6 +39,27 @@ uint32_t MemprofReport::intern(const std::string &name) {
   return name_ids_[name] = static_cast<uint32_t>(names_.size() - 1);
 }
 
+std::string MemprofReport::site_name(StreamContext &ctx, uint32_t host) const {
+  const Frame *top = ctx.top_frame(host);
+  if (!top) return "[no stack]";
+  Frame site = *top;
+  // XXX: the allocator's frames (operator new, std::allocator) would put
+  // every C++ allocation under one site.
+  for (uint32_t h = host; h != 0; h = ctx.stacks.parent(h)) {
+    const StackFrame f = ctx.stacks.frame(h);
+    const std::vector<Frame> &frames = ctx.symbolizer.frames(f.addr, f.module_epoch);
+    const auto caller = std::find_if(frames.rbegin(), frames.rend(), [](const Frame &fr) {
+      return !is_allocator_function(fr.function);
+    });
+    if (caller != frames.rend()) {
+      site = *caller;
+      break;
+    }
+  }
+  if (!full_names_) site.function = short_name(site.function);
+  return site.label();
+}
+
 uint32_t MemprofReport::locate(StreamContext &ctx, const MemprofEvent &ev, SiteKey *key) {
   uint32_t host = 0;
   if (ev.has_stacks) {
@@ -47,8 +70,7 @@ uint32_t MemprofReport::locate(StreamContext &ctx, const MemprofEvent &ev, SiteK
     // libprof: the innermost host frame names the site, and is its identity.
     auto it = stack_names_.find(ev.host_stack);
     if (it == stack_names_.end()) {
-      const Frame *top = ctx.top_frame(host);
-      it = stack_names_.emplace(ev.host_stack, intern(top ? top->label() : "[no stack]")).first;
+      it = stack_names_.emplace(ev.host_stack, intern(site_name(ctx, host))).first;
     }
     key->native = true;
     key->name = it->second;

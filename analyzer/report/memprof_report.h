@@ -7,7 +7,8 @@
 //   ("@chunk:line", "INTERNAL", "name:0xaddr", "CFUNC 0x..", "TRACE [n]
 //   started at ...") with the symbols known at its first event of each kind.
 //   Events of libprof streams without a guest location are named by their
-//   innermost host frame.
+//   innermost host frame that is not the allocator's (frame_names.h), C++
+//   template arguments shortened unless `full_names`.
 // - A realloc or free "overrides" the site that made the block it releases;
 //   pairing takes the oldest live block at the address (LiveHeap).
 // Differences, on purpose:
@@ -47,6 +48,8 @@ struct ReportOptions {
 
 class MemprofReport {
  public:
+  explicit MemprofReport(bool full_names = false) : full_names_(full_names) {}
+
   // Reads every event of a memprof stream.
   void read(StreamContext &ctx);
 
@@ -85,6 +88,8 @@ class MemprofReport {
   enum Kind { kAlloc, kRealloc, kFree };
 
   uint32_t intern(const std::string &name);
+  // The name of a libprof event's site, from its host stack (by index).
+  std::string site_name(StreamContext &ctx, uint32_t host) const;
   // Names an event (now) and locates its site.
   uint32_t locate(StreamContext &ctx, const MemprofEvent &ev, SiteKey *key);
   void add(const MemprofEvent &ev, const SiteKey &key, uint32_t name);
@@ -92,6 +97,7 @@ class MemprofReport {
   std::vector<const Site *> sorted(Kind kind) const;
   std::vector<HeapRow> heap_summary(bool compat) const;
 
+  bool full_names_;
   std::vector<std::string> names_;
   std::unordered_map<std::string, uint32_t> name_ids_;
   std::map<SiteKey, Site> sites_[3];

@@ -20,6 +20,7 @@ namespace prof {
 struct SummaryOptions {
   size_t top = 10;          // rows per table
   size_t stack_depth = 12;  // frames per stack in text (0: all)
+  bool lines = false;       // CPU tables by line instead of by function
 };
 
 nlohmann::json summary_json(Profile &profile, const SummaryOptions &opt);
@@ -29,7 +30,8 @@ void render_summary(const nlohmann::json &summary, const SummaryOptions &opt, st
 nlohmann::json frame_json(const Frame &f);
 // A stack (frames root first) as JSON frames, innermost first as a backtrace.
 nlohmann::json stack_json(const std::vector<Frame> &root_first);
-// The text of such JSON frames, indented, at most `depth` (0: all) of them.
+// The text of such JSON frames, indented, at most `depth` (0: all) lines of
+// them, a frame repeated N times in a row one line "frame ×N".
 void render_stack(const nlohmann::json &frames, size_t depth, std::ostream &out);
 
 }  // namespace prof

@@ -1,8 +1,10 @@
 // summary_json(): the figures of the native summary, as JSON.
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <tuple>
 
+#include "model/frame_names.h"
 #include "model/name_tree.h"
 
 #include "report/summary.h"
@@ -142,10 +144,19 @@ Json point_json(const Profile &profile, const HeapPoint &p) {
 
 Json memory_json(Profile &profile, const SummaryOptions &opt) {
   const HeapModel &heap = profile.memory();
+  // XXX: in sampled streams the calls are estimates, as bytes are; what
+  // was recorded is given apart.
+  const HeapModel::Calls &calls = heap.estimated_calls();
   Json m = {{"sampling_mean_bytes", heap.sampling_mean()},
-            {"alloc_calls", heap.alloc_calls()},
-            {"realloc_calls", heap.realloc_calls()},
-            {"free_calls", heap.free_calls()},
+            {"calls_estimated", heap.sampled()},
+            {"alloc_calls", heap.sampled() ? Json(std::round(calls.allocs)) : Json(heap.alloc_calls())},
+            {"realloc_calls",
+             heap.sampled() ? Json(std::round(calls.reallocs)) : Json(heap.realloc_calls())},
+            {"free_calls", heap.sampled() ? Json(std::round(calls.frees)) : Json(heap.free_calls())},
+            {"recorded_calls",
+             {{"alloc", heap.alloc_calls()},
+              {"realloc", heap.realloc_calls()},
+              {"free", heap.free_calls()}}},
             {"allocated_bytes", heap.allocated_bytes()},
             {"allocated_blocks", heap.allocated_blocks()},
             {"peak_bytes", heap.peak_bytes()},
@@ -195,6 +206,8 @@ Json memory_json(Profile &profile, const SummaryOptions &opt) {
                {"unmaps", heap.unmaps()},
                {"mapped_bytes", heap.mapped_bytes()},
                {"peak_bytes", heap.mapped_peak()},
+               {"peak",
+                table(profile, maps, opt.top, [](const StackStats &s) { return s.peak_bytes; })},
                {"still_mapped",
                 table(profile, maps, opt.top, [](const StackStats &s) { return s.live_bytes; })},
                {"mapped",
@@ -202,14 +215,18 @@ Json memory_json(Profile &profile, const SummaryOptions &opt) {
   return m;
 }
 
-// Function names by samples, largest first, then by name.
-Json functions_json(const std::map<std::string, double> &by_function, size_t top) {
+// Function names by samples, largest first, then by name, with their share
+// of all samples.
+Json functions_json(const std::map<std::string, double> &by_function, size_t top, double all) {
   std::vector<std::pair<std::string, double>> v(by_function.begin(), by_function.end());
   std::stable_sort(v.begin(), v.end(),
                    [](const auto &a, const auto &b) { return a.second > b.second; });
   if (v.size() > top) v.resize(top);
   Json out = Json::array();
-  for (const auto &kv : v) out.push_back({{"function", kv.first}, {"samples", kv.second}});
+  for (const auto &kv : v)
+    out.push_back({{"function", kv.first},
+                   {"samples", kv.second},
+                   {"percent", all > 0 ? 100 * kv.second / all : 0.0}});
   return out;
 }
 
@@ -222,11 +239,14 @@ Json cpu_json(Profile &profile, const SummaryOptions &opt) {
     threads.push_back({{"pid", profile.streams()[kv.first.file]->pid},
                        {"tid", kv.first.tid},
                        {"samples", kv.second}});
-  // Samples by function label: in the innermost frame (self), anywhere on
-  // the stack (total, once a stack); and by stack, alike labels merged.
+  // Samples by function (by line with opt.lines): in the innermost frame
+  // (self), anywhere on the stack (total, once a stack); and by stack,
+  // alike labels merged.
   const CallTree &calls = profile.calls();
-  NameTree labels;
+  NameTree labels, functions;
   NameProjection by_label(calls, labels, frame_label, NameTree::kRoot);
+  NameProjection by_function(calls, functions, opt.lines ? frame_label : function_name,
+                             NameTree::kRoot);
   std::vector<double> self, total;
   std::vector<uint32_t> path;
   struct Hot {
@@ -242,20 +262,34 @@ Json cpu_json(Profile &profile, const SummaryOptions &opt) {
     hot[it->second].samples += s.samples;
     if (node == NameTree::kRoot) continue;
     path.clear();
-    for (uint32_t n = node; n != NameTree::kRoot; n = labels.parent(n)) path.push_back(labels.tree().key(n));
-    self.resize(labels.names().size());
-    total.resize(labels.names().size());
+    for (uint32_t n = by_function.node(s.node); n != NameTree::kRoot; n = functions.parent(n))
+      path.push_back(functions.tree().key(n));
+    self.resize(functions.names().size());
+    total.resize(functions.names().size());
     self[path.front()] += s.samples;
     std::sort(path.begin(), path.end());
     path.erase(std::unique(path.begin(), path.end()), path.end());
     for (uint32_t label : path) total[label] += s.samples;
   }
-  auto by_function = [&](const std::vector<double> &samples) {
+  // XXX: a function in every sample (_start, main, the VM's entry) says
+  // nothing a user can act on: the total table leaves it out, by name.
+  const double all = cpu.samples();
+  Json everywhere = Json::array();
+  auto named = [&](const std::vector<double> &samples, bool leave_out_everywhere) {
     std::map<std::string, double> out;
-    for (uint32_t id = 0; id < samples.size(); id++)
-      if (samples[id] != 0) out[std::string(labels.names().str(id))] = samples[id];
+    for (uint32_t id = 0; id < samples.size(); id++) {
+      if (samples[id] == 0) continue;
+      const std::string name(functions.names().str(id));
+      if (leave_out_everywhere && samples[id] >= all)
+        everywhere.push_back(name);
+      else
+        out[name] = samples[id];
+    }
     return out;
   };
+  const Json self_json = functions_json(named(self, false), opt.top, all);
+  const Json total_json = functions_json(named(total, true), opt.top, all);
+  std::sort(everywhere.begin(), everywhere.end());
   std::stable_sort(hot.begin(), hot.end(),
                    [](const Hot &a, const Hot &b) { return a.samples > b.samples; });
   if (hot.size() > opt.top) hot.resize(opt.top);
@@ -264,9 +298,14 @@ Json cpu_json(Profile &profile, const SummaryOptions &opt) {
     stacks.push_back({{"samples", h.samples},
                       {"vmstate", vmstate_name(h.first->vmstate)},
                       {"stack", stack_json(calls.frames(h.first->node))}});
-  return {{"samples", cpu.samples()},        {"vmstates", vm},
-          {"threads", threads},              {"self", functions_json(by_function(self), opt.top)},
-          {"total", functions_json(by_function(total), opt.top)}, {"stacks", stacks},
+  return {{"samples", cpu.samples()},
+          {"vmstates", vm},
+          {"threads", threads},
+          {"by", opt.lines ? "line" : "function"},
+          {"self", self_json},
+          {"total", total_json},
+          {"in_every_sample", everywhere},
+          {"stacks", stacks},
           {"samplers", cpu.samplers()}};
 }
 

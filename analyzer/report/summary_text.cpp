@@ -1,5 +1,6 @@
 // render_summary(): the native summary as text, read off its JSON.
 #include <cmath>
+#include <cstdio>
 #include <iomanip>
 #include <sstream>
 
@@ -47,16 +48,24 @@ void memory(const Json &m, const SummaryOptions &opt, std::ostream &out) {
   if (m["sampling_mean_bytes"].get<uint64_t>())
     out << "  sampled every " << m["sampling_mean_bytes"].get<uint64_t>()
         << " bytes on average: bytes and counts are estimates scaled up per sample\n";
-  out << "  calls:         " << m["alloc_calls"].get<uint64_t>() << " allocations, "
-      << m["realloc_calls"].get<uint64_t>() << " reallocations, " << m["free_calls"].get<uint64_t>()
-      << " frees\n"
+  const bool estimated = m["calls_estimated"].get<bool>();
+  out << "  calls:         " << (estimated ? "~" : "") << count(m["alloc_calls"]) << " allocations, "
+      << (estimated ? "~" : "") << count(m["realloc_calls"]) << " reallocations, "
+      << (estimated ? "~" : "") << count(m["free_calls"]) << " frees";
+  if (estimated) {
+    const Json &r = m["recorded_calls"];
+    out << " (estimated from the " << r["alloc"].get<uint64_t>() + r["realloc"].get<uint64_t>() + r["free"].get<uint64_t>()
+        << " calls sampled)";
+  }
+  out << "\n"
       << "  allocated:     " << bytes(m["allocated_bytes"]) << " in "
       << count(m["allocated_blocks"]) << " blocks\n"
       << "  peak heap:     " << bytes(m["peak_bytes"]) << "\n"
       << "  leaked:        " << bytes(m["leaked_bytes"]) << " in "
       << m["leaked_blocks"].get<uint64_t>() << " blocks\n"
       << "  temporary:     " << m["temporary_allocations"].get<uint64_t>()
-      << " allocations freed by the very next event\n"
+      << " allocations freed right after they were made (heaptrack's rule, a realloc counting "
+         "as a free and an allocation)\n"
       << "  unknown frees: " << m["unknown_frees"].get<uint64_t>()
       << " frees and reallocations of pointers never seen allocated\n";
   if (!m["missed_events"].empty()) {
@@ -78,7 +87,7 @@ void memory(const Json &m, const SummaryOptions &opt, std::ostream &out) {
       {"leaks", "LEAKS: stacks holding memory at the end", "live_bytes", ""},
       {"allocated", "ALLOCATED: stacks by bytes allocated", "alloc_bytes", ""},
       {"calls", "CALLS: stacks by allocations", "alloc_count", " calls"},
-      {"temporary", "TEMPORARY: stacks by allocations freed by the very next event", "temporary",
+      {"temporary", "TEMPORARY: stacks by allocations freed right after they were made", "temporary",
        " temporary"},
   };
   for (const Table &t : kTables) {
@@ -134,6 +143,10 @@ void memory(const Json &m, const SummaryOptions &opt, std::ostream &out) {
         << "  " << mm["maps"].get<uint64_t>() << " maps, " << mm["unmaps"].get<uint64_t>()
         << " unmaps; mapped at the end " << bytes(mm["mapped_bytes"]) << ", peak "
         << bytes(mm["peak_bytes"]) << "\n";
+    for (const Json &r : mm["peak"]) {
+      out << "  " << bytes(r["peak_bytes"]) << " mapped at the mmap peak\n";
+      render_stack(r["stack"], opt.stack_depth, out);
+    }
     for (const Json &r : mm["still_mapped"]) {
       out << "  " << bytes(r["live_bytes"]) << " still mapped in " << r["live_blocks"].get<uint64_t>()
           << " mappings\n";
@@ -154,14 +167,27 @@ void cpu(const Json &c, const SummaryOptions &opt, std::ostream &out) {
       out << "    pid " << t["pid"].get<uint64_t>() << " tid " << t["tid"].get<uint64_t>() << ": "
           << count(t["samples"]) << "\n";
   }
-  out << "\nHOTTEST FUNCTIONS: samples in the function itself\n";
-  for (const Json &f : c["self"])
-    out << "  " << std::setw(10) << count(f["samples"]) << "  " << f["function"].get<std::string>()
-        << "\n";
-  out << "\nHOTTEST FUNCTIONS: samples in the function and what it calls\n";
-  for (const Json &f : c["total"])
-    out << "  " << std::setw(10) << count(f["samples"]) << "  " << f["function"].get<std::string>()
-        << "\n";
+  const std::string by = c["by"] == "line" ? "LINES" : "FUNCTIONS";
+  auto functions = [&](const Json &rows) {
+    for (const Json &f : rows) {
+      char percent[16];
+      snprintf(percent, sizeof percent, "%6.2f%%", f["percent"].get<double>());
+      out << "  " << std::setw(10) << count(f["samples"]) << "  " << percent << "  "
+          << f["function"].get<std::string>() << "\n";
+    }
+  };
+  out << "\nHOTTEST " << by << ": samples in the " << (by == "LINES" ? "line" : "function")
+      << " itself\n";
+  functions(c["self"]);
+  out << "\nHOTTEST " << by << ": samples in the " << (by == "LINES" ? "line" : "function")
+      << " and what it calls\n";
+  functions(c["total"]);
+  if (!c["in_every_sample"].empty()) {
+    out << "  (left out, in every sample: ";
+    const char *sep = "";
+    for (const Json &f : c["in_every_sample"]) out << sep << f.get<std::string>(), sep = ", ";
+    out << ")\n";
+  }
   out << "\nHOTTEST STACKS\n";
   for (const Json &s : c["stacks"]) {
     out << "  " << count(s["samples"]) << " samples, " << s["vmstate"].get<std::string>() << "\n";
@@ -172,13 +198,20 @@ void cpu(const Json &c, const SummaryOptions &opt, std::ostream &out) {
 }  // namespace
 
 void render_stack(const Json &frames, size_t depth, std::ostream &out) {
-  size_t shown = 0;
-  for (const Json &f : frames) {
+  size_t shown = 0, done = 0;
+  while (done < frames.size()) {
     if (depth && shown == depth) {
-      out << "      ... " << frames.size() - shown << " more\n";
+      out << "      ... " << frames.size() - done << " more\n";
       return;
     }
-    out << "      " << (f["kind"] == "inlined" ? "(inlined) " : "") << frame_label(f) << "\n";
+    // A frame repeated (recursion) is one line: "name ×N".
+    const Json &f = frames[done];
+    size_t same = 1;
+    while (done + same < frames.size() && frames[done + same] == f) same++;
+    out << "      " << (f["kind"] == "inlined" ? "(inlined) " : "") << frame_label(f);
+    if (same > 1) out << " ×" << same;
+    out << "\n";
+    done += same;
     shown++;
   }
   if (frames.empty()) out << "      [no stack]\n";
