@@ -54,7 +54,7 @@ const char *copy_name(const char *name, size_t len) {
   return dst;
 }
 
-void publish(uint8_t type, uint64_t addr, const char *name, uint64_t line) {
+void publish(uint8_t type, uint64_t addr, const char *name, uint64_t line, uint64_t traceno = 0) {
   if (!name) name = "";
   std::lock_guard<std::mutex> lock(g_publish_mutex);
   const uint64_t index = g_symbol_count.load(std::memory_order_relaxed);
@@ -68,7 +68,7 @@ void publish(uint8_t type, uint64_t addr, const char *name, uint64_t line) {
   const char *copy = copy_name(name, len);
   if (!copy) return;
   g_blocks[block][index % kBlockEntries] =
-      GuestSymbol{type, addr, line, 0, std::string_view(copy, len)};
+      GuestSymbol{type, addr, line, traceno, std::string_view(copy, len)};
   g_symbol_count.store(index + 1, std::memory_order_release);
 }
 
@@ -117,6 +117,11 @@ __attribute__((visibility("default"))) void prof_guest_symbol(uint64_t addr, con
 __attribute__((visibility("default"))) void prof_guest_cfunc_symbol(uint64_t addr,
                                                                      const char *name) {
   prof::publish(prof::kSymCfunc, addr, name, 0);
+}
+__attribute__((visibility("default"))) void prof_guest_trace_symbol(uint64_t traceno,
+                                                                     uint64_t proto,
+                                                                     uint64_t line) {
+  prof::publish(prof::kSymTrace, proto, "", line, traceno);
 }
 
 }  // extern "C"

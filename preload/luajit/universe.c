@@ -1,0 +1,40 @@
+#include "universe.h"
+
+#include "libprof.h"
+#include "symbols.h"
+#include "vm_capture.h"
+
+struct Universe lj_universe;
+__thread int lj_thread_bound __attribute__((tls_model("initial-exec")));
+
+/* Guest stacks recorded with memory events: deeper ones are cut. */
+#define ALLOC_MAX_FRAMES 64
+
+static void *profiling_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
+  struct Universe *u = ud;
+  if (!ptr && !nsize) return u->orig(u->orig_ud, ptr, osize, nsize);
+  symbols_drain_pending();
+  struct VmCapture c;
+  vm_capture(u->g, u->main, false, ALLOC_MAX_FRAMES, &c);
+  symbols_publish_frames(c.frames, c.kinds, c.n);
+  if (c.site.source == PROF_SITE_TRACE) symbols_publish_trace(u->g, (uint32_t)c.site.addr);
+  if (!nsize) {
+    prof_guest_alloc(ptr, osize, NULL, 0, &c.site, c.frames, c.n);
+    symbols_block_freed(ptr, osize);
+    return u->orig(u->orig_ud, ptr, osize, nsize);
+  }
+  void *block = u->orig(u->orig_ud, ptr, osize, nsize);
+  if (block) prof_guest_alloc(ptr, ptr ? osize : 0, block, nsize, &c.site, c.frames, c.n);
+  return block;
+}
+
+int universe_start(lua_State *L) {
+  if (lj_universe.g) return 0;
+  const LJState *s = (const LJState *)L;
+  lj_universe.g = (const char *)(uintptr_t)s->glref;
+  lj_universe.main = (const LJState *)(lj_universe.g - LJ_GG_G);
+  lj_universe.orig = lua_getallocf(L, &lj_universe.orig_ud);
+  lua_setallocf(L, profiling_alloc, &lj_universe);
+  lj_thread_bound = 1;
+  return 1;
+}
