@@ -7,8 +7,9 @@
 ** (or on a layout mismatch, reported in one line on stderr) it does
 ** nothing; the program runs unchanged.
 **
-** The module returns a table: enabled (boolean) and, when not enabled,
-** reason (string).
+** The module returns a table: enabled (boolean); when enabled, bytes_before
+** (what the VM held before its allocator was wrapped: the memory stream
+** saw none of it allocated), else reason (string).
 */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -42,6 +43,9 @@ static int result(lua_State *L, const char *reason) {
   if (reason) {
     lua_pushstring(L, reason);
     lua_setfield(L, -2, "reason");
+  } else {
+    lua_pushnumber(L, (lua_Number)lj_universe.bytes_before);
+    lua_setfield(L, -2, "bytes_before");
   }
   return 1;
 }

@@ -33,6 +33,7 @@ int universe_start(lua_State *L) {
   const LJState *s = (const LJState *)L;
   lj_universe.g = (const char *)(uintptr_t)s->glref;
   lj_universe.main = (const LJState *)(lj_universe.g - LJ_GG_G);
+  lj_universe.bytes_before = *(const uint64_t *)(lj_universe.g + LJ_G_GC_TOTAL);
   lj_universe.orig = lua_getallocf(L, &lj_universe.orig_ud);
   lua_setallocf(L, profiling_alloc, &lj_universe);
   lj_thread_bound = 1;

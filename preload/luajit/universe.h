@@ -26,6 +26,7 @@ struct Universe {
   const LJState *main;  /* its main thread */
   lua_Alloc orig;
   void *orig_ud;
+  uint64_t bytes_before;  /* what the VM held when the wrapper went in */
 };
 
 extern struct Universe lj_universe;

@@ -1,0 +1,125 @@
+// The LuaJIT adapter end to end: Debian's stock luajit with prof_luajit
+// under libprof.so, its memory stream decoded with the format readers
+// (e2e/luajit_streams.h). Counts expected by construction from the
+// scripts' lines.
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <map>
+#include <sstream>
+#include <string>
+
+#include "agent_run.h"
+#include "luajit_streams.h"
+
+namespace {
+
+const std::string kTables = PROF_LUAJIT_TEST_DIR "/luajit_tables.lua";
+const std::string kRfc = PROF_LUAJIT_TEST_DIR "/luajit_rfc.lua";
+constexpr uint64_t kTableBytes = 64;  // sizeof(GCtab) on x86_64 GC64
+// lj_str_size: sizeof(GCstr), then the bytes and a NUL, rounded up to 4.
+uint64_t string_bytes(uint64_t len) { return 24 + ((len + 4) & ~uint64_t(3)); }
+
+void use_module() { setenv("LUA_CPATH", PROF_LUAJIT_MODULE_DIR "/?.so", 1); }
+
+VmStream stream_of(const RunResult &r) {
+  INFO(r.err);
+  REQUIRE(r.signal == 0);
+  REQUIRE(r.exit_code == 0);
+  REQUIRE(r.memprof_files.size() == 1);
+  VmStream s = read_vm_stream(r.memprof_files[0]);
+  CHECK_FALSE(s.truncated);
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("luajit e2e: without the agent the module stays off, the program unchanged", "[luajit]") {
+  use_module();
+  const RunResult off = run_bare(
+      {"luajit", "-e", "local p = require 'prof_luajit' print(p.enabled, p.reason)"});
+  CHECK(off.exit_code == 0);
+  CHECK(off.out == "false\tthe libprof agent is not loaded\n");
+  CHECK(off.err == "");
+  const RunResult with = run_bare({"luajit", "-l", "prof_luajit", kRfc, "100"});
+  CHECK(with.exit_code == 0);
+  CHECK(with.err == "");
+}
+
+TEST_CASE("luajit e2e: N tables made at one line are N events there, JIT off", "[luajit]") {
+  use_module();
+  const int n = 5000;
+  const VmStream s = stream_of(run_under_agent({"luajit", kTables, std::to_string(n), "off"}));
+  CHECK(s.count(prof::MemprofRecord::Alloc, "luajit_tables.lua:6", kTableBytes) == n);
+  CHECK(s.traces == 0);
+}
+
+TEST_CASE("luajit e2e: with the JIT on, the tables are charged to the line or its trace",
+          "[luajit]") {
+  use_module();
+  const int n = 5000;
+  const VmStream s = stream_of(run_under_agent({"luajit", kTables, std::to_string(n), "on"}));
+  const uint64_t interpreted = s.count(prof::MemprofRecord::Alloc, "luajit_tables.lua:6", kTableBytes);
+  const uint64_t traced =
+      s.count(prof::MemprofRecord::Alloc, "TRACE@luajit_tables.lua:6", kTableBytes);
+  // A trace that exits (the array of keep is full, it grows in the
+  // interpreter) drops the table it made and the interpreter makes it
+  // again: one more per growth of the array, 13 at most for 5000 slots.
+  CHECK(interpreted + traced >= n);
+  CHECK(interpreted + traced <= n + 13);
+  // The loop is hot after 56 iterations: the trace makes almost all of them.
+  CHECK(traced > n / 2);
+  CHECK(s.traces >= 1);
+}
+
+TEST_CASE("luajit e2e: the VM's bytes equal its own count at the end", "[luajit]") {
+  use_module();
+  for (const char *jit : {"off", "on"}) {
+    INFO("JIT " << jit);
+    const RunResult r = run_under_agent({"luajit", kTables, "3000", jit});
+    const VmStream s = stream_of(r);
+    // The script's last line: bytes_before and collectgarbage("count") * 1024.
+    std::istringstream last(r.out.substr(r.out.find('\n') + 1));
+    double before = -1, end = -1;
+    last >> before >> end;
+    REQUIRE(before > 0);
+    int64_t delta = 0;
+    for (const VmEvent &e : s.events) delta += int64_t(e.nsize) - int64_t(e.osize);
+    CHECK(uint64_t(before) + delta == uint64_t(end));
+  }
+}
+
+TEST_CASE("luajit e2e: the memprof RFC's example gives the RFC's attribution", "[luajit]") {
+  use_module();
+  const int n = 2000;
+  const VmStream s =
+      stream_of(run_under_agent({"luajit", "-l", "prof_luajit", kRfc, std::to_string(n)}));
+  // string.rep('q', k) makes one string of lj_str_size(k) bytes, charged
+  // to the Lua line that called append (line 10: append's tail call leaves
+  // no frame of its own); k = 1 is the constant 'q', which already exists.
+  std::map<uint64_t, uint64_t> strings;
+  for (int k = 2; k <= n; k++) strings[string_bytes(k)]++;
+  for (const auto &size_count : strings) {
+    INFO(size_count.first << " bytes");
+    CHECK(s.count(prof::MemprofRecord::Alloc, "luajit_rfc.lua:10", size_count.first) ==
+          size_count.second);
+  }
+  // The RFC's other rows: the closure (line 5), the table (line 7), the
+  // array table.insert grows (line 9), and frees by the collector.
+  CHECK(s.count(prof::MemprofRecord::Alloc, "luajit_rfc.lua:5", 40) == 1);
+  CHECK(s.count(prof::MemprofRecord::Alloc, "luajit_rfc.lua:7", kTableBytes) == 1);
+  uint64_t grown = 0, collected = 0;
+  for (const VmEvent &e : s.events) {
+    if (e.record == prof::MemprofRecord::Realloc && e.site == "luajit_rfc.lua:9") grown++;
+    if (e.record == prof::MemprofRecord::Free && e.site == "INTERNAL") collected++;
+  }
+  CHECK(grown >= 8);  // 2000 slots: doubled at least eight times
+  CHECK(collected >= uint64_t(n) - 1);  // every string, at lua_close at the latest
+  // The guest stack of a string: string.rep called from the main chunk.
+  for (const VmEvent &e : s.events) {
+    if (e.record != prof::MemprofRecord::Alloc || e.nsize != string_bytes(n)) continue;
+    REQUIRE(e.stack.size() >= 2);
+    CHECK(e.stack[0] == "string.rep");
+    CHECK(e.stack[1] == "luajit_rfc.lua:10");
+  }
+}
