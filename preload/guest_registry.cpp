@@ -83,6 +83,22 @@ int guest_backtrace(prof_guest_frame *frames, int max, int *vmstate) {
   return r->fn(r->ctx, frames, max, vmstate);
 }
 
+namespace {
+// The interrupted context while a signal handler's backtrace runs.
+__thread const void *t_signal_context __attribute__((tls_model("initial-exec")));
+}  // namespace
+
+int guest_backtrace_interrupted(prof_guest_frame *frames, int max, int *vmstate,
+                                const void *ucontext) {
+  const void *outer = t_signal_context;
+  t_signal_context = ucontext;
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  const int n = guest_backtrace(frames, max, vmstate);
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  t_signal_context = outer;
+  return n;
+}
+
 bool guest_registered() { return g_current.load(std::memory_order_acquire) != nullptr; }
 
 uint64_t guest_symbol_count() { return g_symbol_count.load(std::memory_order_acquire); }
@@ -109,6 +125,9 @@ __attribute__((visibility("default"))) void prof_register_guest(prof_guest_backt
   g_current.store(&g_registrations[slot], std::memory_order_release);
 }
 
+__attribute__((visibility("default"))) const void *prof_guest_signal_context(void) {
+  return prof::t_signal_context;
+}
 __attribute__((visibility("default"))) void prof_guest_symbol(uint64_t addr, const char *chunk,
                                                                uint64_t line) {
   prof::publish(prof::kSymLfunc, addr, chunk, line);

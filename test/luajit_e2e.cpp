@@ -123,3 +123,89 @@ TEST_CASE("luajit e2e: the memprof RFC's example gives the RFC's attribution", "
     CHECK(e.stack[1] == "luajit_rfc.lua:10");
   }
 }
+
+namespace {
+
+const std::string kBurn = PROF_LUAJIT_TEST_DIR "/luajit_burn.lua";
+const std::string kFfi = PROF_LUAJIT_TEST_DIR "/luajit_ffi.lua";
+
+CpuStream cpu_of(const RunResult &r) {
+  INFO(r.err);
+  REQUIRE(r.signal == 0);
+  REQUIRE(r.exit_code == 0);
+  REQUIRE(r.sysprof_files.size() == 1);
+  CpuStream s = read_cpu_stream(r.sysprof_files[0]);
+  CHECK_FALSE(s.truncated);
+  return s;
+}
+
+RunResult run_sampled(const std::string &mode, const std::vector<std::string> &argv) {
+  std::vector<std::string> full{"luajit", "-l", "prof_luajit"};
+  full.insert(full.end(), argv.begin(), argv.end());
+  return run_under_agent(full, {"PROF_CPU=" + mode, "PROF_MEMORY=0"});
+}
+
+}  // namespace
+
+TEST_CASE("luajit e2e: the function that burns the CPU holds most samples, JIT off", "[luajit]") {
+  use_module();
+  for (const char *mode : {"leaf", "callgraph"}) {
+    INFO(mode);
+    const RunResult r = run_sampled(mode, {kBurn, "off", "0.6"});
+    CHECK(r.out == "true\n");
+    const CpuStream s = cpu_of(r);
+    REQUIRE(s.samples.size() > 100);
+    // burn's loop is line 5; the interpreter's registers name the line.
+    CHECK(s.at("luajit_burn.lua:5") > s.samples.size() * 6 / 10);
+    uint64_t lfunc = 0, called_from_main = 0;
+    for (const CpuSample &c : s.samples) {
+      if (c.vmstate == prof::kVmstLfunc) lfunc++;
+      if (c.stack.size() >= 2 && c.stack[1] == "luajit_burn.lua:9") called_from_main++;
+    }
+    CHECK(lfunc > s.samples.size() * 6 / 10);
+    if (std::string(mode) == "callgraph") CHECK(called_from_main > s.samples.size() * 6 / 10);
+  }
+}
+
+TEST_CASE("luajit e2e: with the JIT on, burn's trace holds most samples", "[luajit]") {
+  use_module();
+  const RunResult r = run_sampled("leaf", {kBurn, "on", "0.6"});
+  CHECK(r.out == "true\n");
+  const CpuStream s = cpu_of(r);
+  REQUIRE(s.samples.size() > 100);
+  // The trace starts at the loop (line 5); its samples are TRACE samples.
+  CHECK(s.at("TRACE@luajit_burn.lua:5") > s.samples.size() * 6 / 10);
+}
+
+TEST_CASE("luajit e2e: DEFAULT mode counts the VM states, no stacks", "[luajit]") {
+  use_module();
+  const CpuStream s = cpu_of(run_sampled("default", {kBurn, "off", "0.4"}));
+  REQUIRE(s.samples.size() > 100);
+  uint64_t lfunc = 0, stacks = 0;
+  for (const CpuSample &c : s.samples) {
+    if (c.vmstate == prof::kVmstLfunc) lfunc++;
+    if (!c.stack.empty() || c.host_frames) stacks++;
+  }
+  CHECK(lfunc > s.samples.size() * 6 / 10);
+  CHECK(stacks == 0);
+}
+
+TEST_CASE("luajit e2e: FFI calls and callbacks under 1 kHz CALLGRAPH sampling", "[luajit]") {
+  use_module();
+  for (const char *jit : {"off", "on"}) {
+    INFO("JIT " << jit);
+    const RunResult r = run_sampled("callgraph", {kFfi, jit, "400"});
+    CHECK(r.out == "true\n");
+    const CpuStream s = cpu_of(r);
+    REQUIRE(s.samples.size() > 50);
+    // The comparator (lines 9-12) runs called back from qsort.
+    uint64_t in_callback = 0;
+    for (const CpuSample &c : s.samples)
+      for (const std::string &f : c.stack)
+        if (f == "luajit_ffi.lua:9" || f == "luajit_ffi.lua:10" || f == "luajit_ffi.lua:11") {
+          in_callback++;
+          break;
+        }
+    CHECK(in_callback > 0);
+  }
+}

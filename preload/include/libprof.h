@@ -56,6 +56,11 @@ struct prof_guest_frame {
 typedef int (*prof_guest_backtracer)(void *ctx, struct prof_guest_frame *frames, int max,
                                      int *vmstate);
 
+/* Inside a backtracer called by the CPU sampler: the ucontext_t of the
+** interrupted code (its registers), else NULL. A VM that keeps its frame
+** pointer in a register can read it there. */
+const void *prof_guest_signal_context(void);
+
 /* Registers the backtracer (one per process; NULL unregisters). */
 void prof_register_guest(prof_guest_backtracer backtracer, void *ctx);
 
@@ -90,6 +95,9 @@ struct prof_guest_site {
 void prof_guest_alloc(const void *ptr, size_t osize, const void *nptr, size_t nsize,
                       const struct prof_guest_site *site, const struct prof_guest_frame *frames,
                       int nframes);
+/* Whether prof_guest_alloc records anything now: an adapter skips its
+** capture while it does not (the agent records no memory). Signal-safe. */
+int prof_memory_recording(void);
 /* Names JIT trace traceno: it starts in prototype proto at line. A trace
 ** number the VM reuses is published again. */
 void prof_guest_trace_symbol(uint64_t traceno, uint64_t proto, uint64_t line);
@@ -106,6 +114,8 @@ void prof_marker(const char *label);
 #pragma weak prof_guest_cfunc_symbol
 #pragma weak prof_guest_alloc
 #pragma weak prof_guest_trace_symbol
+#pragma weak prof_memory_recording
+#pragma weak prof_guest_signal_context
 #pragma weak prof_start
 #pragma weak prof_stop
 #pragma weak prof_marker

@@ -72,7 +72,7 @@ static bool emit_function(struct FrameWalk *w, uint64_t fnv, const uint32_t *pc)
   } else if (fn.ffid == LJ_FF_C) {
     emit(w, PROF_FRAME_CFUNC, FRAME_KIND_C, (uint64_t)(uintptr_t)fn.f, 0);
   } else {
-    emit(w, PROF_FRAME_CFUNC, FRAME_KIND_BUILTIN, (uint64_t)(uintptr_t)at, 0);
+    emit(w, PROF_FRAME_FFUNC, FRAME_KIND_BUILTIN, fn.ffid, 0);
   }
   return true;
 }

@@ -13,8 +13,8 @@
 **   (inside its allocator).
 ** - A Lua frame's line is its current line as lj_debug_frameline computes
 **   it; 0 when unknown (the innermost frame without a saved PC, a frame
-**   below a C boundary). Built-ins are CFUNC frames named by their function
-**   object's address (kinds[] tells them apart); C functions by their code.
+**   below a C boundary). Built-ins (fast functions) are FFUNC frames named
+**   by their id, C functions CFUNC frames by their code's address.
 */
 #ifndef PROF_LUAJIT_FRAME_WALK_H
 #define PROF_LUAJIT_FRAME_WALK_H

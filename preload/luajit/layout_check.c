@@ -58,7 +58,7 @@ static bool read_u64(const void *at, uint64_t *v) { return lj_safe_read(v, at, s
 /* The running function's frames against lua_getstack/lua_getinfo. */
 static bool compare_walk(struct Check *c, lua_State *L) {
   struct VmCapture cap;
-  vm_capture(c->g, (const LJState *)(c->g - LJ_GG_G), true, kMaxFrames, &cap);
+  vm_capture(c->g, (const LJState *)(c->g - LJ_GG_G), true, kMaxFrames, NULL, NULL, &cap);
   if (~cap.vmstate != LJ_STATE_C) return differs(c, "vmstate %d in a C function", cap.vmstate);
   if (cap.n < 3) return differs(c, "%d frames under the probe", cap.n);
   if (cap.kinds[0] != FRAME_KIND_C) return differs(c, "the probe is not a C frame");
@@ -142,6 +142,13 @@ static bool check_state(struct Check *c, lua_State *L, lua_CFunction self) {
     return differs(c, "the stack");
   uint64_t fnv = 0;
   LJFunc fn;
+  uint64_t dispatch[LJ_GG_DISPATCH_LEN];
+  if (!lj_safe_read(dispatch, c->g - LJ_GG_G + LJ_GG_DISPATCH, sizeof dispatch))
+    return differs(c, "the dispatch table");
+  struct VmCode code;
+  vm_code_find(c->g, &code);
+  /* The interpreter's handlers and fast functions: one block of some 16 KiB. */
+  if (code.lo == 0 || code.hi - code.lo > (1u << 18)) return differs(c, "the dispatch table");
   if (!read_u64(st.base - 2, &fnv) || lj_tag(fnv) != ~LJ_GCT_FUNC ||
       !lj_safe_read(&fn, (const void *)(uintptr_t)lj_gcref(fnv), sizeof fn) ||
       fn.ffid != LJ_FF_C || fn.f != (void *)self)

@@ -71,6 +71,8 @@ typedef struct LJState { /* lua_State */
 /* GG_State: lua_State (main thread), global_State, jit_State in a row. */
 #define LJ_GG_G 96
 #define LJ_GG_J 824
+#define LJ_GG_DISPATCH 4064 /* the interpreter's dispatch table ... */
+#define LJ_GG_DISPATCH_LEN 243 /* ... of code addresses (handlers, fast functions) */
 #define LJ_J_TRACE 384     /* GCRef *trace: traces by number */
 #define LJ_J_SIZETRACE 396 /* uint32_t: the size of that array */
 
@@ -118,6 +120,12 @@ typedef struct LJTrace { /* GCtrace */
   uint16_t nchild, spadjust;
   uint16_t traceno;      /* 104 */
 } LJTrace;
+
+/* The interpreter's registers (x86_64, System V): it keeps its frame base,
+** bytecode PC and dispatch table there. */
+#define LJ_REG_BASE REG_RDX
+#define LJ_REG_PC REG_RBX
+#define LJ_REG_DISPATCH REG_R14
 
 /* A cframe's fields (x86_64 GC64). */
 #define LJ_CFRAME_OFS_L 16

@@ -142,8 +142,8 @@ static void publish_table(lua_State *L, const char *prefix) {
       snprintf(name, sizeof name, "%s%s%s", prefix, *prefix ? "." : "", lua_tostring(L, -2));
       if (fn->ffid == LJ_FF_C)
         prof_guest_cfunc_symbol((uint64_t)(uintptr_t)fn->f, name);
-      else if (fn->ffid > LJ_FF_C)
-        prof_guest_cfunc_symbol((uint64_t)(uintptr_t)fn, name);
+      else if (fn->ffid > LJ_FF_C) /* a built-in: its frames name it by its id */
+        prof_guest_cfunc_symbol(fn->ffid, name);
     }
     lua_pop(L, 1);
   }

@@ -36,7 +36,8 @@ void symbols_drain_pending(void);
 /* The VM is about to free block p of size bytes: forgets it if it is a
 ** prototype. */
 void symbols_block_freed(const void *p, size_t size);
-/* Names the functions in the tables of package.loaded (lib.name). */
+/* Names the functions in the tables of package.loaded (lib.name): C
+** functions by address, built-ins by id (ffid: never a code address). */
 void symbols_publish_libraries(lua_State *L);
 
 #endif /* PROF_LUAJIT_SYMBOLS_H */

@@ -12,10 +12,10 @@ __thread int lj_thread_bound __attribute__((tls_model("initial-exec")));
 
 static void *profiling_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
   struct Universe *u = ud;
-  if (!ptr && !nsize) return u->orig(u->orig_ud, ptr, osize, nsize);
   symbols_drain_pending();
+  if ((!ptr && !nsize) || !prof_memory_recording()) return u->orig(u->orig_ud, ptr, osize, nsize);
   struct VmCapture c;
-  vm_capture(u->g, u->main, false, ALLOC_MAX_FRAMES, &c);
+  vm_capture(u->g, u->main, false, ALLOC_MAX_FRAMES, NULL, NULL, &c);
   symbols_publish_frames(c.frames, c.kinds, c.n);
   if (c.site.source == PROF_SITE_TRACE) symbols_publish_trace(u->g, (uint32_t)c.site.addr);
   if (!nsize) {
@@ -34,6 +34,7 @@ int universe_start(lua_State *L) {
   lj_universe.g = (const char *)(uintptr_t)s->glref;
   lj_universe.main = (const LJState *)(lj_universe.g - LJ_GG_G);
   lj_universe.bytes_before = *(const uint64_t *)(lj_universe.g + LJ_G_GC_TOTAL);
+  vm_code_find(lj_universe.g, &lj_universe.code);
   lj_universe.orig = lua_getallocf(L, &lj_universe.orig_ud);
   lua_setallocf(L, profiling_alloc, &lj_universe);
   lj_thread_bound = 1;

@@ -20,6 +20,7 @@
 #include <lua.h>
 
 #include "lj_layout.h"
+#include "vm_capture.h"
 
 struct Universe {
   const char *g;        /* its global_State */
@@ -27,6 +28,7 @@ struct Universe {
   lua_Alloc orig;
   void *orig_ud;
   uint64_t bytes_before;  /* what the VM held when the wrapper went in */
+  struct VmCode code;
 };
 
 extern struct Universe lj_universe;

@@ -59,7 +59,40 @@ static void name_trace_frame(const char *g, bool safe, int max, struct VmCapture
   c->n++;
 }
 
-void vm_capture(const char *g, const LJState *main, bool safe, int max, struct VmCapture *c) {
+void vm_code_find(const char *g, struct VmCode *code) {
+  const uint64_t *dispatch = (const uint64_t *)(g - LJ_GG_G + LJ_GG_DISPATCH);
+  code->lo = UINT64_MAX;
+  code->hi = 0;
+  for (int i = 0; i < LJ_GG_DISPATCH_LEN; i++) {
+    if (dispatch[i] < code->lo) code->lo = dispatch[i];
+    if (dispatch[i] > code->hi) code->hi = dispatch[i];
+  }
+  /* XXX: the VM's subroutines follow its last handler and fast function. */
+  code->hi += 4096;
+  code->dispatch = (uint64_t)(uintptr_t)dispatch;
+}
+
+/* The interpreter's frame base and PC if regs caught it in its own code. */
+static bool interpreter_regs(const LJState *L, bool safe, const struct VmCode *code,
+                             const struct VmRegs *regs, const uint64_t **base,
+                             const uint32_t **pc) {
+  if (!code || !regs || regs->ip < code->lo || regs->ip >= code->hi ||
+      regs->dispatch != code->dispatch || (regs->base & 7))
+    return false;
+  uint64_t *stack = NULL;
+  uint32_t stacksize = 0;
+  if (!read_word(safe, &stack, (const char *)&L->stack, sizeof stack) ||
+      !read_word(safe, &stacksize, (const char *)&L->stacksize, sizeof stacksize))
+    return false;
+  const uint64_t *b = (const uint64_t *)(uintptr_t)regs->base;
+  if (b < stack + 2 || b >= stack + stacksize) return false;
+  *base = b;
+  *pc = (const uint32_t *)(uintptr_t)regs->pc;
+  return true;
+}
+
+void vm_capture(const char *g, const LJState *main, bool safe, int max,
+                const struct VmCode *code, const struct VmRegs *regs, struct VmCapture *c) {
   c->n = 0;
   c->vmstate = ~LJ_STATE_INTERP;
   uint64_t cur = 0, jit_base = 0;
@@ -76,7 +109,8 @@ void vm_capture(const char *g, const LJState *main, bool safe, int max, struct V
   if (c->vmstate >= 0 && read_word(safe, &jit_base, g + LJ_G_JIT_BASE, sizeof jit_base) &&
       jit_base) {
     base = (const uint64_t *)(uintptr_t)jit_base;
-  } else {
+  } else if (!(~c->vmstate == LJ_STATE_INTERP &&
+                 interpreter_regs(L, safe, code, regs, &base, &top_pc))) {
     read_word(safe, &base, (const char *)&L->base, sizeof base);
     top_pc = frame_walk_saved_pc(L, safe);
   }

@@ -34,9 +34,28 @@ struct VmCapture {
   uint8_t kinds[VM_CAPTURE_MAX_FRAMES];
 };
 
+/* Where the interpreter's own code lies, and its dispatch table: registers
+** interrupted there hold its frame base and PC. */
+struct VmCode {
+  uint64_t lo, hi;
+  uint64_t dispatch;
+};
+
+/* The interrupted registers of the VM's thread (from a signal's ucontext). */
+struct VmRegs {
+  uint64_t ip, base, pc, dispatch;
+};
+
+/* Reads the VM's code range from its dispatch table (normal context). */
+void vm_code_find(const char *g, struct VmCode *code);
+
 /* Fills c for the VM of global_State g (main: its main thread), at most
-** max frames (max <= VM_CAPTURE_MAX_FRAMES). */
-void vm_capture(const char *g, const LJState *main, bool safe, int max, struct VmCapture *c);
+** max frames (max <= VM_CAPTURE_MAX_FRAMES). regs, when not NULL, are
+** trusted for the frame base and PC only when they were interrupted in the
+** interpreter's code with its dispatch register intact: L->base and the
+** saved PC are synced only when the VM calls out to C. */
+void vm_capture(const char *g, const LJState *main, bool safe, int max,
+                const struct VmCode *code, const struct VmRegs *regs, struct VmCapture *c);
 
 /* The sysprof VM state (PROF_VMST_*) of a capture. */
 int vm_capture_prof_state(const struct VmCapture *c);

@@ -46,3 +46,7 @@ extern "C" __attribute__((visibility("default"))) void prof_guest_alloc(
   record_guest(caller_of(__builtin_frame_address(0)), aevent, site_loc(site), frames, nframes,
                ptr, osize, aevent == kAeventFree ? nullptr : nptr, aevent == kAeventFree ? 0 : nsize);
 }
+
+extern "C" __attribute__((visibility("default"))) int prof_memory_recording(void) {
+  return g_agent.on.load(std::memory_order_relaxed) ? 1 : 0;
+}

@@ -106,3 +106,42 @@ VmStream read_vm_stream(const std::string &path) {
   }
   return out;
 }
+
+uint64_t CpuStream::at(const std::string &frame) const {
+  uint64_t n = 0;
+  for (const CpuSample &c : samples)
+    if (!c.stack.empty() && c.stack[0] == frame) n++;
+  return n;
+}
+
+CpuStream read_cpu_stream(const std::string &path) {
+  CpuStream out;
+  const int fd = open(path.c_str(), O_RDONLY);
+  if (fd < 0) throw std::runtime_error("cannot open " + path);
+  prof::ByteReader in(fd);
+  Names names;
+  std::vector<prof::SysprofSample> samples;  // named at the end
+  try {
+    prof::SymtabReader symtab(in);
+    prof::Symbol sym;
+    while (symtab.next(sym)) names.add(sym);
+    prof::SysprofReader reader(in);
+    prof::SysprofSample s;
+    while (reader.next(s)) {
+      if (s.record == prof::SysprofRecord::Symbol) names.add(s.symbol);
+      if (s.record == prof::SysprofRecord::Sample) samples.push_back(s);
+    }
+  } catch (const prof::FormatError &e) {
+    close(fd);
+    if (!e.truncated()) throw;
+    out.truncated = true;
+  }
+  close(fd);
+  for (const prof::SysprofSample &s : samples) {
+    CpuSample c{s.vmstate, {}, s.host.size()};
+    if (s.vmstate == prof::kVmstTrace) c.stack.push_back("TRACE@" + names.lua(s.trace_addr, s.trace_line));
+    for (const prof::GuestFrame &f : s.guest) c.stack.push_back(names.frame(f.type, f.addr, f.line));
+    out.samples.push_back(std::move(c));
+  }
+  return out;
+}

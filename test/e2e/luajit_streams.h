@@ -1,6 +1,7 @@
 // A LuaJIT run's memory stream as the LuaJIT end-to-end tests read it: each
 // allocator call of the VM (told from the C allocator's by its address, in
-// a region the VM mapped), its memprof site named, and the symbols.
+// a region the VM mapped), its memprof site named; and its CPU samples,
+// their guest stacks named.
 #pragma once
 
 #include <cstdint>
@@ -27,3 +28,18 @@ struct VmStream {
 };
 
 VmStream read_vm_stream(const std::string &path);
+
+struct CpuSample {
+  uint8_t vmstate;
+  std::vector<std::string> stack;  // guest frames as VmEvent's; a TRACE sample: "TRACE@chunk:line"
+  size_t host_frames;
+};
+
+struct CpuStream {
+  std::vector<CpuSample> samples;
+  bool truncated = false;
+  // Samples whose innermost guest frame is `frame`.
+  uint64_t at(const std::string &frame) const;
+};
+
+CpuStream read_cpu_stream(const std::string &path);
