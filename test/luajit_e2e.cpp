@@ -194,7 +194,7 @@ TEST_CASE("luajit e2e: FFI calls and callbacks under 1 kHz CALLGRAPH sampling", 
   use_module();
   for (const char *jit : {"off", "on"}) {
     INFO("JIT " << jit);
-    const RunResult r = run_sampled("callgraph", {kFfi, jit, "400"});
+    const RunResult r = run_sampled("callgraph", {kFfi, jit, "60"});
     CHECK(r.out == "true\n");
     const CpuStream s = cpu_of(r);
     REQUIRE(s.samples.size() > 50);

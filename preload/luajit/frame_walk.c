@@ -12,31 +12,39 @@ static inline bool read_vm(bool safe, void *dst, const void *src, size_t n) {
   return lj_safe_read(dst, src, n);
 }
 
+/* The object at src: itself when reads are direct, else a checked copy in
+** copy (NULL if unreadable). */
+static inline const void *view(bool safe, void *copy, const void *src, size_t n) {
+  if (!safe) return src;
+  return lj_safe_read(copy, src, n) ? copy : NULL;
+}
+
 uint32_t frame_walk_line(const LJProto *at, const uint32_t *pc, bool safe) {
-  LJProto pt;
-  if (!pc || !read_vm(safe, &pt, at, sizeof pt) || pt.gct != LJ_GCT_PROTO) return 0;
+  LJProto copy;
+  const LJProto *pt = pc ? view(safe, &copy, at, sizeof copy) : NULL;
+  if (!pt || pt->gct != LJ_GCT_PROTO) return 0;
   const uint32_t *bc = lj_proto_bc(at);
-  if (pc <= bc || pc > bc + pt.sizebc + 1) return 0;
+  if (pc <= bc || pc > bc + pt->sizebc + 1) return 0;
   /* lj_debug_frameline: the PC points after the running instruction. */
   const uint32_t pos = (uint32_t)(pc - bc) - 1;
-  if (pos > pt.sizebc) return 0; /* a JLOOP's trace exit: not undone here */
-  if (pos == pt.sizebc) return (uint32_t)(pt.firstline + pt.numline);
-  if (pos == 0) return (uint32_t)pt.firstline;
-  if (!pt.lineinfo) return 0; /* stripped bytecode */
+  if (pos > pt->sizebc) return 0; /* a JLOOP's trace exit: not undone here */
+  if (pos == pt->sizebc) return (uint32_t)(pt->firstline + pt->numline);
+  if (pos == 0) return (uint32_t)pt->firstline;
+  if (!pt->lineinfo) return 0; /* stripped bytecode */
   const uint32_t i = pos - 1;
   uint32_t delta = 0;
-  if (pt.numline < 256) {
+  if (pt->numline < 256) {
     uint8_t d;
-    if (!read_vm(safe, &d, (const uint8_t *)pt.lineinfo + i, sizeof d)) return 0;
+    if (!read_vm(safe, &d, (const uint8_t *)pt->lineinfo + i, sizeof d)) return 0;
     delta = d;
-  } else if (pt.numline < 65536) {
+  } else if (pt->numline < 65536) {
     uint16_t d;
-    if (!read_vm(safe, &d, (const uint16_t *)pt.lineinfo + i, sizeof d)) return 0;
+    if (!read_vm(safe, &d, (const uint16_t *)pt->lineinfo + i, sizeof d)) return 0;
     delta = d;
-  } else if (!read_vm(safe, &delta, (const uint32_t *)pt.lineinfo + i, sizeof delta)) {
+  } else if (!read_vm(safe, &delta, (const uint32_t *)pt->lineinfo + i, sizeof delta)) {
     return 0;
   }
-  return (uint32_t)pt.firstline + delta;
+  return (uint32_t)pt->firstline + delta;
 }
 
 const uint32_t *frame_walk_saved_pc(const LJState *L, bool safe) {
@@ -62,26 +70,42 @@ static void emit(struct FrameWalk *w, uint8_t type, uint8_t kind, uint64_t addr,
 /* Appends the function of one frame; false if the slot holds no function. */
 static bool emit_function(struct FrameWalk *w, uint64_t fnv, const uint32_t *pc) {
   if (lj_tag(fnv) != ~LJ_GCT_FUNC) return false;
+  /* XXX: a PC into a function's bytecode names the function's prototype:
+  ** a cached one spares reading the closure, the prototype and its lines. */
+  __typeof__(w->cache->e[0]) *entry =
+      w->cache && pc ? &w->cache->e[((uintptr_t)pc >> 2) % LINE_CACHE_SLOTS] : NULL;
+  if (entry && entry->pc == pc && entry->epoch == w->cache->epoch) {
+    emit(w, PROF_FRAME_LFUNC, FRAME_KIND_LUA, entry->proto, entry->line);
+    return true;
+  }
   const LJFunc *at = (const LJFunc *)(uintptr_t)lj_gcref(fnv);
-  LJFunc fn;
-  if (!read_vm(w->safe, &fn, at, sizeof fn) || fn.gct != LJ_GCT_FUNC) return false;
-  if (fn.ffid == LJ_FF_LUA) {
-    const LJProto *pt = lj_func_proto(&fn);
-    emit(w, PROF_FRAME_LFUNC, FRAME_KIND_LUA, (uint64_t)(uintptr_t)pt,
-         frame_walk_line(pt, pc, w->safe));
-  } else if (fn.ffid == LJ_FF_C) {
-    emit(w, PROF_FRAME_CFUNC, FRAME_KIND_C, (uint64_t)(uintptr_t)fn.f, 0);
+  LJFunc copy;
+  const LJFunc *fn = view(w->safe, &copy, at, sizeof copy);
+  if (!fn || fn->gct != LJ_GCT_FUNC) return false;
+  if (fn->ffid == LJ_FF_LUA) {
+    const LJProto *pt = lj_func_proto(fn);
+    const uint32_t line = frame_walk_line(pt, pc, w->safe);
+    emit(w, PROF_FRAME_LFUNC, FRAME_KIND_LUA, (uint64_t)(uintptr_t)pt, line);
+    if (entry && line) {
+      entry->pc = pc;
+      entry->proto = (uint64_t)(uintptr_t)pt;
+      entry->line = line;
+      entry->epoch = w->cache->epoch;
+    }
+  } else if (fn->ffid == LJ_FF_C) {
+    emit(w, PROF_FRAME_CFUNC, FRAME_KIND_C, (uint64_t)(uintptr_t)fn->f, 0);
   } else {
-    emit(w, PROF_FRAME_FFUNC, FRAME_KIND_BUILTIN, fn.ffid, 0);
+    emit(w, PROF_FRAME_FFUNC, FRAME_KIND_BUILTIN, fn->ffid, 0);
   }
   return true;
 }
 
 void frame_walk(struct FrameWalk *w, const LJState *at, const uint64_t *base,
                 const uint32_t *top_pc) {
-  LJState L;
-  if (!read_vm(w->safe, &L, at, sizeof L)) return;
-  const uint64_t *bottom = L.stack + 1, *end = L.stack + L.stacksize;
+  LJState copy;
+  const LJState *L = view(w->safe, &copy, at, sizeof copy);
+  if (!L) return;
+  const uint64_t *bottom = L->stack + 1, *end = L->stack + L->stacksize;
   const uint64_t *frame = base - 1;
   const uint32_t *pc = top_pc;
   while (frame > bottom && frame < end && w->n < w->max && w->steps_left-- > 0) {

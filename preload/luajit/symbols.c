@@ -40,6 +40,12 @@ static inline uint32_t slot_of(uint64_t addr) {
   return (uint32_t)((addr >> 3) * 0x9E3779B97F4A7C15ull >> 44) & (SEEN_SLOTS - 1);
 }
 
+/* The prototypes named last, by a hash of their address: most frames of an
+** allocation's stack were named at the previous one. */
+#define RECENT_SLOTS 1024
+static uint64_t recent[RECENT_SLOTS];
+static inline uint64_t *recent_slot(uint64_t addr) { return &recent[(addr >> 4) & (RECENT_SLOTS - 1)]; }
+
 static bool is_seen(uint64_t addr) {
   for (uint32_t i = slot_of(addr), k = 0; k < SEEN_PROBES; k++, i = (i + 1) & (SEEN_SLOTS - 1)) {
     const uint64_t v = __atomic_load_n(&seen[i], __ATOMIC_RELAXED);
@@ -81,9 +87,11 @@ static void publish_proto(const LJProto *pt) {
 
 void symbols_publish_frames(const struct prof_guest_frame *frames, const uint8_t *kinds, int n) {
   if (!seen) return;
-  for (int i = 0; i < n; i++)
-    if (kinds[i] == FRAME_KIND_LUA && !is_seen(frames[i].addr))
-      publish_proto((const LJProto *)(uintptr_t)frames[i].addr);
+  for (int i = 0; i < n; i++) {
+    if (kinds[i] != FRAME_KIND_LUA || *recent_slot(frames[i].addr) == frames[i].addr) continue;
+    if (!is_seen(frames[i].addr)) publish_proto((const LJProto *)(uintptr_t)frames[i].addr);
+    *recent_slot(frames[i].addr) = frames[i].addr;
+  }
 }
 
 void symbols_publish_trace(const char *g, uint32_t traceno) {
@@ -124,12 +132,15 @@ void symbols_drain_pending(void) {
   draining = 0;
 }
 
-void symbols_block_freed(const void *p, size_t size) {
-  if (!seen || size < sizeof(LJProto)) return;
+bool symbols_block_freed(const void *p, size_t size) {
+  if (!seen || size < sizeof(LJProto)) return false;
   const LJProto *pt = p;
   /* XXX: inferred: a block whose header says prototype and whose size is
   ** the prototype's own. */
-  if (pt->gct == LJ_GCT_PROTO && pt->sizept == size) remove_seen((uint64_t)(uintptr_t)p);
+  if (pt->gct != LJ_GCT_PROTO || pt->sizept != size) return false;
+  remove_seen((uint64_t)(uintptr_t)p);
+  if (*recent_slot((uint64_t)(uintptr_t)p) == (uint64_t)(uintptr_t)p) *recent_slot((uint64_t)(uintptr_t)p) = 0;
+  return true;
 }
 
 /* Names the functions of the table at the top of the stack, prefix.name. */
