@@ -209,3 +209,20 @@ TEST_CASE("luajit e2e: FFI calls and callbacks under 1 kHz CALLGRAPH sampling", 
     CHECK(in_callback > 0);
   }
 }
+
+TEST_CASE("luajit e2e: a coroutine's allocations carry its frames, then its resumer's",
+          "[luajit]") {
+  use_module();
+  const int n = 500;
+  const VmStream s = stream_of(run_under_agent(
+      {"luajit", "-l", "prof_luajit", PROF_LUAJIT_TEST_DIR "/luajit_coroutine.lua", std::to_string(n)}));
+  CHECK(s.count(prof::MemprofRecord::Alloc, "luajit_coroutine.lua:5", kTableBytes) == n);
+  uint64_t followed = 0;
+  for (const VmEvent &e : s.events) {
+    if (e.record != prof::MemprofRecord::Alloc || e.site != "luajit_coroutine.lua:5") continue;
+    // The coroutine's function, then coroutine.wrap's resume, then line 9.
+    const std::vector<std::string> want{"luajit_coroutine.lua:5", "ffunc", "luajit_coroutine.lua:9"};
+    if (e.stack.size() >= 3 && e.stack[0] == want[0] && e.stack[2] == want[2]) followed++;
+  }
+  CHECK(followed == n);
+}
