@@ -6,6 +6,7 @@ target_link_libraries(luajit_e2e_tests PRIVATE test_main prof_format)
 target_compile_definitions(luajit_e2e_tests PRIVATE
   PROF_AGENT_PATH="$<TARGET_FILE:prof>"
   PROF_LUAJIT_MODULE_DIR="$<TARGET_FILE_DIR:prof_luajit>"
-  PROF_LUAJIT_TEST_DIR="${CMAKE_CURRENT_SOURCE_DIR}/e2e")
+  PROF_LUAJIT_TEST_DIR="${CMAKE_CURRENT_SOURCE_DIR}/e2e"
+  PROF_LUAJIT_DEMO_DIR="${PROJECT_SOURCE_DIR}/scripts/demo")
 add_dependencies(luajit_e2e_tests prof prof_luajit)
 prof_discover_tests(luajit_e2e_tests)

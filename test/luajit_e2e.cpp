@@ -89,6 +89,27 @@ TEST_CASE("luajit e2e: the VM's bytes equal its own count at the end", "[luajit]
   }
 }
 
+// Allocations (any size) charged to site.
+uint64_t allocs_at(const VmStream &s, const std::string &site) {
+  uint64_t n = 0;
+  for (const VmEvent &e : s.events) n += e.record == prof::MemprofRecord::Alloc && e.site == site;
+  return n;
+}
+
+TEST_CASE("luajit e2e: the demo's memprof example, JIT off from the command line", "[luajit]") {
+  use_module();
+  const int n = 2000;
+  const VmStream s = stream_of(run_under_agent(
+      {"luajit", "-joff", "-l", "prof_luajit", PROF_LUAJIT_DEMO_DIR "/memprof_rfc.lua", std::to_string(n)}));
+  // The RFC's lines: one table at line 7, every string at line 10.
+  CHECK(allocs_at(s, "memprof_rfc.lua:7") == 1);
+  std::map<uint64_t, uint64_t> strings;
+  for (int k = 2; k <= n; k++) strings[string_bytes(k)]++;
+  for (const auto &size_count : strings)
+    CHECK(s.count(prof::MemprofRecord::Alloc, "memprof_rfc.lua:10", size_count.first) ==
+          size_count.second);
+}
+
 TEST_CASE("luajit e2e: the memprof RFC's example gives the RFC's attribution", "[luajit]") {
   use_module();
   const int n = 2000;
@@ -108,6 +129,7 @@ TEST_CASE("luajit e2e: the memprof RFC's example gives the RFC's attribution", "
   // array table.insert grows (line 9), and frees by the collector.
   CHECK(s.count(prof::MemprofRecord::Alloc, "luajit_rfc.lua:5", 40) == 1);
   CHECK(s.count(prof::MemprofRecord::Alloc, "luajit_rfc.lua:7", kTableBytes) == 1);
+  CHECK(allocs_at(s, "luajit_rfc.lua:7") == 1);
   uint64_t grown = 0, collected = 0;
   for (const VmEvent &e : s.events) {
     if (e.record == prof::MemprofRecord::Realloc && e.site == "luajit_rfc.lua:9") grown++;

@@ -70,28 +70,14 @@ static void emit(struct FrameWalk *w, uint8_t type, uint8_t kind, uint64_t addr,
 /* Appends the function of one frame; false if the slot holds no function. */
 static bool emit_function(struct FrameWalk *w, uint64_t fnv, const uint32_t *pc) {
   if (lj_tag(fnv) != ~LJ_GCT_FUNC) return false;
-  /* XXX: a PC into a function's bytecode names the function's prototype:
-  ** a cached one spares reading the closure, the prototype and its lines. */
-  __typeof__(w->cache->e[0]) *entry =
-      w->cache && pc ? &w->cache->e[((uintptr_t)pc >> 2) % LINE_CACHE_SLOTS] : NULL;
-  if (entry && entry->pc == pc && entry->epoch == w->cache->epoch) {
-    emit(w, PROF_FRAME_LFUNC, FRAME_KIND_LUA, entry->proto, entry->line);
-    return true;
-  }
   const LJFunc *at = (const LJFunc *)(uintptr_t)lj_gcref(fnv);
   LJFunc copy;
   const LJFunc *fn = view(w->safe, &copy, at, sizeof copy);
   if (!fn || fn->gct != LJ_GCT_FUNC) return false;
   if (fn->ffid == LJ_FF_LUA) {
     const LJProto *pt = lj_func_proto(fn);
-    const uint32_t line = frame_walk_line(pt, pc, w->safe);
-    emit(w, PROF_FRAME_LFUNC, FRAME_KIND_LUA, (uint64_t)(uintptr_t)pt, line);
-    if (entry && line) {
-      entry->pc = pc;
-      entry->proto = (uint64_t)(uintptr_t)pt;
-      entry->line = line;
-      entry->epoch = w->cache->epoch;
-    }
+    emit(w, PROF_FRAME_LFUNC, FRAME_KIND_LUA, (uint64_t)(uintptr_t)pt,
+         frame_walk_line(pt, pc, w->safe));
   } else if (fn->ffid == LJ_FF_C) {
     emit(w, PROF_FRAME_CFUNC, FRAME_KIND_C, (uint64_t)(uintptr_t)fn->f, 0);
   } else {

@@ -28,21 +28,8 @@
 /* What kind of function a frame runs (kinds[] of the walk). */
 enum { FRAME_KIND_LUA, FRAME_KIND_C, FRAME_KIND_BUILTIN };
 
-/* Lines of recently seen frame PCs: a PC into a prototype's bytecode names
-** the prototype and the line. Valid until a prototype is freed. */
-#define LINE_CACHE_SLOTS 4096
-struct LineCache {
-  uint32_t epoch;
-  struct {
-    const uint32_t *pc;
-    uint64_t proto;
-    uint32_t line, epoch;
-  } e[LINE_CACHE_SLOTS];
-};
-
 struct FrameWalk {
   bool safe;
-  struct LineCache *cache;  /* optional, direct walks only */
   struct prof_guest_frame *frames;
   uint8_t *kinds;  /* optional: FRAME_KIND_* per frame */
   int max, n;
@@ -58,9 +45,6 @@ void frame_walk(struct FrameWalk *w, const LJState *L, const uint64_t *base,
 ** PC pc names), 0 when pc is outside pt's bytecode. pt is read directly or,
 ** if safe, checked. */
 uint32_t frame_walk_line(const LJProto *pt, const uint32_t *pc, bool safe);
-
-/* A prototype may have been freed: forgets every cached line. */
-static inline void line_cache_protos_freed(struct LineCache *c) { c->epoch++; }
 
 /* pc for the innermost frame of L from its innermost cframe, or NULL. */
 const uint32_t *frame_walk_saved_pc(const LJState *L, bool safe);

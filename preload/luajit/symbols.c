@@ -132,15 +132,14 @@ void symbols_drain_pending(void) {
   draining = 0;
 }
 
-bool symbols_block_freed(const void *p, size_t size) {
-  if (!seen || size < sizeof(LJProto)) return false;
+void symbols_block_freed(const void *p, size_t size) {
+  if (!seen || size < sizeof(LJProto)) return;
   const LJProto *pt = p;
   /* XXX: inferred: a block whose header says prototype and whose size is
   ** the prototype's own. */
-  if (pt->gct != LJ_GCT_PROTO || pt->sizept != size) return false;
+  if (pt->gct != LJ_GCT_PROTO || pt->sizept != size) return;
   remove_seen((uint64_t)(uintptr_t)p);
   if (*recent_slot((uint64_t)(uintptr_t)p) == (uint64_t)(uintptr_t)p) *recent_slot((uint64_t)(uintptr_t)p) = 0;
-  return true;
 }
 
 /* Names the functions of the table at the top of the stack, prefix.name. */

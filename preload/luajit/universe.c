@@ -1,7 +1,5 @@
 #include "universe.h"
 
-#include <sys/mman.h>
-
 #include "libprof.h"
 #include "symbols.h"
 #include "vm_capture.h"
@@ -23,13 +21,13 @@ static void *profiling_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
     c.n = 0;
     c.site = (struct prof_guest_site){PROF_SITE_INTERNAL, 0, 0};
   } else {
-    vm_capture(u->g, u->main, false, ALLOC_MAX_FRAMES, NULL, NULL, u->lines, &c);
+    vm_capture(u->g, u->main, false, ALLOC_MAX_FRAMES, NULL, NULL, &c);
   }
   symbols_publish_frames(c.frames, c.kinds, c.n);
   if (c.site.source == PROF_SITE_TRACE) symbols_publish_trace(u->g, (uint32_t)c.site.addr);
   if (!nsize) {
     prof_guest_alloc(ptr, osize, NULL, 0, &c.site, c.frames, c.n);
-    if (symbols_block_freed(ptr, osize) && u->lines) line_cache_protos_freed(u->lines);
+    symbols_block_freed(ptr, osize);
     return u->orig(u->orig_ud, ptr, osize, nsize);
   }
   void *block = u->orig(u->orig_ud, ptr, osize, nsize);
@@ -44,9 +42,6 @@ int universe_start(lua_State *L) {
   lj_universe.main = (const LJState *)(lj_universe.g - LJ_GG_G);
   lj_universe.bytes_before = *(const uint64_t *)(lj_universe.g + LJ_G_GC_TOTAL);
   vm_code_find(lj_universe.g, &lj_universe.code);
-  void *lines = mmap(NULL, sizeof(struct LineCache), PROT_READ | PROT_WRITE,
-                     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  lj_universe.lines = lines == MAP_FAILED ? NULL : lines;
   lj_universe.orig = lua_getallocf(L, &lj_universe.orig_ud);
   lua_setallocf(L, profiling_alloc, &lj_universe);
   lj_thread_bound = 1;

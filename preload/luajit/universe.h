@@ -29,7 +29,6 @@ struct Universe {
   void *orig_ud;
   uint64_t bytes_before;  /* what the VM held when the wrapper went in */
   struct VmCode code;
-  struct LineCache *lines;  /* the allocator's walks' (mapped at start), or NULL */
 };
 
 extern struct Universe lj_universe;

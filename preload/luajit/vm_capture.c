@@ -92,8 +92,7 @@ static bool interpreter_regs(const LJState *L, bool safe, const struct VmCode *c
 }
 
 void vm_capture(const char *g, const LJState *main, bool safe, int max,
-                const struct VmCode *code, const struct VmRegs *regs, struct LineCache *cache,
-                struct VmCapture *c) {
+                const struct VmCode *code, const struct VmRegs *regs, struct VmCapture *c) {
   c->n = 0;
   c->vmstate = ~LJ_STATE_INTERP;
   uint64_t cur = 0, jit_base = 0;
@@ -103,7 +102,7 @@ void vm_capture(const char *g, const LJState *main, bool safe, int max,
     return;
   }
   const LJState *L = cur ? (const LJState *)(uintptr_t)cur : main;
-  struct FrameWalk w = {.safe = safe, .cache = cache, .frames = c->frames, .kinds = c->kinds, .max = max,
+  struct FrameWalk w = {.safe = safe, .frames = c->frames, .kinds = c->kinds, .max = max,
                         .steps_left = max + 64};
   const uint64_t *base = NULL;
   const uint32_t *top_pc = NULL;

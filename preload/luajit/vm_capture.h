@@ -53,11 +53,9 @@ void vm_code_find(const char *g, struct VmCode *code);
 ** max frames (max <= VM_CAPTURE_MAX_FRAMES). regs, when not NULL, are
 ** trusted for the frame base and PC only when they were interrupted in the
 ** interpreter's code with its dispatch register intact: L->base and the
-** saved PC are synced only when the VM calls out to C. cache: optional
-** (frame_walk.h). */
+** saved PC are synced only when the VM calls out to C. */
 void vm_capture(const char *g, const LJState *main, bool safe, int max,
-                const struct VmCode *code, const struct VmRegs *regs, struct LineCache *cache,
-                struct VmCapture *c);
+                const struct VmCode *code, const struct VmRegs *regs, struct VmCapture *c);
 
 /* The sysprof VM state (PROF_VMST_*) of a capture. */
 int vm_capture_prof_state(const struct VmCapture *c);
