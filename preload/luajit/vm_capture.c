@@ -102,6 +102,13 @@ void vm_capture(const char *g, const LJState *main, bool safe, int max,
     return;
   }
   const LJState *L = cur ? (const LJState *)(uintptr_t)cur : main;
+  /* XXX: a sample under JIT code carries the trace alone (sysprof's TRACE
+  ** sample): the stack below is not walked then. */
+  if (safe && c->vmstate >= 0) {
+    name_trace_frame(g, safe, max, c);
+    charge(c);
+    return;
+  }
   struct FrameWalk w = {.safe = safe, .frames = c->frames, .kinds = c->kinds, .max = max,
                         .steps_left = max + 64};
   const uint64_t *base = NULL;
