@@ -1,5 +1,7 @@
+#define _GNU_SOURCE
 #include "symbols.h"
 
+#include <dlfcn.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -85,11 +87,35 @@ static void publish_proto(const LJProto *pt) {
   add_seen((uint64_t)(uintptr_t)pt);
 }
 
+/* A C function no library table holds (luajit.c's pmain, a C module's
+** closure): its symbol if the object exports one there, else object+offset,
+** so that the analyzer does not take the nearest name below it. */
+static void publish_cfunc(uint64_t addr) {
+  Dl_info info;
+  char name[160];
+  if (!dladdr((void *)(uintptr_t)addr, &info) || !info.dli_fname) {
+    snprintf(name, sizeof name, "CFUNC 0x%llx", (unsigned long long)addr);
+  } else if (info.dli_sname && (uint64_t)(uintptr_t)info.dli_saddr == addr) {
+    snprintf(name, sizeof name, "%s", info.dli_sname);
+  } else {
+    const char *base = strrchr(info.dli_fname, '/');
+    snprintf(name, sizeof name, "%s+0x%llx", base ? base + 1 : info.dli_fname,
+             (unsigned long long)(addr - (uint64_t)(uintptr_t)info.dli_fbase));
+  }
+  prof_guest_cfunc_symbol(addr, name);
+  add_seen(addr);
+}
+
 void symbols_publish_frames(const struct prof_guest_frame *frames, const uint8_t *kinds, int n) {
   if (!seen) return;
   for (int i = 0; i < n; i++) {
-    if (kinds[i] != FRAME_KIND_LUA || *recent_slot(frames[i].addr) == frames[i].addr) continue;
-    if (!is_seen(frames[i].addr)) publish_proto((const LJProto *)(uintptr_t)frames[i].addr);
+    if (kinds[i] == FRAME_KIND_BUILTIN || *recent_slot(frames[i].addr) == frames[i].addr) continue;
+    if (!is_seen(frames[i].addr)) {
+      if (kinds[i] == FRAME_KIND_LUA)
+        publish_proto((const LJProto *)(uintptr_t)frames[i].addr);
+      else
+        publish_cfunc(frames[i].addr);
+    }
     *recent_slot(frames[i].addr) = frames[i].addr;
   }
 }
@@ -150,8 +176,10 @@ static void publish_table(lua_State *L, const char *prefix) {
       const LJFunc *fn = lua_topointer(L, -1);
       char name[128];
       snprintf(name, sizeof name, "%s%s%s", prefix, *prefix ? "." : "", lua_tostring(L, -2));
-      if (fn->ffid == LJ_FF_C)
+      if (fn->ffid == LJ_FF_C) {
         prof_guest_cfunc_symbol((uint64_t)(uintptr_t)fn->f, name);
+        add_seen((uint64_t)(uintptr_t)fn->f);
+      }
       else if (fn->ffid > LJ_FF_C) /* a built-in: its frames name it by its id */
         prof_guest_cfunc_symbol(fn->ffid, name);
     }

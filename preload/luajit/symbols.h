@@ -25,7 +25,9 @@
 
 /* Maps the tables (false: no memory; nothing is then named). */
 bool symbols_init(void);
-/* Names the prototypes of frames not named yet (kinds: frame_walk.h). */
+/* Names the prototypes and C functions of frames not named yet (kinds:
+** frame_walk.h); a C function no library table holds by its exported
+** symbol there, else as object+offset. */
 void symbols_publish_frames(const struct prof_guest_frame *frames, const uint8_t *kinds, int n);
 /* Names trace traceno of the VM of global_State g, unless it was already. */
 void symbols_publish_trace(const char *g, uint32_t traceno);

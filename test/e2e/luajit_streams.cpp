@@ -45,6 +45,28 @@ struct Names {
   }
 };
 
+// Reads path's symtab into names, then hands the section that follows to
+// read(in); returns false if the stream was cut (kept up to its last whole
+// record).
+template <class Read>
+bool read_stream(const std::string &path, Names &names, Read &&read) {
+  const int fd = open(path.c_str(), O_RDONLY);
+  if (fd < 0) throw std::runtime_error("cannot open " + path);
+  prof::ByteReader in(fd);
+  try {
+    prof::SymtabReader symtab(in);
+    prof::Symbol sym;
+    while (symtab.next(sym)) names.add(sym);
+    read(in);
+  } catch (const prof::FormatError &e) {
+    close(fd);
+    if (!e.truncated()) throw;
+    return false;
+  }
+  close(fd);
+  return true;
+}
+
 }  // namespace
 
 uint64_t VmStream::count(prof::MemprofRecord record, const std::string &site,
@@ -58,17 +80,11 @@ uint64_t VmStream::count(prof::MemprofRecord record, const std::string &site,
 
 VmStream read_vm_stream(const std::string &path) {
   VmStream out;
-  const int fd = open(path.c_str(), O_RDONLY);
-  if (fd < 0) throw std::runtime_error("cannot open " + path);
-  prof::ByteReader in(fd);
   Names names;
   std::map<uint64_t, uint64_t> mapped;  // start -> end of the regions the VM mapped
   std::map<uint64_t, prof::ext::StackGuest> nodes;
-  std::vector<std::pair<prof::MemprofEvent, uint64_t>> pending;  // named at the end
-  try {
-    prof::SymtabReader symtab(in);
-    prof::Symbol sym;
-    while (symtab.next(sym)) names.add(sym);
+  std::vector<prof::MemprofEvent> events;  // named at the end
+  out.truncated = !read_stream(path, names, [&](prof::ByteReader &in) {
     prof::MemprofReader reader(in);
     prof::MemprofEvent ev;
     while (reader.next(ev)) {
@@ -79,21 +95,15 @@ VmStream read_vm_stream(const std::string &path) {
         if (const auto *m = std::get_if<prof::ext::Map>(&ev.ext)) mapped[m->addr] = m->addr + m->length;
         if (const auto *g = std::get_if<prof::ext::StackGuest>(&ev.ext)) nodes[g->id] = *g;
       } else {
-        pending.emplace_back(ev, 0);
+        events.push_back(ev);
       }
     }
-  } catch (const prof::FormatError &e) {
-    close(fd);
-    if (!e.truncated()) throw;
-    out.truncated = true;
-  }
-  close(fd);
+  });
   const auto in_vm = [&mapped](uint64_t addr) {
     auto it = mapped.upper_bound(addr);
     return it != mapped.begin() && addr < (--it)->second;
   };
-  for (const auto &p : pending) {
-    const prof::MemprofEvent &ev = p.first;
+  for (const prof::MemprofEvent &ev : events) {
     if (!in_vm(ev.record == prof::MemprofRecord::Free ? ev.oaddr : ev.naddr)) continue;
     VmEvent v{ev.record, ev.oaddr, ev.osize, ev.naddr, ev.nsize, names.site(ev.loc), {}};
     for (uint64_t id = ev.guest_stack; id && v.stack.size() < 4096;) {
@@ -116,27 +126,16 @@ uint64_t CpuStream::at(const std::string &frame) const {
 
 CpuStream read_cpu_stream(const std::string &path) {
   CpuStream out;
-  const int fd = open(path.c_str(), O_RDONLY);
-  if (fd < 0) throw std::runtime_error("cannot open " + path);
-  prof::ByteReader in(fd);
   Names names;
   std::vector<prof::SysprofSample> samples;  // named at the end
-  try {
-    prof::SymtabReader symtab(in);
-    prof::Symbol sym;
-    while (symtab.next(sym)) names.add(sym);
+  out.truncated = !read_stream(path, names, [&](prof::ByteReader &in) {
     prof::SysprofReader reader(in);
     prof::SysprofSample s;
     while (reader.next(s)) {
       if (s.record == prof::SysprofRecord::Symbol) names.add(s.symbol);
       if (s.record == prof::SysprofRecord::Sample) samples.push_back(s);
     }
-  } catch (const prof::FormatError &e) {
-    close(fd);
-    if (!e.truncated()) throw;
-    out.truncated = true;
-  }
-  close(fd);
+  });
   for (const prof::SysprofSample &s : samples) {
     CpuSample c{s.vmstate, {}, s.host.size()};
     if (s.vmstate == prof::kVmstTrace) c.stack.push_back("TRACE@" + names.lua(s.trace_addr, s.trace_line));
