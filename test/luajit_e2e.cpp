@@ -248,3 +248,23 @@ TEST_CASE("luajit e2e: a coroutine's allocations carry its frames, then its resu
   }
   CHECK(followed == n);
 }
+
+TEST_CASE("luajit e2e: memory and 1 kHz CALLGRAPH sampling at once leave the program unchanged",
+          "[luajit]") {
+  use_module();
+  const std::string trees = PROF_LUAJIT_DEMO_DIR "/../bench/binarytrees.lua";
+  for (const char *jit : {"-joff", "-jon"}) {
+    INFO(jit);
+    const RunResult bare = run_bare({"luajit", jit, trees, "12"});
+    const RunResult r = run_under_agent({"luajit", jit, "-l", "prof_luajit", trees, "12"},
+                                        {"PROF_CPU=callgraph"});
+    INFO(r.err);
+    REQUIRE(r.signal == 0);
+    CHECK(r.exit_code == 0);
+    CHECK(r.out == bare.out);
+    CHECK(r.err == "");
+    REQUIRE(r.sysprof_files.size() == 1);
+    CHECK(read_cpu_stream(r.sysprof_files[0]).samples.size() > 50);
+    CHECK_FALSE(read_vm_stream(r.memprof_files.at(0)).events.empty());
+  }
+}
