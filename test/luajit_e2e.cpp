@@ -268,3 +268,22 @@ TEST_CASE("luajit e2e: memory and 1 kHz CALLGRAPH sampling at once leave the pro
     CHECK_FALSE(read_vm_stream(r.memprof_files.at(0)).events.empty());
   }
 }
+
+TEST_CASE("luajit e2e: where the VM cannot be read safely the module refuses in one line",
+          "[luajit]") {
+  use_module();
+  const RunResult bare = run_bare({"luajit", kRfc, "100"});
+  const RunResult r = run_under_agent(
+      {PROF_NO_SAFE_READ, "luajit", "-e",
+       "local p = require 'prof_luajit' io.write(tostring(p.enabled), '\\n')", kRfc, "100"});
+  INFO(r.err);
+  CHECK(r.exit_code == bare.exit_code);
+  CHECK(r.out == "false\n" + bare.out);
+  CHECK(r.err ==
+        "prof_luajit: nothing will be recorded: cannot read memory safely "
+        "(process_vm_readv is refused)\n");
+  // The agent still records (the launcher, then luajit after its exec); no
+  // VM event reaches a stream.
+  REQUIRE(r.memprof_files.size() == 2);
+  for (const std::string &f : r.memprof_files) CHECK(read_vm_stream(f).events.empty());
+}
