@@ -13,7 +13,10 @@ __thread int lj_thread_bound __attribute__((tls_model("initial-exec")));
 static void *profiling_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
   struct Universe *u = ud;
   symbols_drain_pending();
-  if ((!ptr && !nsize) || !prof_memory_recording()) return u->orig(u->orig_ud, ptr, osize, nsize);
+  if ((!ptr && !nsize) || !prof_memory_recording()) {
+    if (ptr && !nsize) symbols_block_freed(ptr, osize); /* CPU samples name prototypes too */
+    return u->orig(u->orig_ud, ptr, osize, nsize);
+  }
   struct VmCapture c;
   /* The collector's own calls (nearly every free) are charged INTERNAL, as
   ** memprof does, without a stack: where the step began says nothing. */
