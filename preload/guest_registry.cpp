@@ -54,7 +54,7 @@ const char *copy_name(const char *name, size_t len) {
   return dst;
 }
 
-void publish(uint8_t type, uint64_t addr, const char *name, uint64_t line) {
+void publish(uint8_t type, uint64_t addr, const char *name, uint64_t line, uint64_t traceno = 0) {
   if (!name) name = "";
   std::lock_guard<std::mutex> lock(g_publish_mutex);
   const uint64_t index = g_symbol_count.load(std::memory_order_relaxed);
@@ -68,7 +68,7 @@ void publish(uint8_t type, uint64_t addr, const char *name, uint64_t line) {
   const char *copy = copy_name(name, len);
   if (!copy) return;
   g_blocks[block][index % kBlockEntries] =
-      GuestSymbol{type, addr, line, 0, std::string_view(copy, len)};
+      GuestSymbol{type, addr, line, traceno, std::string_view(copy, len)};
   g_symbol_count.store(index + 1, std::memory_order_release);
 }
 
@@ -81,6 +81,22 @@ int guest_backtrace(prof_guest_frame *frames, int max, int *vmstate) {
     return 0;
   }
   return r->fn(r->ctx, frames, max, vmstate);
+}
+
+namespace {
+// The interrupted context while a signal handler's backtrace runs.
+__thread const void *t_signal_context __attribute__((tls_model("initial-exec")));
+}  // namespace
+
+int guest_backtrace_interrupted(prof_guest_frame *frames, int max, int *vmstate,
+                                const void *ucontext) {
+  const void *outer = t_signal_context;
+  t_signal_context = ucontext;
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  const int n = guest_backtrace(frames, max, vmstate);
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  t_signal_context = outer;
+  return n;
 }
 
 bool guest_registered() { return g_current.load(std::memory_order_acquire) != nullptr; }
@@ -109,6 +125,9 @@ __attribute__((visibility("default"))) void prof_register_guest(prof_guest_backt
   g_current.store(&g_registrations[slot], std::memory_order_release);
 }
 
+__attribute__((visibility("default"))) const void *prof_guest_signal_context(void) {
+  return prof::t_signal_context;
+}
 __attribute__((visibility("default"))) void prof_guest_symbol(uint64_t addr, const char *chunk,
                                                                uint64_t line) {
   prof::publish(prof::kSymLfunc, addr, chunk, line);
@@ -117,6 +136,11 @@ __attribute__((visibility("default"))) void prof_guest_symbol(uint64_t addr, con
 __attribute__((visibility("default"))) void prof_guest_cfunc_symbol(uint64_t addr,
                                                                      const char *name) {
   prof::publish(prof::kSymCfunc, addr, name, 0);
+}
+__attribute__((visibility("default"))) void prof_guest_trace_symbol(uint64_t traceno,
+                                                                     uint64_t proto,
+                                                                     uint64_t line) {
+  prof::publish(prof::kSymTrace, proto, "", line, traceno);
 }
 
 }  // extern "C"

@@ -21,6 +21,10 @@ namespace prof {
 // Frames innermost first; returns the count (0: no guest frames) and sets
 // *vmstate (PROF_VMST_*, or -1 when no guest is registered).
 int guest_backtrace(prof_guest_frame *frames, int max, int *vmstate);
+// The same from a signal handler that interrupted the thread at ucontext,
+// which the backtracer may read (prof_guest_signal_context).
+int guest_backtrace_interrupted(prof_guest_frame *frames, int max, int *vmstate,
+                                const void *ucontext);
 bool guest_registered();
 
 // A published symbol: kSymLfunc or kSymCfunc, its name NUL-terminated in

@@ -10,7 +10,8 @@
 # CPU-second; and each backend's floor, its clock and signal with no stack
 # taken (PROF_CPU=default), the CPU runs interleaved over CPU_ROUNDS rounds
 # (default 7); and the kernel's own floor for 1 kHz sampling signals, with
-# no profiler at all. `bash scripts/bench.sh cpu` runs only that.
+# no profiler at all. `bash scripts/bench.sh cpu` runs only that. LuaJIT
+# binary-trees with its adapter, memory and CPU (bench_luajit).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
@@ -135,6 +136,32 @@ bench_cpu() {
     "$(echo "${gsamples:-0} $gcpu" | awk '{print $1 / $2}')" "${gsamples:-0}" "$gcpu"
 }
 
+# LuaJIT with its adapter (`-l prof_luajit`), every run the same command
+# line (without the agent the module stays off): memory attribution of every
+# VM allocation against the bare run (target: at most 2x), and CPU sampling
+# at 1 kHz with guest stacks against its backend's floor (target: within
+# 0.03 of it).
+bench_luajit() {
+  local name="luajit binary-trees 15"
+  local -a cmd=(luajit -l prof_luajit scripts/bench/binarytrees.lua 15)
+  export LUA_CPATH="$PWD/$build/preload/luajit/?.so;;"
+  rm -rf "$tmp"/*
+  configs=("" "env LD_PRELOAD=$agent PROF_OUTPUT=$tmp/full")
+  interleave "$ROUNDS" "${cmd[@]}"
+  printf '%s, memory attribution, wall time, best of %d interleaved rounds\n' "$name" "$ROUNDS"
+  printf '  bare %.3fs | libprof + prof_luajit %.3fs (%s; target 2x)\n' \
+    "${best_wall[0]}" "${best_wall[1]}" "$(ratio "${best_wall[1]}" "${best_wall[0]}")"
+  configs=(""
+           "env LD_PRELOAD=$cpu_agent PROF_CPU=callgraph PROF_OUTPUT=$tmp/cpu"
+           "env LD_PRELOAD=$cpu_agent PROF_CPU=default PROF_OUTPUT=$tmp/cpu")
+  interleave "$CPU_ROUNDS" "${cmd[@]}"
+  printf '%s, CPU sampling at 1 kHz, best of %d interleaved rounds\n' "$name" "$CPU_ROUNDS"
+  printf '  CPU: bare %.3fs | callgraph %.3fs (%s) | floor, DEFAULT mode %.3fs (%s): %s above it (target 0.03)\n' \
+    "${best_cpu[0]}" "${best_cpu[1]}" "$(ratio "${best_cpu[1]}" "${best_cpu[0]}")" \
+    "${best_cpu[2]}" "$(ratio "${best_cpu[2]}" "${best_cpu[0]}")" \
+    "$(echo "${best_cpu[1]} ${best_cpu[2]} ${best_cpu[0]}" | awk '{printf "%.3f", ($1 - $2) / $3}')"
+}
+
 if [ "${1:-}" != cpu ]; then
   bench "lua5.4 binary-trees 15" lua5.4 scripts/bench/binarytrees.lua 15
   bench "2-thread C++ malloc/free/realloc churn" "$build/churn"
@@ -142,6 +169,7 @@ fi
 for backend in perf timer; do
   bench_cpu "lua5.4 binary-trees 15" $backend "$(command -v lua5.4)" scripts/bench/binarytrees.lua 15
 done
+bench_luajit
 # What the kernel alone charges for 1 kHz of timer interrupts and signals.
 gcc -O2 scripts/bench/signal_floor.c -o "$build/signal_floor"
 printf 'The kernel floor of 1 kHz per-thread sampling, no profiler (scripts/bench/signal_floor.c):\n  '

@@ -10,6 +10,7 @@ packages=(
   libdw-dev libelf-dev               # offline symbolization: DWARF lines, inlines, ELF symbols
   catch2                             # unit tests (v2.13, CMake package Catch2)
   lua5.4 liblua5.4-dev               # the Lua 5.4 guest adapter and its end-to-end tests
+  luajit libluajit-5.1-dev           # the LuaJIT guest adapter and its end-to-end tests
   zlib1g-dev                         # gzip for the pprof export
   libprotobuf-dev protobuf-compiler  # the pprof export's profile.proto
   chromium golang-go                 # export tests: open the SVG/HTML headless, read pprof files

@@ -93,7 +93,9 @@ TEST_CASE("the installed prof-run preloads the installed agents and adapter") {
   REQUIRE(mem.exit_code == 0);
   CHECK(env_value(mem.out, "LD_PRELOAD") == at.lib("libprof.so"));
   CHECK(env_value(mem.out, "PROF_OUTPUT") == at.work + "/out/prof.%p");
-  CHECK(env_value(mem.out, "LUA_CPATH") == at.lib("lua/5.4/?.so") + ";;");
+  // Both adapters: lua5.4's, then luajit's (each loads only its own module).
+  CHECK(env_value(mem.out, "LUA_CPATH") ==
+        at.lib("lua/5.4/?.so") + ";" + at.lib("lua/5.1/?.so") + ";;");
 
   const RunResult cpu = run_bare(
       {at.bin("prof-run"), "-q", "-o", "out", "--no-memory", "--cpu", "callgraph", "--", "env"});
@@ -104,7 +106,8 @@ TEST_CASE("the installed prof-run preloads the installed agents and adapter") {
   // A LUA_CPATH of the user's keeps its entries after the adapter's.
   setenv("LUA_CPATH", "/elsewhere/?.so", 1);
   const RunResult own = run_bare({at.bin("prof-run"), "-q", "-o", "out", "--", "env"});
-  CHECK(env_value(own.out, "LUA_CPATH") == at.lib("lua/5.4/?.so") + ";/elsewhere/?.so");
+  CHECK(env_value(own.out, "LUA_CPATH") ==
+        at.lib("lua/5.4/?.so") + ";" + at.lib("lua/5.1/?.so") + ";/elsewhere/?.so");
 }
 
 TEST_CASE("a prefix LD_PRELOAD cannot name is refused in one line, before running") {

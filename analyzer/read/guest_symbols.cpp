@@ -55,6 +55,9 @@ std::string GuestSymbols::location_name(const GuestLoc &loc) const {
     if (t != traces_.end()) name += " started at " + lua_name(t->second.addr, t->second.line);
     return name;
   }
+  // A trace the agent could not number (a guest adapter names only its start).
+  if (loc.source == kAsourceTrace && loc.addr != 0)
+    return "TRACE started at " + lua_name(loc.addr, loc.line);
   return lua_name(loc.addr, loc.line);
 }
 
@@ -73,9 +76,12 @@ Frame GuestSymbols::guest_frame(uint8_t frame_type, uint64_t addr, uint64_t line
       }
       return f;
     }
-    case kFrameFfunc:
-      f.function = "ffunc#" + std::to_string(addr);
+    case kFrameFfunc: {
+      // A guest adapter may name fast functions, by id, as C symbols.
+      auto it = cfuncs_.find(addr);
+      f.function = it != cfuncs_.end() ? it->second : "ffunc#" + std::to_string(addr);
       return f;
+    }
     default: {
       auto it = cfuncs_.find(addr);
       if (it != cfuncs_.end()) {

@@ -26,7 +26,7 @@ class GuestSymbols {
   // "@chunk:line", "INTERNAL", "name:0xaddr", "CFUNC 0x..", "TRACE [n] started at ...".
   std::string location_name(const GuestLoc &loc) const;
   // A guest stack frame: "@chunk:line" for Lua functions, the C symbol's name
-  // for C functions, "ffunc#N" for fast functions.
+  // for C functions, fast functions by the C symbol at their id or "ffunc#N".
   Frame guest_frame(uint8_t frame_type, uint64_t addr, uint64_t line) const;
   // A host address named by the C symbol at or below it (genuine LuaJIT
   // streams carry no module map), else by the address.

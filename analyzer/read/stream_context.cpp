@@ -133,7 +133,8 @@ uint32_t StreamContext::sample_node(const SysprofSample &s, CallTree &calls) {
   if (s.vmstate == kVmstTrace) {
     Frame t;
     t.kind = Frame::Kind::Guest;
-    t.function = file.symbols().location_name(GuestLoc{kAsourceTrace, 0, 0, s.traceno});
+    t.function = file.symbols().location_name(
+        GuestLoc{kAsourceTrace, s.trace_addr, s.trace_line, s.traceno});
     guest_ids_.push_back(calls.frame_id(t));
     guest_cfunc_.push_back(false);
   }

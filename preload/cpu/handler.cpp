@@ -58,7 +58,7 @@ void sample(SampleSlot &s, void *ucontext) {
   int vmstate = -1, guest = 0;
   if (!in_agent && guest_registered()) {
     const int wanted = guest_frames_wanted(mode);
-    guest = guest_backtrace(s.guest, wanted, &vmstate);
+    guest = guest_backtrace_interrupted(s.guest, wanted, &vmstate, ucontext);
     if (guest < 0) guest = 0;
     if (guest > wanted) guest = wanted;
   }

@@ -13,6 +13,7 @@
 #ifndef LIBPROF_H
 #define LIBPROF_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -55,6 +56,11 @@ struct prof_guest_frame {
 typedef int (*prof_guest_backtracer)(void *ctx, struct prof_guest_frame *frames, int max,
                                      int *vmstate);
 
+/* Inside a backtracer called by the CPU sampler: the ucontext_t of the
+** interrupted code (its registers), else NULL. A VM that keeps its frame
+** pointer in a register can read it there. */
+const void *prof_guest_signal_context(void);
+
 /* Registers the backtracer (one per process; NULL unregisters). */
 void prof_register_guest(prof_guest_backtracer backtracer, void *ctx);
 
@@ -66,6 +72,36 @@ void prof_register_guest(prof_guest_backtracer backtracer, void *ctx);
 void prof_guest_symbol(uint64_t addr, const char *chunk, uint64_t line);
 void prof_guest_cfunc_symbol(uint64_t addr, const char *name);
 
+/*
+** A guest VM's own allocator calls, for VMs that allocate outside malloc
+** (LuaJIT's allocator maps its own arenas). The site is where memprof
+** charges the call: PROF_SITE_* below. Call it with lua_Alloc's arguments:
+** before the VM frees a block (nptr NULL, nsize 0), after it allocated
+** (ptr NULL, osize 0) or reallocated one. frames[0..nframes) are the guest
+** stack, innermost first, taken at the call (the backtracer's frames).
+** Not from signal context.
+*/
+#define PROF_SITE_INTERNAL 1 /* the VM itself: collector, trace compiler, ... */
+#define PROF_SITE_LFUNC 2    /* addr = a prototype, line = its current line */
+#define PROF_SITE_CFUNC 3    /* addr = a native function's address */
+#define PROF_SITE_TRACE 4    /* addr = the number of the JIT trace running */
+
+struct prof_guest_site {
+  uint8_t source; /* PROF_SITE_* */
+  uint64_t addr;
+  uint64_t line;
+};
+
+void prof_guest_alloc(const void *ptr, size_t osize, const void *nptr, size_t nsize,
+                      const struct prof_guest_site *site, const struct prof_guest_frame *frames,
+                      int nframes);
+/* Whether prof_guest_alloc records anything now: an adapter skips its
+** capture while it does not (the agent records no memory). Signal-safe. */
+int prof_memory_recording(void);
+/* Names JIT trace traceno: it starts in prototype proto at line. A trace
+** number the VM reuses is published again. */
+void prof_guest_trace_symbol(uint64_t traceno, uint64_t proto, uint64_t line);
+
 /* Run-time control: pause and resume recording, and label a point in time
 ** (prof_marker writes to the streams: not from a signal handler). */
 void prof_start(void);
@@ -76,6 +112,10 @@ void prof_marker(const char *label);
 #pragma weak prof_register_guest
 #pragma weak prof_guest_symbol
 #pragma weak prof_guest_cfunc_symbol
+#pragma weak prof_guest_alloc
+#pragma weak prof_guest_trace_symbol
+#pragma weak prof_memory_recording
+#pragma weak prof_guest_signal_context
 #pragma weak prof_start
 #pragma weak prof_stop
 #pragma weak prof_marker

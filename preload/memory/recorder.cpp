@@ -19,21 +19,28 @@ struct Where {
   uint64_t host = 0, guest = 0;
 };
 
-// Captures and interns the calling thread's stacks.
-Where capture(const CallSite &at, ThreadScratch *s) {
-  Where w;
+// Captures and interns the calling thread's host stack.
+uint64_t capture_host(const CallSite &at, ThreadScratch *s) {
+  uint64_t host = 0;
   // A walk that provably repeats a remembered one has that one's id.
   const uint64_t epoch = g_agent.stacks.generation();
-  if (!HostStack::recall(at, &s->unwind, epoch, &w.host)) {
+  if (!HostStack::recall(at, &s->unwind, epoch, &host)) {
     int n, unchanged;
     const uint64_t *root =
         HostStack::capture_root_first(at, int(g_agent.cfg.max_depth), &s->unwind, &n, &unchanged);
     if (n == 0) g_agent.unwind_failures.fetch_add(1, std::memory_order_relaxed);
     // The previous capture was interned with host_path: its outer frames are known.
-    w.host = g_agent.stacks.intern([root, n](int i) { return FrameKey{root[n - 1 - i], 0}; }, n,
-                                   s->host_path, unchanged);
-    HostStack::remember(&s->unwind, epoch, w.host);
+    host = g_agent.stacks.intern([root, n](int i) { return FrameKey{root[n - 1 - i], 0}; }, n,
+                                 s->host_path, unchanged);
+    HostStack::remember(&s->unwind, epoch, host);
   }
+  return host;
+}
+
+// Captures and interns the calling thread's stacks.
+Where capture(const CallSite &at, ThreadScratch *s) {
+  Where w;
+  w.host = capture_host(at, s);
   if (!guest_registered()) return w;
 
   int vmstate = 0;
@@ -70,12 +77,13 @@ __attribute__((noinline)) void emit_sized(const AllocEvent &e) {
   });
 }
 
+// osize 0: the agent cannot know what free() releases (memprof.h); a guest
+// VM's allocator tells.
 void emit(uint8_t aevent, const Where &w, bool stacks, const void *oaddr, const void *naddr,
-          size_t nsize) {
-  // osize 0: the agent cannot know what free() releases (memprof.h).
+          size_t nsize, size_t osize = 0) {
   const auto event = [&] {
     return AllocEvent{aevent, w.loc, stacks, w.host, w.guest,
-                      uint64_t(oaddr), 0, uint64_t(naddr), nsize};
+                      uint64_t(oaddr), osize, uint64_t(naddr), nsize};
   };
   // The solo producer encodes at the head at once.
   if (!g_agent.ring.append_solo(kMaxEventBytes, [&](uint8_t *dst) {
@@ -134,6 +142,26 @@ void record_unmap(const void *p, size_t len) {
   SpanWriter out(buf);
   put_ext(out, ext::Unmap{uint64_t(p), len});
   g_agent.ring.append(out.data(), out.size());
+}
+
+void record_guest(const CallSite &at, uint8_t aevent, const GuestLoc &loc,
+                  const prof_guest_frame *frames, int nframes, const void *oaddr, size_t osize,
+                  const void *naddr, size_t nsize) {
+  GuardScope guard;
+  ThreadScratch *s = thread_scratch();
+  if (!s) {
+    emit(aevent, Where{loc}, false, oaddr, naddr, nsize, osize);
+    return;
+  }
+  Where w{loc};
+  if (loc.source == kAsourceCfunc) w.host = capture_host(at, s);
+  w.guest = g_agent.stacks.intern(
+      [frames](int i) {
+        return FrameKey{frames[i].addr, kGuestBit | frames[i].line << 2 | (frames[i].type & 3)};
+      },
+      nframes, s->guest_path);
+  drain_guest_symbols();
+  emit(aevent, w, true, oaddr, naddr, nsize, osize);
 }
 
 namespace {

@@ -1,0 +1,32 @@
+#define _GNU_SOURCE
+#include "luajit_backtracer.h"
+
+#include <ucontext.h>
+
+#include "symbols.h"
+#include "universe.h"
+#include "vm_capture.h"
+
+int luajit_backtrace(void *ctx, struct prof_guest_frame *frames, int max, int *vmstate) {
+  (void)ctx;
+  if (!lj_thread_bound || !lj_universe.g) {
+    *vmstate = -1;
+    return 0;
+  }
+  struct VmCapture c;
+  const int want = max < 1 ? 1 : max > VM_CAPTURE_MAX_FRAMES ? VM_CAPTURE_MAX_FRAMES : max;
+  const ucontext_t *uc = prof_guest_signal_context ? prof_guest_signal_context() : NULL;
+  struct VmRegs regs;
+  if (uc) {
+    const greg_t *r = uc->uc_mcontext.gregs;
+    regs = (struct VmRegs){(uint64_t)r[REG_RIP], (uint64_t)r[LJ_REG_BASE], (uint64_t)r[LJ_REG_PC],
+                           (uint64_t)r[LJ_REG_DISPATCH]};
+  }
+  vm_capture(lj_universe.g, lj_universe.main, true, want, &lj_universe.code, uc ? &regs : NULL,
+             &c);
+  *vmstate = vm_capture_prof_state(&c);
+  if (max <= 0) return 0;
+  symbols_note_frames(c.frames, c.kinds, c.n);
+  for (int i = 0; i < c.n; i++) frames[i] = c.frames[i];
+  return c.n;
+}

@@ -1,0 +1,82 @@
+/*
+** prof_luajit.c: the LuaJIT 2.1 module `prof_luajit` (`luajit -l
+** prof_luajit script.lua`, or require): checks the VM's layouts, then wraps
+** its allocator (every allocation, reallocation and free becomes a memory
+** event charged as memprof charges it), names built-in and C functions, and
+** registers the guest backtracer with the libprof agent. Without the agent
+** (or on a layout mismatch, reported in one line on stderr) it does
+** nothing; the program runs unchanged.
+**
+** The module returns a table: enabled (boolean); when enabled, bytes_before
+** (what the VM held before its allocator was wrapped: the memory stream
+** saw none of it allocated), else reason (string).
+*/
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <lauxlib.h>
+
+#include "layout_check.h"
+#include "libprof.h"
+#include "luajit_backtracer.h"
+#include "symbols.h"
+#include "universe.h"
+
+int luaopen_prof_luajit(lua_State *L);
+
+/* XXX: the allocator wrapper serves the state's last frees inside
+** lua_close, after the package library unloaded its C modules, and the
+** backtracer stays registered: keep this module mapped for good. */
+static void pin_module(void) {
+  Dl_info info;
+  if (dladdr((void *)pin_module, &info) && info.dli_fname)
+    dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
+}
+
+static int result(lua_State *L, const char *reason) {
+  lua_newtable(L);
+  lua_pushboolean(L, reason == NULL);
+  lua_setfield(L, -2, "enabled");
+  if (reason) {
+    lua_pushstring(L, reason);
+    lua_setfield(L, -2, "reason");
+  } else {
+    lua_pushnumber(L, (lua_Number)lj_universe.bytes_before);
+    lua_setfield(L, -2, "bytes_before");
+  }
+  return 1;
+}
+
+/* Publishes the protos signal handlers saw, while the state still lives. */
+static void drain_at_exit(void) { symbols_drain_pending(); }
+
+__attribute__((visibility("default"))) int luaopen_prof_luajit(lua_State *L) {
+  if (!prof_register_guest || !prof_guest_symbol || !prof_guest_cfunc_symbol ||
+      !prof_guest_alloc || !prof_guest_trace_symbol ||
+      !prof_memory_recording)
+    return result(L, "the libprof agent is not loaded");
+  if (lj_universe.g) {
+    if ((const char *)(uintptr_t)((const LJState *)L)->glref == lj_universe.g)
+      return result(L, NULL);
+    return result(L, "another LuaJIT state is profiled already");
+  }
+  char why[160];
+  if (!layout_check(L, luaopen_prof_luajit, why, sizeof why)) {
+    fprintf(stderr, "prof_luajit: nothing will be recorded: %s\n", why);
+    return result(L, why);
+  }
+  if (!symbols_init()) {
+    fprintf(stderr, "prof_luajit: nothing will be recorded: no memory for the symbol tables\n");
+    return result(L, "no memory for the symbol tables");
+  }
+  pin_module();
+  symbols_publish_libraries(L);
+  prof_guest_cfunc_symbol((uint64_t)(uintptr_t)luaopen_prof_luajit, "luaopen_prof_luajit");
+  universe_start(L);
+  atexit(drain_at_exit);
+  prof_register_guest(luajit_backtrace, NULL);
+  return result(L, NULL);
+}

@@ -1,0 +1,203 @@
+#define _GNU_SOURCE
+#include "symbols.h"
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include <lauxlib.h>
+
+#include "frame_walk.h"
+#include "lj_layout.h"
+
+/* Named prototypes: an open-addressing set of addresses (0 empty, 1 a
+** removed entry), mapped lazily. */
+#define SEEN_SLOTS (1u << 20)
+#define SEEN_PROBES 64
+#define TOMBSTONE 1
+static uint64_t *seen;
+/* Traces by number: the GCtrace last named under that number. */
+#define MAX_TRACES (1u << 16)
+static uint64_t *traces;
+/* Prototypes signal handlers saw unnamed (this VM's thread only). */
+#define PENDING_MAX 1024
+static const void *pending[PENDING_MAX];
+static volatile int npending;
+static volatile int draining;
+
+static void *map_zeroed(size_t bytes) {
+  void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                 -1, 0);
+  return p == MAP_FAILED ? NULL : p;
+}
+
+bool symbols_init(void) {
+  if (!seen) seen = map_zeroed(SEEN_SLOTS * sizeof *seen);
+  if (!traces) traces = map_zeroed(MAX_TRACES * sizeof *traces);
+  return seen && traces;
+}
+
+static inline uint32_t slot_of(uint64_t addr) {
+  return (uint32_t)((addr >> 3) * 0x9E3779B97F4A7C15ull >> 44) & (SEEN_SLOTS - 1);
+}
+
+/* The prototypes named last, by a hash of their address: most frames of an
+** allocation's stack were named at the previous one. */
+#define RECENT_SLOTS 1024
+static uint64_t recent[RECENT_SLOTS];
+static inline uint64_t *recent_slot(uint64_t addr) { return &recent[(addr >> 4) & (RECENT_SLOTS - 1)]; }
+
+static bool is_seen(uint64_t addr) {
+  for (uint32_t i = slot_of(addr), k = 0; k < SEEN_PROBES; k++, i = (i + 1) & (SEEN_SLOTS - 1)) {
+    const uint64_t v = __atomic_load_n(&seen[i], __ATOMIC_RELAXED);
+    if (v == addr) return true;
+    if (v == 0) return false;
+  }
+  return false;
+}
+
+/* XXX: a full probe sequence leaves the prototype unremembered: it is then
+** named at every sighting, which costs time but loses nothing. */
+static void add_seen(uint64_t addr) {
+  for (uint32_t i = slot_of(addr), k = 0; k < SEEN_PROBES; k++, i = (i + 1) & (SEEN_SLOTS - 1)) {
+    const uint64_t v = seen[i];
+    if (v == 0 || v == TOMBSTONE) {
+      __atomic_store_n(&seen[i], addr, __ATOMIC_RELAXED);
+      return;
+    }
+  }
+}
+
+static void remove_seen(uint64_t addr) {
+  for (uint32_t i = slot_of(addr), k = 0; k < SEEN_PROBES; k++, i = (i + 1) & (SEEN_SLOTS - 1)) {
+    const uint64_t v = seen[i];
+    if (v == addr) {
+      __atomic_store_n(&seen[i], TOMBSTONE, __ATOMIC_RELAXED);
+      return;
+    }
+    if (v == 0) return;
+  }
+}
+
+static void publish_proto(const LJProto *pt) {
+  const LJStr *chunk = (const LJStr *)(uintptr_t)pt->chunkname;
+  prof_guest_symbol((uint64_t)(uintptr_t)pt, chunk ? lj_str_data(chunk) : "=?",
+                    (uint64_t)(pt->firstline > 0 ? pt->firstline : 0));
+  add_seen((uint64_t)(uintptr_t)pt);
+}
+
+/* A C function no library table holds (luajit.c's pmain, a C module's
+** closure): its symbol if the object exports one there, else object+offset,
+** so that the analyzer does not take the nearest name below it. */
+static void publish_cfunc(uint64_t addr) {
+  Dl_info info;
+  char name[160];
+  if (!dladdr((void *)(uintptr_t)addr, &info) || !info.dli_fname) {
+    snprintf(name, sizeof name, "CFUNC 0x%llx", (unsigned long long)addr);
+  } else if (info.dli_sname && (uint64_t)(uintptr_t)info.dli_saddr == addr) {
+    snprintf(name, sizeof name, "%s", info.dli_sname);
+  } else {
+    const char *base = strrchr(info.dli_fname, '/');
+    snprintf(name, sizeof name, "%s+0x%llx", base ? base + 1 : info.dli_fname,
+             (unsigned long long)(addr - (uint64_t)(uintptr_t)info.dli_fbase));
+  }
+  prof_guest_cfunc_symbol(addr, name);
+  add_seen(addr);
+}
+
+void symbols_publish_frames(const struct prof_guest_frame *frames, const uint8_t *kinds, int n) {
+  if (!seen) return;
+  for (int i = 0; i < n; i++) {
+    if (kinds[i] == FRAME_KIND_BUILTIN || *recent_slot(frames[i].addr) == frames[i].addr) continue;
+    if (!is_seen(frames[i].addr)) {
+      if (kinds[i] == FRAME_KIND_LUA)
+        publish_proto((const LJProto *)(uintptr_t)frames[i].addr);
+      else
+        publish_cfunc(frames[i].addr);
+    }
+    *recent_slot(frames[i].addr) = frames[i].addr;
+  }
+}
+
+void symbols_publish_trace(const char *g, uint32_t traceno) {
+  if (!traces || traceno >= MAX_TRACES) return;
+  const char *J = g - LJ_GG_G + LJ_GG_J;
+  const uint64_t *trace = *(uint64_t *const *)(J + LJ_J_TRACE);
+  const uint32_t sizetrace = *(const uint32_t *)(J + LJ_J_SIZETRACE);
+  if (!trace || traceno >= sizetrace || !trace[traceno]) return;
+  const LJTrace *T = (const LJTrace *)(uintptr_t)trace[traceno];
+  if (traces[traceno] == (uint64_t)(uintptr_t)T) return;
+  traces[traceno] = (uint64_t)(uintptr_t)T;
+  const LJProto *pt = (const LJProto *)(uintptr_t)T->startpt;
+  if (!is_seen((uint64_t)(uintptr_t)pt)) publish_proto(pt);
+  /* memprof's trace line: the line of the starting instruction itself. */
+  prof_guest_trace_symbol(traceno, (uint64_t)(uintptr_t)pt, frame_walk_line(pt, T->startpc + 1, false));
+}
+
+void symbols_note_frames(const struct prof_guest_frame *frames, const uint8_t *kinds, int n) {
+  if (!seen || draining) return;
+  for (int i = 0; i < n; i++) {
+    if (kinds[i] != FRAME_KIND_LUA || is_seen(frames[i].addr)) continue;
+    const int at = npending;
+    if (at == PENDING_MAX) return; /* seen again at a later sample */
+    pending[at] = (const void *)(uintptr_t)frames[i].addr;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    npending = at + 1;
+  }
+}
+
+void symbols_drain_pending(void) {
+  if (!npending) return;
+  draining = 1;
+  __atomic_signal_fence(__ATOMIC_SEQ_CST);
+  for (int i = 0; i < npending; i++)
+    if (!is_seen((uint64_t)(uintptr_t)pending[i])) publish_proto(pending[i]);
+  npending = 0;
+  __atomic_signal_fence(__ATOMIC_SEQ_CST);
+  draining = 0;
+}
+
+void symbols_block_freed(const void *p, size_t size) {
+  if (!seen || size < sizeof(LJProto)) return;
+  const LJProto *pt = p;
+  /* XXX: inferred: a block whose header says prototype and whose size is
+  ** the prototype's own. */
+  if (pt->gct != LJ_GCT_PROTO || pt->sizept != size) return;
+  remove_seen((uint64_t)(uintptr_t)p);
+  if (*recent_slot((uint64_t)(uintptr_t)p) == (uint64_t)(uintptr_t)p) *recent_slot((uint64_t)(uintptr_t)p) = 0;
+}
+
+/* Names the functions of the table at the top of the stack, prefix.name. */
+static void publish_table(lua_State *L, const char *prefix) {
+  lua_pushnil(L);
+  while (lua_next(L, -2)) {
+    if (lua_type(L, -2) == LUA_TSTRING && lua_type(L, -1) == LUA_TFUNCTION) {
+      const LJFunc *fn = lua_topointer(L, -1);
+      char name[128];
+      snprintf(name, sizeof name, "%s%s%s", prefix, *prefix ? "." : "", lua_tostring(L, -2));
+      if (fn->ffid == LJ_FF_C) {
+        prof_guest_cfunc_symbol((uint64_t)(uintptr_t)fn->f, name);
+        add_seen((uint64_t)(uintptr_t)fn->f);
+      }
+      else if (fn->ffid > LJ_FF_C) /* a built-in: its frames name it by its id */
+        prof_guest_cfunc_symbol(fn->ffid, name);
+    }
+    lua_pop(L, 1);
+  }
+}
+
+void symbols_publish_libraries(lua_State *L) {
+  lua_getfield(L, LUA_REGISTRYINDEX, "_LOADED");
+  if (lua_type(L, -1) != LUA_TTABLE) {
+    lua_pop(L, 1);
+    return;
+  }
+  lua_pushnil(L);
+  while (lua_next(L, -2)) {
+    if (lua_type(L, -2) == LUA_TSTRING && lua_type(L, -1) == LUA_TTABLE)
+      publish_table(L, strcmp(lua_tostring(L, -2), "_G") == 0 ? "" : lua_tostring(L, -2));
+    lua_pop(L, 1);
+  }
+  lua_pop(L, 1);
+}

@@ -1,0 +1,52 @@
+#include "universe.h"
+
+#include "libprof.h"
+#include "symbols.h"
+#include "vm_capture.h"
+
+struct Universe lj_universe;
+__thread int lj_thread_bound __attribute__((tls_model("initial-exec")));
+
+/* Guest stacks recorded with memory events: deeper ones are cut. */
+#define ALLOC_MAX_FRAMES 64
+
+static void *profiling_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
+  struct Universe *u = ud;
+  symbols_drain_pending();
+  if ((!ptr && !nsize) || !prof_memory_recording()) {
+    if (ptr && !nsize) symbols_block_freed(ptr, osize); /* CPU samples name prototypes too */
+    return u->orig(u->orig_ud, ptr, osize, nsize);
+  }
+  struct VmCapture c;
+  /* The collector's own calls (nearly every free) are charged INTERNAL, as
+  ** memprof does, without a stack: where the step began says nothing. */
+  if (*(const int32_t *)(u->g + LJ_G_VMSTATE) == ~LJ_STATE_GC) {
+    c.n = 0;
+    c.site = (struct prof_guest_site){PROF_SITE_INTERNAL, 0, 0};
+  } else {
+    vm_capture(u->g, u->main, false, ALLOC_MAX_FRAMES, NULL, NULL, &c);
+  }
+  symbols_publish_frames(c.frames, c.kinds, c.n);
+  if (c.site.source == PROF_SITE_TRACE) symbols_publish_trace(u->g, (uint32_t)c.site.addr);
+  if (!nsize) {
+    prof_guest_alloc(ptr, osize, NULL, 0, &c.site, c.frames, c.n);
+    symbols_block_freed(ptr, osize);
+    return u->orig(u->orig_ud, ptr, osize, nsize);
+  }
+  void *block = u->orig(u->orig_ud, ptr, osize, nsize);
+  if (block) prof_guest_alloc(ptr, ptr ? osize : 0, block, nsize, &c.site, c.frames, c.n);
+  return block;
+}
+
+int universe_start(lua_State *L) {
+  if (lj_universe.g) return 0;
+  const LJState *s = (const LJState *)L;
+  lj_universe.g = (const char *)(uintptr_t)s->glref;
+  lj_universe.main = (const LJState *)(lj_universe.g - LJ_GG_G);
+  lj_universe.bytes_before = *(const uint64_t *)(lj_universe.g + LJ_G_GC_TOTAL);
+  vm_code_find(lj_universe.g, &lj_universe.code);
+  lj_universe.orig = lua_getallocf(L, &lj_universe.orig_ud);
+  lua_setallocf(L, profiling_alloc, &lj_universe);
+  lj_thread_bound = 1;
+  return 1;
+}

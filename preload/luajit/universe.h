@@ -1,0 +1,41 @@
+/*
+** universe.h: the one LuaJIT VM (universe) the module profiles, and its
+** allocator wrapper, which turns every allocator call of the VM into a
+** memory event (prof_guest_alloc) charged where memprof charges it.
+**
+** Invariants callers rely on:
+** - One universe per process: the first state that loads the module.
+** - The wrapper captures the VM (vm_capture, direct reads) before calling
+**   the real allocator: a realloc may move the very stack the capture
+**   reads. It records a free before the real free, anything else after the
+**   real call returned, and nothing for a failed call.
+** - The wrapper stays installed after lua_close (the state's last frees go
+**   through it), so the module must never be unloaded.
+** - The slot `bound` is initial-exec TLS: set on the thread that runs the
+**   VM, read by the backtracer in signal context.
+*/
+#ifndef PROF_LUAJIT_UNIVERSE_H
+#define PROF_LUAJIT_UNIVERSE_H
+
+#include <lua.h>
+
+#include "lj_layout.h"
+#include "vm_capture.h"
+
+struct Universe {
+  const char *g;        /* its global_State */
+  const LJState *main;  /* its main thread */
+  lua_Alloc orig;
+  void *orig_ud;
+  uint64_t bytes_before;  /* what the VM held when the wrapper went in */
+  struct VmCode code;
+};
+
+extern struct Universe lj_universe;
+extern __thread int lj_thread_bound __attribute__((tls_model("initial-exec")));
+
+/* Makes L's VM the universe and puts the wrapper between it and its
+** allocator; false if another universe was taken already. */
+int universe_start(lua_State *L);
+
+#endif /* PROF_LUAJIT_UNIVERSE_H */

@@ -1,0 +1,152 @@
+#include "vm_capture.h"
+
+#include <string.h>
+
+#include "safe_read.h"
+
+static inline bool read_word(bool safe, void *dst, const char *src, size_t n) {
+  if (!safe) {
+    memcpy(dst, src, n);
+    return true;
+  }
+  return lj_safe_read(dst, src, n);
+}
+
+static void charge(struct VmCapture *c) {
+  c->site = (struct prof_guest_site){PROF_SITE_INTERNAL, 0, 0};
+  if (c->vmstate >= 0) {
+    c->site = (struct prof_guest_site){PROF_SITE_TRACE, (uint64_t)c->vmstate, 0};
+    return;
+  }
+  if (~c->vmstate != LJ_STATE_INTERP && ~c->vmstate != LJ_STATE_C) return;
+  int at = 0;
+  if (c->n > 1 && c->kinds[0] == FRAME_KIND_BUILTIN) at = 1;
+  if (at >= c->n) return;
+  if (c->kinds[at] == FRAME_KIND_LUA)
+    c->site = (struct prof_guest_site){PROF_SITE_LFUNC, c->frames[at].addr, c->frames[at].line};
+  else if (c->kinds[at] == FRAME_KIND_C)
+    c->site = (struct prof_guest_site){PROF_SITE_CFUNC, c->frames[at].addr, 0};
+}
+
+/* Under JIT code the innermost frame is where the trace started, at its
+** start line (memprof's and sysprof's name for a trace). */
+static void name_trace_frame(const char *g, bool safe, int max, struct VmCapture *c) {
+  const char *J = g - LJ_GG_G + LJ_GG_J;
+  uint64_t trace = 0, at = 0;
+  uint32_t sizetrace = 0;
+  LJTrace T;
+  if (!read_word(safe, &trace, J + LJ_J_TRACE, sizeof trace) || !trace ||
+      !read_word(safe, &sizetrace, J + LJ_J_SIZETRACE, sizeof sizetrace) ||
+      (uint32_t)c->vmstate >= sizetrace ||
+      !read_word(safe, &at, (const char *)(uintptr_t)trace + 8 * (uint32_t)c->vmstate, sizeof at) ||
+      !at || !read_word(safe, &T, (const char *)(uintptr_t)at, sizeof T) ||
+      T.gct != LJ_GCT_TRACE || !T.startpt)
+    return;
+  const LJProto *pt = (const LJProto *)(uintptr_t)T.startpt;
+  const struct prof_guest_frame start = {PROF_FRAME_LFUNC, T.startpt,
+                                         frame_walk_line(pt, T.startpc + 1, safe)};
+  if (c->n > 0 && c->kinds[0] == FRAME_KIND_LUA && c->frames[0].addr == T.startpt) {
+    c->frames[0].line = start.line;
+    return;
+  }
+  if (c->n == max) c->n--;
+  for (int i = c->n; i > 0; i--) {
+    c->frames[i] = c->frames[i - 1];
+    c->kinds[i] = c->kinds[i - 1];
+  }
+  c->frames[0] = start;
+  c->kinds[0] = FRAME_KIND_LUA;
+  c->n++;
+}
+
+void vm_code_find(const char *g, struct VmCode *code) {
+  const uint64_t *dispatch = (const uint64_t *)(g - LJ_GG_G + LJ_GG_DISPATCH);
+  code->lo = UINT64_MAX;
+  code->hi = 0;
+  for (int i = 0; i < LJ_GG_DISPATCH_LEN; i++) {
+    if (dispatch[i] < code->lo) code->lo = dispatch[i];
+    if (dispatch[i] > code->hi) code->hi = dispatch[i];
+  }
+  /* XXX: the VM's subroutines follow its last handler and fast function. */
+  code->hi += 4096;
+  code->dispatch = (uint64_t)(uintptr_t)dispatch;
+}
+
+/* The interpreter's frame base and PC if regs caught it in its own code. */
+static bool interpreter_regs(const LJState *L, bool safe, const struct VmCode *code,
+                             const struct VmRegs *regs, const uint64_t **base,
+                             const uint32_t **pc) {
+  if (!code || !regs || regs->ip < code->lo || regs->ip >= code->hi ||
+      regs->dispatch != code->dispatch || (regs->base & 7))
+    return false;
+  uint64_t *stack = NULL;
+  uint32_t stacksize = 0;
+  if (!read_word(safe, &stack, (const char *)&L->stack, sizeof stack) ||
+      !read_word(safe, &stacksize, (const char *)&L->stacksize, sizeof stacksize))
+    return false;
+  const uint64_t *b = (const uint64_t *)(uintptr_t)regs->base;
+  if (b < stack + 2 || b >= stack + stacksize) return false;
+  *base = b;
+  *pc = (const uint32_t *)(uintptr_t)regs->pc;
+  return true;
+}
+
+void vm_capture(const char *g, const LJState *main, bool safe, int max,
+                const struct VmCode *code, const struct VmRegs *regs, struct VmCapture *c) {
+  c->n = 0;
+  c->vmstate = ~LJ_STATE_INTERP;
+  uint64_t cur = 0, jit_base = 0;
+  if (!read_word(safe, &c->vmstate, g + LJ_G_VMSTATE, sizeof c->vmstate) ||
+      !read_word(safe, &cur, g + LJ_G_CUR_L, sizeof cur)) {
+    c->site = (struct prof_guest_site){PROF_SITE_INTERNAL, 0, 0};
+    return;
+  }
+  const LJState *L = cur ? (const LJState *)(uintptr_t)cur : main;
+  /* XXX: a sample under JIT code carries the trace alone (sysprof's TRACE
+  ** sample): the stack below is not walked then. */
+  if (safe && c->vmstate >= 0) {
+    name_trace_frame(g, safe, max, c);
+    charge(c);
+    return;
+  }
+  struct FrameWalk w = {.safe = safe, .frames = c->frames, .kinds = c->kinds, .max = max,
+                        .steps_left = max + 64};
+  const uint64_t *base = NULL;
+  const uint32_t *top_pc = NULL;
+  if (c->vmstate >= 0 && read_word(safe, &jit_base, g + LJ_G_JIT_BASE, sizeof jit_base) &&
+      jit_base) {
+    base = (const uint64_t *)(uintptr_t)jit_base;
+  } else if (!(~c->vmstate == LJ_STATE_INTERP &&
+                 interpreter_regs(L, safe, code, regs, &base, &top_pc))) {
+    read_word(safe, &base, (const char *)&L->base, sizeof base);
+    top_pc = frame_walk_saved_pc(L, safe);
+  }
+  if (base) frame_walk(&w, L, base, top_pc);
+  if (L != main && w.n < w.max) {
+    const uint64_t *main_base = NULL;
+    if (read_word(safe, &main_base, (const char *)&main->base, sizeof main_base) && main_base)
+      frame_walk(&w, main, main_base, NULL);
+  }
+  c->n = w.n;
+  if (c->vmstate >= 0) name_trace_frame(g, safe, max, c);
+  charge(c);
+}
+
+int vm_capture_prof_state(const struct VmCapture *c) {
+  if (c->vmstate >= 0) return PROF_VMST_TRACE;
+  switch (~c->vmstate) {
+    case LJ_STATE_INTERP:
+      if (c->n == 0) return PROF_VMST_INTERP;
+      return c->kinds[0] == FRAME_KIND_LUA ? PROF_VMST_LFUNC
+             : c->kinds[0] == FRAME_KIND_BUILTIN ? PROF_VMST_FFUNC
+                                                 : PROF_VMST_CFUNC;
+    case LJ_STATE_C:
+      return c->n > 0 && c->kinds[0] == FRAME_KIND_BUILTIN ? PROF_VMST_FFUNC : PROF_VMST_CFUNC;
+    case LJ_STATE_GC: return PROF_VMST_GC;
+    case LJ_STATE_EXIT: return PROF_VMST_EXIT;
+    case LJ_STATE_RECORD: return PROF_VMST_RECORD;
+    case LJ_STATE_OPT: return PROF_VMST_OPT;
+    case LJ_STATE_ASM: return PROF_VMST_ASM;
+    default: return PROF_VMST_INTERP;
+  }
+}

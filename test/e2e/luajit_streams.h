@@ -1,0 +1,45 @@
+// A LuaJIT run's memory stream as the LuaJIT end-to-end tests read it: each
+// allocator call of the VM (told from the C allocator's by its address, in
+// a region the VM mapped), its memprof site named; and its CPU samples,
+// their guest stacks named.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "memprof.h"
+#include "sysprof.h"
+
+struct VmEvent {
+  prof::MemprofRecord record;  // Alloc, Realloc or Free
+  uint64_t oaddr, osize, naddr, nsize;
+  std::string site;  // "chunk:line", "TRACE@chunk:line", "INTERNAL", a C name or "?"
+  std::vector<std::string> stack;  // guest frames, innermost first: "chunk:line" or a name
+};
+
+struct VmStream {
+  std::vector<VmEvent> events;
+  uint64_t traces = 0;  // trace symbols
+  bool truncated = false;
+  // Events with site s and, for allocations, nsize.
+  uint64_t count(prof::MemprofRecord record, const std::string &site, uint64_t nsize) const;
+};
+
+VmStream read_vm_stream(const std::string &path);
+
+struct CpuSample {
+  uint8_t vmstate;
+  std::vector<std::string> stack;  // guest frames as VmEvent's; a TRACE sample: "TRACE@chunk:line"
+  size_t host_frames;
+};
+
+struct CpuStream {
+  std::vector<CpuSample> samples;
+  bool truncated = false;
+  // Samples whose innermost guest frame is `frame`.
+  uint64_t at(const std::string &frame) const;
+};
+
+CpuStream read_cpu_stream(const std::string &path);

@@ -1,0 +1,14 @@
+# The LuaJIT adapter (preload/luajit/), end to end on Debian's stock luajit
+# under libprof.so.
+add_executable(no_safe_read e2e/no_safe_read.c)
+add_executable(luajit_e2e_tests luajit_e2e.cpp e2e/agent_run.cpp e2e/luajit_streams.cpp)
+target_include_directories(luajit_e2e_tests PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/e2e)
+target_link_libraries(luajit_e2e_tests PRIVATE test_main prof_format)
+target_compile_definitions(luajit_e2e_tests PRIVATE
+  PROF_AGENT_PATH="$<TARGET_FILE:prof>"
+  PROF_LUAJIT_MODULE_DIR="$<TARGET_FILE_DIR:prof_luajit>"
+  PROF_LUAJIT_TEST_DIR="${CMAKE_CURRENT_SOURCE_DIR}/e2e"
+  PROF_LUAJIT_DEMO_DIR="${PROJECT_SOURCE_DIR}/scripts/demo"
+  PROF_NO_SAFE_READ="$<TARGET_FILE:no_safe_read>")
+add_dependencies(luajit_e2e_tests prof prof_luajit no_safe_read)
+prof_discover_tests(luajit_e2e_tests)

@@ -1,0 +1,289 @@
+// The LuaJIT adapter end to end: Debian's stock luajit with prof_luajit
+// under libprof.so, its memory stream decoded with the format readers
+// (e2e/luajit_streams.h). Counts expected by construction from the
+// scripts' lines.
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <map>
+#include <sstream>
+#include <string>
+
+#include "agent_run.h"
+#include "luajit_streams.h"
+
+namespace {
+
+const std::string kTables = PROF_LUAJIT_TEST_DIR "/luajit_tables.lua";
+const std::string kRfc = PROF_LUAJIT_TEST_DIR "/luajit_rfc.lua";
+constexpr uint64_t kTableBytes = 64;  // sizeof(GCtab) on x86_64 GC64
+// lj_str_size: sizeof(GCstr), then the bytes and a NUL, rounded up to 4.
+uint64_t string_bytes(uint64_t len) { return 24 + ((len + 4) & ~uint64_t(3)); }
+
+void use_module() { setenv("LUA_CPATH", PROF_LUAJIT_MODULE_DIR "/?.so", 1); }
+
+VmStream stream_of(const RunResult &r) {
+  INFO(r.err);
+  REQUIRE(r.signal == 0);
+  REQUIRE(r.exit_code == 0);
+  REQUIRE(r.memprof_files.size() == 1);
+  VmStream s = read_vm_stream(r.memprof_files[0]);
+  CHECK_FALSE(s.truncated);
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("luajit e2e: without the agent the module stays off, the program unchanged", "[luajit]") {
+  use_module();
+  const RunResult off = run_bare(
+      {"luajit", "-e", "local p = require 'prof_luajit' print(p.enabled, p.reason)"});
+  CHECK(off.exit_code == 0);
+  CHECK(off.out == "false\tthe libprof agent is not loaded\n");
+  CHECK(off.err == "");
+  const RunResult with = run_bare({"luajit", "-l", "prof_luajit", kRfc, "100"});
+  CHECK(with.exit_code == 0);
+  CHECK(with.err == "");
+}
+
+TEST_CASE("luajit e2e: N tables made at one line are N events there, JIT off", "[luajit]") {
+  use_module();
+  const int n = 5000;
+  const VmStream s = stream_of(run_under_agent({"luajit", kTables, std::to_string(n), "off"}));
+  CHECK(s.count(prof::MemprofRecord::Alloc, "luajit_tables.lua:6", kTableBytes) == n);
+  CHECK(s.traces == 0);
+}
+
+TEST_CASE("luajit e2e: with the JIT on, the tables are charged to the line or its trace",
+          "[luajit]") {
+  use_module();
+  const int n = 5000;
+  const VmStream s = stream_of(run_under_agent({"luajit", kTables, std::to_string(n), "on"}));
+  const uint64_t interpreted = s.count(prof::MemprofRecord::Alloc, "luajit_tables.lua:6", kTableBytes);
+  const uint64_t traced =
+      s.count(prof::MemprofRecord::Alloc, "TRACE@luajit_tables.lua:6", kTableBytes);
+  // A trace that exits (the array of keep is full, it grows in the
+  // interpreter) drops the table it made and the interpreter makes it
+  // again: one more per growth of the array, 13 at most for 5000 slots.
+  CHECK(interpreted + traced >= n);
+  CHECK(interpreted + traced <= n + 13);
+  // The loop is hot after 56 iterations: the trace makes almost all of them.
+  CHECK(traced > n / 2);
+  CHECK(s.traces >= 1);
+}
+
+TEST_CASE("luajit e2e: the VM's bytes equal its own count at the end", "[luajit]") {
+  use_module();
+  for (const char *jit : {"off", "on"}) {
+    INFO("JIT " << jit);
+    const RunResult r = run_under_agent({"luajit", kTables, "3000", jit});
+    const VmStream s = stream_of(r);
+    // The script's last line: bytes_before and collectgarbage("count") * 1024.
+    std::istringstream last(r.out.substr(r.out.find('\n') + 1));
+    double before = -1, end = -1;
+    last >> before >> end;
+    REQUIRE(before > 0);
+    int64_t delta = 0;
+    for (const VmEvent &e : s.events) delta += int64_t(e.nsize) - int64_t(e.osize);
+    CHECK(uint64_t(before) + delta == uint64_t(end));
+  }
+}
+
+// Allocations (any size) charged to site.
+uint64_t allocs_at(const VmStream &s, const std::string &site) {
+  uint64_t n = 0;
+  for (const VmEvent &e : s.events) n += e.record == prof::MemprofRecord::Alloc && e.site == site;
+  return n;
+}
+
+TEST_CASE("luajit e2e: the demo's memprof example, JIT off from the command line", "[luajit]") {
+  use_module();
+  const int n = 2000;
+  const VmStream s = stream_of(run_under_agent(
+      {"luajit", "-joff", "-l", "prof_luajit", PROF_LUAJIT_DEMO_DIR "/memprof_rfc.lua", std::to_string(n)}));
+  // The RFC's lines: one table at line 7, every string at line 10.
+  CHECK(allocs_at(s, "memprof_rfc.lua:7") == 1);
+  std::map<uint64_t, uint64_t> strings;
+  for (int k = 2; k <= n; k++) strings[string_bytes(k)]++;
+  for (const auto &size_count : strings)
+    CHECK(s.count(prof::MemprofRecord::Alloc, "memprof_rfc.lua:10", size_count.first) ==
+          size_count.second);
+}
+
+TEST_CASE("luajit e2e: the memprof RFC's example gives the RFC's attribution", "[luajit]") {
+  use_module();
+  const int n = 2000;
+  const VmStream s =
+      stream_of(run_under_agent({"luajit", "-l", "prof_luajit", kRfc, std::to_string(n)}));
+  // string.rep('q', k) makes one string of lj_str_size(k) bytes, charged
+  // to the Lua line that called append (line 10: append's tail call leaves
+  // no frame of its own); k = 1 is the constant 'q', which already exists.
+  std::map<uint64_t, uint64_t> strings;
+  for (int k = 2; k <= n; k++) strings[string_bytes(k)]++;
+  for (const auto &size_count : strings) {
+    INFO(size_count.first << " bytes");
+    CHECK(s.count(prof::MemprofRecord::Alloc, "luajit_rfc.lua:10", size_count.first) ==
+          size_count.second);
+  }
+  // The RFC's other rows: the closure (line 5), the table (line 7), the
+  // array table.insert grows (line 9), and frees by the collector.
+  CHECK(s.count(prof::MemprofRecord::Alloc, "luajit_rfc.lua:5", 40) == 1);
+  CHECK(s.count(prof::MemprofRecord::Alloc, "luajit_rfc.lua:7", kTableBytes) == 1);
+  CHECK(allocs_at(s, "luajit_rfc.lua:7") == 1);
+  uint64_t grown = 0, collected = 0;
+  for (const VmEvent &e : s.events) {
+    if (e.record == prof::MemprofRecord::Realloc && e.site == "luajit_rfc.lua:9") grown++;
+    if (e.record == prof::MemprofRecord::Free && e.site == "INTERNAL") collected++;
+  }
+  CHECK(grown >= 8);  // 2000 slots: doubled at least eight times
+  CHECK(collected >= uint64_t(n) - 1);  // every string, at lua_close at the latest
+  // The guest stack of a string: string.rep called from the main chunk.
+  for (const VmEvent &e : s.events) {
+    if (e.record != prof::MemprofRecord::Alloc || e.nsize != string_bytes(n)) continue;
+    REQUIRE(e.stack.size() >= 2);
+    CHECK(e.stack[0] == "string.rep");
+    CHECK(e.stack[1] == "luajit_rfc.lua:10");
+  }
+}
+
+namespace {
+
+const std::string kBurn = PROF_LUAJIT_TEST_DIR "/luajit_burn.lua";
+const std::string kFfi = PROF_LUAJIT_TEST_DIR "/luajit_ffi.lua";
+
+CpuStream cpu_of(const RunResult &r) {
+  INFO(r.err);
+  REQUIRE(r.signal == 0);
+  REQUIRE(r.exit_code == 0);
+  REQUIRE(r.sysprof_files.size() == 1);
+  CpuStream s = read_cpu_stream(r.sysprof_files[0]);
+  CHECK_FALSE(s.truncated);
+  return s;
+}
+
+RunResult run_sampled(const std::string &mode, const std::vector<std::string> &argv) {
+  std::vector<std::string> full{"luajit", "-l", "prof_luajit"};
+  full.insert(full.end(), argv.begin(), argv.end());
+  return run_under_agent(full, {"PROF_CPU=" + mode, "PROF_MEMORY=0"});
+}
+
+}  // namespace
+
+TEST_CASE("luajit e2e: the function that burns the CPU holds most samples, JIT off", "[luajit]") {
+  use_module();
+  for (const char *mode : {"leaf", "callgraph"}) {
+    INFO(mode);
+    const RunResult r = run_sampled(mode, {kBurn, "off", "0.6"});
+    CHECK(r.out == "true\n");
+    const CpuStream s = cpu_of(r);
+    REQUIRE(s.samples.size() > 100);
+    // burn's loop is line 5; the interpreter's registers name the line.
+    CHECK(s.at("luajit_burn.lua:5") > s.samples.size() * 6 / 10);
+    uint64_t lfunc = 0, called_from_main = 0;
+    for (const CpuSample &c : s.samples) {
+      if (c.vmstate == prof::kVmstLfunc) lfunc++;
+      if (c.stack.size() >= 2 && c.stack[1] == "luajit_burn.lua:9") called_from_main++;
+    }
+    CHECK(lfunc > s.samples.size() * 6 / 10);
+    if (std::string(mode) == "callgraph") CHECK(called_from_main > s.samples.size() * 6 / 10);
+  }
+}
+
+TEST_CASE("luajit e2e: with the JIT on, burn's trace holds most samples", "[luajit]") {
+  use_module();
+  const RunResult r = run_sampled("leaf", {kBurn, "on", "0.6"});
+  CHECK(r.out == "true\n");
+  const CpuStream s = cpu_of(r);
+  REQUIRE(s.samples.size() > 100);
+  // The trace starts at the loop (line 5); its samples are TRACE samples.
+  CHECK(s.at("TRACE@luajit_burn.lua:5") > s.samples.size() * 6 / 10);
+}
+
+TEST_CASE("luajit e2e: DEFAULT mode counts the VM states, no stacks", "[luajit]") {
+  use_module();
+  const CpuStream s = cpu_of(run_sampled("default", {kBurn, "off", "0.4"}));
+  REQUIRE(s.samples.size() > 100);
+  uint64_t lfunc = 0, stacks = 0;
+  for (const CpuSample &c : s.samples) {
+    if (c.vmstate == prof::kVmstLfunc) lfunc++;
+    if (!c.stack.empty() || c.host_frames) stacks++;
+  }
+  CHECK(lfunc > s.samples.size() * 6 / 10);
+  CHECK(stacks == 0);
+}
+
+TEST_CASE("luajit e2e: FFI calls and callbacks under 1 kHz CALLGRAPH sampling", "[luajit]") {
+  use_module();
+  for (const char *jit : {"off", "on"}) {
+    INFO("JIT " << jit);
+    const RunResult r = run_sampled("callgraph", {kFfi, jit, "60"});
+    CHECK(r.out == "true\n");
+    const CpuStream s = cpu_of(r);
+    REQUIRE(s.samples.size() > 50);
+    // The comparator (lines 9-12) runs called back from qsort.
+    uint64_t in_callback = 0;
+    for (const CpuSample &c : s.samples)
+      for (const std::string &f : c.stack)
+        if (f == "luajit_ffi.lua:9" || f == "luajit_ffi.lua:10" || f == "luajit_ffi.lua:11") {
+          in_callback++;
+          break;
+        }
+    CHECK(in_callback > 0);
+  }
+}
+
+TEST_CASE("luajit e2e: a coroutine's allocations carry its frames, then its resumer's",
+          "[luajit]") {
+  use_module();
+  const int n = 500;
+  const VmStream s = stream_of(run_under_agent(
+      {"luajit", "-l", "prof_luajit", PROF_LUAJIT_TEST_DIR "/luajit_coroutine.lua", std::to_string(n)}));
+  CHECK(s.count(prof::MemprofRecord::Alloc, "luajit_coroutine.lua:5", kTableBytes) == n);
+  uint64_t followed = 0;
+  for (const VmEvent &e : s.events) {
+    if (e.record != prof::MemprofRecord::Alloc || e.site != "luajit_coroutine.lua:5") continue;
+    // The coroutine's function, then coroutine.wrap's resume, then line 9.
+    const std::vector<std::string> want{"luajit_coroutine.lua:5", "ffunc", "luajit_coroutine.lua:9"};
+    if (e.stack.size() >= 3 && e.stack[0] == want[0] && e.stack[2] == want[2]) followed++;
+  }
+  CHECK(followed == n);
+}
+
+TEST_CASE("luajit e2e: memory and 1 kHz CALLGRAPH sampling at once leave the program unchanged",
+          "[luajit]") {
+  use_module();
+  const std::string trees = PROF_LUAJIT_DEMO_DIR "/../bench/binarytrees.lua";
+  for (const char *jit : {"-joff", "-jon"}) {
+    INFO(jit);
+    const RunResult bare = run_bare({"luajit", jit, trees, "12"});
+    const RunResult r = run_under_agent({"luajit", jit, "-l", "prof_luajit", trees, "12"},
+                                        {"PROF_CPU=callgraph"});
+    INFO(r.err);
+    REQUIRE(r.signal == 0);
+    CHECK(r.exit_code == 0);
+    CHECK(r.out == bare.out);
+    CHECK(r.err == "");
+    REQUIRE(r.sysprof_files.size() == 1);
+    CHECK(read_cpu_stream(r.sysprof_files[0]).samples.size() > 50);
+    CHECK_FALSE(read_vm_stream(r.memprof_files.at(0)).events.empty());
+  }
+}
+
+TEST_CASE("luajit e2e: where the VM cannot be read safely the module refuses in one line",
+          "[luajit]") {
+  use_module();
+  const RunResult bare = run_bare({"luajit", kRfc, "100"});
+  const RunResult r = run_under_agent(
+      {PROF_NO_SAFE_READ, "luajit", "-e",
+       "local p = require 'prof_luajit' io.write(tostring(p.enabled), '\\n')", kRfc, "100"});
+  INFO(r.err);
+  CHECK(r.exit_code == bare.exit_code);
+  CHECK(r.out == "false\n" + bare.out);
+  CHECK(r.err ==
+        "prof_luajit: nothing will be recorded: cannot read memory safely "
+        "(process_vm_readv is refused)\n");
+  // The agent still records (the launcher, then luajit after its exec); no
+  // VM event reaches a stream.
+  REQUIRE(r.memprof_files.size() == 2);
+  for (const std::string &f : r.memprof_files) CHECK(read_vm_stream(f).events.empty());
+}
