@@ -4,6 +4,7 @@
 #include <tuple>
 
 #include "model/name_tree.h"
+#include "read/symbolizer.h"
 
 #include "report/summary.h"
 
@@ -264,7 +265,11 @@ Json cpu_json(Profile &profile, const SummaryOptions &opt) {
     stacks.push_back({{"samples", h.samples},
                       {"vmstate", vmstate_name(h.first->vmstate)},
                       {"stack", stack_json(calls.frames(h.first->node))}});
+  // What profiling cost the program: the samples that interrupted the agent.
+  const auto in_self = by_function(self);
+  const auto agent = in_self.find(kAgentFrame);
   return {{"samples", cpu.samples()},        {"vmstates", vm},
+          {"in_agent", agent == in_self.end() ? 0.0 : agent->second},
           {"threads", threads},              {"self", functions_json(by_function(self), opt.top)},
           {"total", functions_json(by_function(total), opt.top)}, {"stacks", stacks},
           {"samplers", cpu.samplers()}};
