@@ -376,36 +376,63 @@ int SignalUnwind::capture_callers(void *ucontext, uint64_t entry_sp, uint64_t *i
 }
 
 int SignalUnwind::capture(void *ucontext, uint64_t *ips, int max, SignalWalkCache *cache,
-                          bool *stopped, bool *fell_back) {
+                          bool rule_walk_first, bool *stopped, bool *fell_back) {
   *stopped = *fell_back = false;
   if (max <= 0) return 0;
   const auto *uc = static_cast<const ucontext_t *>(ucontext);
-  if (cache) {
+  if (cache && rule_walk_first) {
     const int walked = rule_walk(uc, ips, max, cache, 0, stopped);
     if (walked > 0) return walked;
     *fell_back = true;
   }
-  ips[0] = uint64_t(uc->uc_mcontext.gregs[REG_RIP]);
-  int n = 1;
-  unw_cursor_t cursor;
-  // The interrupted instruction is looked up as it is; return addresses
-  // minus one (the call), as libunwind does, unless a signal frame precedes.
-  if (!covered(ips[0]) ||
-      unw_init_local2(&cursor, static_cast<unw_context_t *>(ucontext), UNW_INIT_SIGNAL_FRAME) < 0) {
-    *stopped = true;
-    return n;
-  }
+  // libunwind from the interrupted state; where it meets code no table
+  // covers, frame-pointer steps over it (reading only the thread's stack,
+  // when known), and libunwind again from the first covered frame.
+  ucontext_t from = *uc;
+  greg_t *regs = from.uc_mcontext.gregs;
+  const uint64_t hi = cache && on_own_stack(cache, uint64_t(regs[REG_RSP])) ? cache->stack_hi : 0;
+  bool signal_frame = true;  // from's ip is looked up as is, not as a return address
+  int n = 0;
   while (n < max) {
-    if (unw_step(&cursor) <= 0) break;
-    // XXX: after a step, unw_is_signal_frame() tells whether the frame just
-    // left was a signal frame, which makes libunwind look the new ip up as is.
-    const bool exact = unw_is_signal_frame(&cursor) > 0;
-    unw_word_t ip;
-    if (unw_get_reg(&cursor, UNW_REG_IP, &ip) < 0 || ip == 0) break;
-    ips[n++] = ip;
-    if (!covered(exact ? ip : ip - 1)) {
-      *stopped = n < max;
-      break;
+    CallSite at{uint64_t(regs[REG_RIP]), uint64_t(regs[REG_RSP]), uint64_t(regs[REG_RBP])};
+    if (n == 0) ips[n++] = at.ip;
+    if (!covered(signal_frame ? at.ip : at.ip - 1)) {
+      RuleReads reads;
+      while (n < max && hi && apply_unwind_rule(kFramePointerRule, at, at.sp, hi, reads) > 0) {
+        ips[n++] = at.ip;
+        if (covered(at.ip - 1)) break;
+      }
+      if (n == max || !hi || !covered(at.ip - 1)) {
+        *stopped = n < max;
+        return n;
+      }
+      regs[REG_RIP] = greg_t(at.ip), regs[REG_RSP] = greg_t(at.sp), regs[REG_RBP] = greg_t(at.rbp);
+      signal_frame = false;
+    }
+    unw_cursor_t cursor;
+    if (unw_init_local2(&cursor, reinterpret_cast<unw_context_t *>(&from),
+                        signal_frame ? UNW_INIT_SIGNAL_FRAME : 0) < 0) {
+      *stopped = true;
+      return n;
+    }
+    bool uncovered = false;
+    while (n < max && !uncovered) {
+      if (unw_step(&cursor) <= 0) return n;
+      // XXX: after a step, unw_is_signal_frame() tells whether the frame just
+      // left was a signal frame, which makes libunwind look the new ip up as is.
+      const bool exact = unw_is_signal_frame(&cursor) > 0;
+      unw_word_t ip, sp, rbp;
+      if (unw_get_reg(&cursor, UNW_REG_IP, &ip) < 0 || ip == 0) return n;
+      ips[n++] = ip;
+      if (covered(exact ? ip : ip - 1)) continue;
+      if (n == max || unw_get_reg(&cursor, UNW_X86_64_RSP, &sp) < 0 ||
+          unw_get_reg(&cursor, UNW_X86_64_RBP, &rbp) < 0) {
+        *stopped = n < max;
+        return n;
+      }
+      regs[REG_RIP] = greg_t(ip), regs[REG_RSP] = greg_t(sp), regs[REG_RBP] = greg_t(rbp);
+      signal_frame = exact;
+      uncovered = true;
     }
   }
   return n;

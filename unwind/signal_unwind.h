@@ -47,12 +47,14 @@ class SignalUnwind {
   static void set_stack(SignalWalkCache *cache);
   // In a signal handler: fills ips[0..max) innermost first, starting with
   // the interrupted instruction of `ucontext`; returns the count (at least 1
-  // when max > 0). Sets *stopped when the walk ended early at a frame no
-  // registered table covers (code loaded after the last sync, JIT code),
-  // and *fell_back when the rule walk gave the capture to libunwind.
-  // Without a cache, libunwind alone (the safe mode).
-  static int capture(void *ucontext, uint64_t *ips, int max, SignalWalkCache *cache, bool *stopped,
-                     bool *fell_back);
+  // when max > 0). Sets *stopped when the walk ended early (a frame-pointer
+  // chain leading off the stack, code loaded after the last sync), and
+  // *fell_back when the rule walk gave the capture to libunwind. Without
+  // rule_walk_first, libunwind alone (the safe mode), which steps code no
+  // registered table covers (JIT code) by its frame pointers only when the
+  // cache knows the thread's stack.
+  static int capture(void *ucontext, uint64_t *ips, int max, SignalWalkCache *cache,
+                     bool rule_walk_first, bool *stopped, bool *fell_back);
   // In a signal handler that interrupted code entered at stack pointer
   // `entry_sp` (the agent, perhaps inside libunwind): the frames that
   // called into it, those whose stack pointer lies above entry_sp, into

@@ -128,6 +128,11 @@ uint32_t StreamContext::sample_node(const SysprofSample &s, CallTree &calls) {
   const uint32_t epoch = symbolizer.epoch();
   host_ids_.clear();
   for (size_t i = s.host.size(); i-- > 0;) host_frames(s.host[i], epoch, calls, host_ids_, i == 0);
+  // A sample that interrupted the agent keeps it as its leaf, after the
+  // guest frames that called into it too.
+  const bool in_agent = !host_ids_.empty() && calls.function(host_ids_.back()) == kAgentFrame;
+  const uint32_t agent = in_agent ? host_ids_.back() : 0;
+  if (in_agent) host_ids_.pop_back();
   guest_ids_.clear();
   guest_cfunc_.clear();
   for (size_t i = s.guest.size(); i-- > 0;) {
@@ -141,7 +146,8 @@ uint32_t StreamContext::sample_node(const SysprofSample &s, CallTree &calls) {
     guest_ids_.push_back(calls.frame_id(t));
     guest_cfunc_.push_back(false);
   }
-  return merged_node(host_ids_, guest_ids_, guest_cfunc_, calls);
+  const uint32_t node = merged_node(host_ids_, guest_ids_, guest_cfunc_, calls);
+  return in_agent ? calls.child(node, agent) : node;
 }
 
 const Frame *StreamContext::top_frame(uint32_t host) {

@@ -93,7 +93,7 @@ void sample(SampleSlot &s, void *ucontext) {
   } else if (mode != CpuMode::Default) {
     bool cut = false, fell_back = false;
     host = SignalUnwind::capture(ucontext, s.ips, mode == CpuMode::Leaf ? 1 : g_cpu.max_depth,
-                                 g_agent.cfg.rule_walk ? &s.walk : nullptr, &cut, &fell_back);
+                                 &s.walk, g_agent.cfg.rule_walk, &cut, &fell_back);
     host = drop_agent_callers(s.ips, host);
     if (cut) g_cpu.stacks_cut.fetch_add(1, std::memory_order_relaxed);
     if (fell_back) g_cpu.unwind_fallbacks.fetch_add(1, std::memory_order_relaxed);
