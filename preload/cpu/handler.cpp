@@ -55,13 +55,14 @@ int drop_agent_callers(uint64_t *ips, int n) {
   return kept;
 }
 
-// The host stack of a sample that interrupted the agent: one address of the
-// agent's, then the program's frames that called into it.
-int agent_sample_stack(SampleSlot &s, void *ucontext, int max, bool *cut) {
+// The host stack of a sample that interrupted the agent, which set its
+// guard at stack pointer `guard`: one address of the agent's, then the
+// program's frames that called into it.
+int agent_sample_stack(SampleSlot &s, void *ucontext, uintptr_t guard, int max, bool *cut) {
   s.ips[0] = reinterpret_cast<uint64_t>(&on_sample_signal);
   if (max <= 1) return 1;
   uint64_t *callers = s.ips + 1;
-  const int n = SignalUnwind::capture_callers(ucontext, t_state.guard, callers, max - 1, &s.walk, cut);
+  const int n = SignalUnwind::capture_callers(ucontext, guard, callers, max - 1, &s.walk, cut);
   return drop_agent_callers(s.ips, 1 + n);
 }
 
@@ -72,7 +73,9 @@ void sample(SampleSlot &s, void *ucontext) {
   if (weight != 1) put_ext(out, ext::Weight{weight});
 
   const CpuMode mode = g_cpu.mode;
-  const bool in_agent = t_state.guard;
+  // (Read before this handler sets the guard itself.)
+  const uintptr_t agent_guard = t_state.guard;
+  const bool in_agent = agent_guard != 0;
   // What libunwind or the guest maps or allocates from here is the agent's.
   GuardScope guard;
   int vmstate = -1, guest = 0;
@@ -87,7 +90,7 @@ void sample(SampleSlot &s, void *ucontext) {
     g_cpu.in_agent.fetch_add(1, std::memory_order_relaxed);
     if (mode != CpuMode::Default) {
       bool cut = false;
-      host = agent_sample_stack(s, ucontext, mode == CpuMode::Leaf ? 1 : g_cpu.max_depth, &cut);
+      host = agent_sample_stack(s, ucontext, agent_guard, mode == CpuMode::Leaf ? 1 : g_cpu.max_depth, &cut);
       if (cut) g_cpu.stacks_cut.fetch_add(1, std::memory_order_relaxed);
     }
   } else if (mode != CpuMode::Default) {
