@@ -14,6 +14,7 @@ packages=(
   zlib1g-dev                         # gzip for the pprof export
   libprotobuf-dev protobuf-compiler  # the pprof export's profile.proto
   chromium golang-go                 # export tests: open the SVG/HTML headless, read pprof files
+  nodejs                             # CPU stacks through JIT code (cpu_stacks_e2e)
 )
 
 missing=()

@@ -38,8 +38,8 @@ volatile uint64_t g_sink;
 void on_signal(int, siginfo_t *, void *ucontext) {
   uint64_t walk[kMax], reference[kMax];
   bool stopped, fell_back, unused;
-  const int n = SignalUnwind::capture(ucontext, walk, kMax, &g_cache, &stopped, &fell_back);
-  const int m = SignalUnwind::capture(ucontext, reference, kMax, nullptr, &stopped, &unused);
+  const int n = SignalUnwind::capture(ucontext, walk, kMax, &g_cache, true, &stopped, &fell_back);
+  const int m = SignalUnwind::capture(ucontext, reference, kMax, nullptr, false, &stopped, &unused);
   g_tally.samples++;
   // A walk that fell back is libunwind's own: nothing to compare.
   if (fell_back) return;

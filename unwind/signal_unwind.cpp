@@ -1,5 +1,6 @@
 #include "signal_unwind.h"
 
+#include <algorithm>
 #include <atomic>
 #include <climits>
 #include <cstring>
@@ -25,7 +26,11 @@ struct UnwindTable {
   bool seen = false;        // sync_tables bookkeeping
   uint64_t fde_count = 0;
   const int32_t *entries = nullptr;  // fde_count pairs (initial location, FDE), hdr-relative
-  uint64_t map_start = 0, map_end = 0;  // the object, as _dl_find_object reports it
+  // The object: its link map, and the extent of its segments, in which
+  // every mapping _dl_find_object reports for it lies (one per segment when
+  // the segments leave gaps, as node's do).
+  const void *link_map = nullptr;
+  uint64_t map_start = 0, map_end = 0;
   unw_dyn_info_t di{};
 };
 
@@ -38,6 +43,7 @@ pthread_mutex_t g_sync_mutex = PTHREAD_MUTEX_INITIALIZER;
 struct LoadedObject {
   uint64_t hdr, fde_count, code_start, code_end, gp, map_start, map_end;
   const int32_t *entries;
+  const void *link_map;
 };
 LoadedObject g_loaded[kTableSlots];
 size_t g_loaded_count = 0;
@@ -154,7 +160,8 @@ bool covered(uint64_t pc) {
   if (!t || !t->live.load(std::memory_order_acquire)) return false;
   uint64_t fde_count;
   const int32_t *entries;
-  if (t->map_start != uint64_t(obj.dlfo_map_start) || t->map_end != uint64_t(obj.dlfo_map_end) ||
+  if (t->link_map != obj.dlfo_link_map || uint64_t(obj.dlfo_map_start) < t->map_start ||
+      uint64_t(obj.dlfo_map_end) > t->map_end ||
       !parse_eh_frame_hdr(static_cast<const uint8_t *>(obj.dlfo_eh_frame), &fde_count, &entries) ||
       fde_count != t->fde_count || entries != t->entries)
     return false;
@@ -165,10 +172,15 @@ bool covered(uint64_t pc) {
 // dl_iterate_phdr callback: notes each object with code and a usable table.
 int collect_object(dl_phdr_info *info, size_t, void *) {
   const ElfW(Phdr) *eh = nullptr, *dynamic = nullptr;
-  uint64_t code_start = UINT64_MAX, code_end = 0;
+  uint64_t code_start = UINT64_MAX, code_end = 0, map_start = UINT64_MAX, map_end = 0;
+  constexpr uint64_t kPage = 4096;
   for (int i = 0; i < info->dlpi_phnum; i++) {
     const ElfW(Phdr) &ph = info->dlpi_phdr[i];
     const uint64_t at = info->dlpi_addr + ph.p_vaddr;
+    if (ph.p_type == PT_LOAD) {
+      map_start = std::min(map_start, at & ~(kPage - 1));
+      map_end = std::max(map_end, (at + ph.p_memsz + kPage - 1) & ~(kPage - 1));
+    }
     if (ph.p_type == PT_LOAD && (ph.p_flags & PF_X)) {
       if (at < code_start) code_start = at;
       if (at + ph.p_memsz > code_end) code_end = at + ph.p_memsz;
@@ -191,8 +203,9 @@ int collect_object(dl_phdr_info *info, size_t, void *) {
   o.hdr = info->dlpi_addr + eh->p_vaddr;
   o.code_start = code_start;
   o.code_end = code_end;
-  o.map_start = uint64_t(obj.dlfo_map_start);
-  o.map_end = uint64_t(obj.dlfo_map_end);
+  o.link_map = obj.dlfo_link_map;
+  o.map_start = map_start;
+  o.map_end = map_end;
   // Data-relative encodings are relative to DT_PLTGOT, as libunwind's own lookup sets it.
   if (dynamic)
     for (auto *d = reinterpret_cast<const ElfW(Dyn) *>(info->dlpi_addr + dynamic->p_vaddr);
@@ -204,7 +217,8 @@ int collect_object(dl_phdr_info *info, size_t, void *) {
 
 bool same_object(const UnwindTable &t, const LoadedObject &o) {
   return t.fde_count == o.fde_count && t.entries == o.entries && t.di.start_ip == o.code_start &&
-         t.di.end_ip == o.code_end && t.map_start == o.map_start && t.map_end == o.map_end;
+         t.di.end_ip == o.code_end && t.link_map == o.link_map && t.map_start == o.map_start &&
+         t.map_end == o.map_end;
 }
 
 // Empties t's range: libunwind and covered() both stop using it.
@@ -220,6 +234,7 @@ void publish(UnwindTable &t, const LoadedObject &o) {
   __atomic_store_n(&t.di.end_ip, 0, __ATOMIC_RELEASE);
   t.fde_count = o.fde_count;
   t.entries = o.entries;
+  t.link_map = o.link_map;
   t.map_start = o.map_start;
   t.map_end = o.map_end;
   t.di.start_ip = o.code_start;
@@ -262,8 +277,12 @@ bool on_own_stack(SignalWalkCache *c, uint64_t sp) {
   return false;
 }
 
-// The rule walk from the interrupted state; the frame count, or -1.
-int rule_walk(const ucontext_t *uc, uint64_t *ips, int max, SignalWalkCache *c) {
+// The rule walk from the interrupted state: the frame count, or -1 when a
+// frame has a rule it cannot apply (libunwind may). Code no table covers is
+// stepped by its frame pointer; where that leads off the stack, the walk
+// ends (*stopped). Only the frames whose sp lies above `above_sp` are kept.
+int rule_walk(const ucontext_t *uc, uint64_t *ips, int max, SignalWalkCache *c, uint64_t above_sp,
+              bool *stopped) {
   const greg_t *regs = uc->uc_mcontext.gregs;
   CallSite at{uint64_t(regs[REG_RIP]), uint64_t(regs[REG_RSP]), uint64_t(regs[REG_RBP])};
   if (!on_own_stack(c, at.sp)) return -1;
@@ -277,10 +296,16 @@ int rule_walk(const ucontext_t *uc, uint64_t *ips, int max, SignalWalkCache *c) 
   RuleReads reads;
   int n = 0;
   while (n < max) {
-    ips[n++] = at.ip;
+    if (at.sp > above_sp) ips[n++] = at.ip;
     if (n == max) break;
-    const int stepped = apply_unwind_rule(c->rules.at(pc), at, lo, c->stack_hi, reads);
-    if (stepped < 0) return -1;
+    const UnwindRule &rule = c->rules.at(pc);
+    const bool no_table = rule.cfa == UnwindRule::kNoTable;
+    const int stepped = apply_unwind_rule(no_table ? kFramePointerRule : rule, at, lo, c->stack_hi, reads);
+    if (stepped < 0 && !no_table) return -1;
+    if (stepped < 0) {
+      *stopped = true;
+      break;
+    }
     if (stepped == 0) break;
     pc = at.ip - 1;
   }
@@ -340,37 +365,74 @@ void SignalUnwind::sync_tables() {
 
 uint64_t SignalUnwind::unregistered_objects() { return g_unregistered.load(std::memory_order_relaxed); }
 
+int SignalUnwind::capture_callers(void *ucontext, uint64_t entry_sp, uint64_t *ips, int max,
+                                  SignalWalkCache *cache, bool *stopped) {
+  *stopped = false;
+  if (max <= 0) return 0;
+  const int walked = rule_walk(static_cast<const ucontext_t *>(ucontext), ips, max, cache, entry_sp, stopped);
+  if (walked >= 0) return walked;
+  *stopped = true;
+  return 0;
+}
+
 int SignalUnwind::capture(void *ucontext, uint64_t *ips, int max, SignalWalkCache *cache,
-                          bool *stopped, bool *fell_back) {
+                          bool rule_walk_first, bool *stopped, bool *fell_back) {
   *stopped = *fell_back = false;
   if (max <= 0) return 0;
   const auto *uc = static_cast<const ucontext_t *>(ucontext);
-  if (cache) {
-    const int walked = rule_walk(uc, ips, max, cache);
+  if (cache && rule_walk_first) {
+    const int walked = rule_walk(uc, ips, max, cache, 0, stopped);
     if (walked > 0) return walked;
     *fell_back = true;
   }
-  ips[0] = uint64_t(uc->uc_mcontext.gregs[REG_RIP]);
-  int n = 1;
-  unw_cursor_t cursor;
-  // The interrupted instruction is looked up as it is; return addresses
-  // minus one (the call), as libunwind does, unless a signal frame precedes.
-  if (!covered(ips[0]) ||
-      unw_init_local2(&cursor, static_cast<unw_context_t *>(ucontext), UNW_INIT_SIGNAL_FRAME) < 0) {
-    *stopped = true;
-    return n;
-  }
+  // libunwind from the interrupted state; where it meets code no table
+  // covers, frame-pointer steps over it (reading only the thread's stack,
+  // when known), and libunwind again from the first covered frame.
+  ucontext_t from = *uc;
+  greg_t *regs = from.uc_mcontext.gregs;
+  const uint64_t hi = cache && on_own_stack(cache, uint64_t(regs[REG_RSP])) ? cache->stack_hi : 0;
+  bool signal_frame = true;  // from's ip is looked up as is, not as a return address
+  int n = 0;
   while (n < max) {
-    if (unw_step(&cursor) <= 0) break;
-    // XXX: after a step, unw_is_signal_frame() tells whether the frame just
-    // left was a signal frame, which makes libunwind look the new ip up as is.
-    const bool exact = unw_is_signal_frame(&cursor) > 0;
-    unw_word_t ip;
-    if (unw_get_reg(&cursor, UNW_REG_IP, &ip) < 0 || ip == 0) break;
-    ips[n++] = ip;
-    if (!covered(exact ? ip : ip - 1)) {
-      *stopped = n < max;
-      break;
+    CallSite at{uint64_t(regs[REG_RIP]), uint64_t(regs[REG_RSP]), uint64_t(regs[REG_RBP])};
+    if (n == 0) ips[n++] = at.ip;
+    if (!covered(signal_frame ? at.ip : at.ip - 1)) {
+      RuleReads reads;
+      while (n < max && hi && apply_unwind_rule(kFramePointerRule, at, at.sp, hi, reads) > 0) {
+        ips[n++] = at.ip;
+        if (covered(at.ip - 1)) break;
+      }
+      if (n == max || !hi || !covered(at.ip - 1)) {
+        *stopped = n < max;
+        return n;
+      }
+      regs[REG_RIP] = greg_t(at.ip), regs[REG_RSP] = greg_t(at.sp), regs[REG_RBP] = greg_t(at.rbp);
+      signal_frame = false;
+    }
+    unw_cursor_t cursor;
+    if (unw_init_local2(&cursor, reinterpret_cast<unw_context_t *>(&from),
+                        signal_frame ? UNW_INIT_SIGNAL_FRAME : 0) < 0) {
+      *stopped = true;
+      return n;
+    }
+    bool uncovered = false;
+    while (n < max && !uncovered) {
+      if (unw_step(&cursor) <= 0) return n;
+      // XXX: after a step, unw_is_signal_frame() tells whether the frame just
+      // left was a signal frame, which makes libunwind look the new ip up as is.
+      const bool exact = unw_is_signal_frame(&cursor) > 0;
+      unw_word_t ip, sp, rbp;
+      if (unw_get_reg(&cursor, UNW_REG_IP, &ip) < 0 || ip == 0) return n;
+      ips[n++] = ip;
+      if (covered(exact ? ip : ip - 1)) continue;
+      if (n == max || unw_get_reg(&cursor, UNW_X86_64_RSP, &sp) < 0 ||
+          unw_get_reg(&cursor, UNW_X86_64_RBP, &rbp) < 0) {
+        *stopped = n < max;
+        return n;
+      }
+      regs[REG_RIP] = greg_t(ip), regs[REG_RSP] = greg_t(sp), regs[REG_RBP] = greg_t(rbp);
+      signal_frame = exact;
+      uncovered = true;
     }
   }
   return n;

@@ -5,8 +5,11 @@
 //   (found lock-free through _dl_find_object, cached per thread), reading
 //   only the thread's own stack mapping, known from its registration. The
 //   first frame's rule is the interrupted instruction's own, so prologues
-//   and epilogues unwind right. Any frame it cannot step (no rule, a signal
-//   frame, a read off the stack) sends the whole capture to libunwind.
+//   and epilogues unwind right. Code that no table covers (JIT code such as
+//   V8's, assembly without CFI) is stepped by its frame pointer, and the
+//   walk ends where that leads off the stack. Any other frame it cannot
+//   step (a rule it does not read, a signal frame, a read off the stack)
+//   sends the whole capture to libunwind.
 // - libunwind, under the rule below.
 //
 // The rule that makes libunwind async-signal-safe (callers rely on it):
@@ -44,12 +47,22 @@ class SignalUnwind {
   static void set_stack(SignalWalkCache *cache);
   // In a signal handler: fills ips[0..max) innermost first, starting with
   // the interrupted instruction of `ucontext`; returns the count (at least 1
-  // when max > 0). Sets *stopped when the walk ended early at a frame no
-  // registered table covers (code loaded after the last sync, JIT code),
-  // and *fell_back when the rule walk gave the capture to libunwind.
-  // Without a cache, libunwind alone (the safe mode).
-  static int capture(void *ucontext, uint64_t *ips, int max, SignalWalkCache *cache, bool *stopped,
-                     bool *fell_back);
+  // when max > 0). Sets *stopped when the walk ended early (a frame-pointer
+  // chain leading off the stack, code loaded after the last sync), and
+  // *fell_back when the rule walk gave the capture to libunwind. Without
+  // rule_walk_first, libunwind alone (the safe mode), which steps code no
+  // registered table covers (JIT code) by its frame pointers only when the
+  // cache knows the thread's stack.
+  static int capture(void *ucontext, uint64_t *ips, int max, SignalWalkCache *cache,
+                     bool rule_walk_first, bool *stopped, bool *fell_back);
+  // In a signal handler that interrupted code entered at stack pointer
+  // `entry_sp` (the agent, perhaps inside libunwind): the frames that
+  // called into it, those whose stack pointer lies above entry_sp, into
+  // ips[0..max) innermost first; returns the count. The rule walk alone
+  // (libunwind may be what was interrupted): where it cannot step, none,
+  // with *stopped set.
+  static int capture_callers(void *ucontext, uint64_t entry_sp, uint64_t *ips, int max,
+                             SignalWalkCache *cache, bool *stopped);
   // How many objects could not be registered (no usable table, table full).
   static uint64_t unregistered_objects();
 };

@@ -89,7 +89,8 @@ struct RegRule {
 struct CfaState {
   unsigned cfa_reg = kRegRsp;
   int64_t cfa_off = 8;
-  bool cfa_deref_rbp = false;  // CFA = *(rbp + cfa_off)
+  bool cfa_deref = false;      // CFA = *(cfa_reg + cfa_off) + cfa_add
+  int64_t cfa_add = 0;
   bool cfa_other = false;      // an expression we do not evaluate
   RegRule rbp, ra;
 };
@@ -150,14 +151,16 @@ bool rbp_plus(Cursor &block, int64_t *off) {
 }
 
 // Evaluates a DW_CFA_def_cfa_expression at `pc` into *st when it comes to
-// rsp or rbp plus a constant, or *(rbp + constant) (GCC's stack
-// realignment); else marks the CFA as one we do not evaluate. The PLT's
-// expression, rsp + 8 + ((rip & 15) >= 11) * 8, is of the first kind.
+// rsp or rbp plus a constant, or *(rsp or rbp + constant) + constant (GCC's
+// stack realignment, OpenSSL's assembly); else marks the CFA as one we do
+// not evaluate. The PLT's expression, rsp + 8 + ((rip & 15) >= 11) * 8, is
+// of the first kind.
 void cfa_expression(Cursor block, uint64_t pc, CfaState *st) {
   struct Value {
     unsigned reg;  // kRegRsp, kRegRbp, or kNoReg: a constant
     int64_t off;
     bool deref;
+    int64_t add;  // after the deref
   };
   constexpr unsigned kNoReg = ~0u;
   constexpr int kDepth = 8;
@@ -175,7 +178,7 @@ void cfa_expression(Cursor block, uint64_t pc, CfaState *st) {
     const uint8_t op = block.fixed<uint8_t>();
     if (op >= DW_OP_lit0 && op <= DW_OP_lit31) {
       ok = n < kDepth;
-      if (ok) stack[n++] = Value{kNoReg, op - DW_OP_lit0, false};
+      if (ok) stack[n++] = Value{kNoReg, op - DW_OP_lit0, false, 0};
       continue;
     }
     switch (op) {
@@ -184,18 +187,18 @@ void cfa_expression(Cursor block, uint64_t pc, CfaState *st) {
       case DW_OP_breg16: {  // rip
         const int64_t off = block.sleb();
         ok = n < kDepth;
-        if (ok && op == DW_OP_breg16) stack[n++] = Value{kNoReg, int64_t(pc) + off, false};
-        else if (ok) stack[n++] = Value{op == DW_OP_breg6 ? kRegRbp : kRegRsp, off, false};
+        if (ok && op == DW_OP_breg16) stack[n++] = Value{kNoReg, int64_t(pc) + off, false, 0};
+        else if (ok) stack[n++] = Value{op == DW_OP_breg6 ? kRegRbp : kRegRsp, off, false, 0};
         break;
       }
       case DW_OP_deref:
-        ok = n > 0 && stack[n - 1].reg == kRegRbp && !stack[n - 1].deref;
+        ok = n > 0 && stack[n - 1].reg != kNoReg && !stack[n - 1].deref;
         if (ok) stack[n - 1].deref = true;
         break;
       case DW_OP_plus_uconst: {
         const int64_t add = int64_t(block.uleb());
-        ok = n > 0 && !stack[n - 1].deref;
-        if (ok) stack[n - 1].off += add;
+        ok = n > 0;
+        if (ok) (stack[n - 1].deref ? stack[n - 1].add : stack[n - 1].off) += add;
         break;
       }
       case DW_OP_plus:  // a register and a constant at most
@@ -216,11 +219,12 @@ void cfa_expression(Cursor block, uint64_t pc, CfaState *st) {
     }
   }
   const Value &v = stack[n > 0 ? n - 1 : 0];
-  st->cfa_deref_rbp = st->cfa_other = false;
-  if (ok && block.ok && n == 1 && v.reg != kNoReg && (!v.deref || v.reg == kRegRbp)) {
+  st->cfa_deref = st->cfa_other = false;
+  if (ok && block.ok && n == 1 && v.reg != kNoReg) {
     st->cfa_reg = v.reg;
     st->cfa_off = v.off;
-    st->cfa_deref_rbp = v.deref;
+    st->cfa_deref = v.deref;
+    st->cfa_add = v.add;
   } else {
     st->cfa_other = true;
   }
@@ -291,11 +295,11 @@ bool run_cfa_program(Cursor c, const Cie &cie, uint64_t loc, uint64_t pc, const 
           case DW_CFA_def_cfa:
             st->cfa_reg = unsigned(c.uleb());
             st->cfa_off = int64_t(c.uleb());
-            st->cfa_deref_rbp = st->cfa_other = false;
+            st->cfa_deref = st->cfa_other = false;
             break;
           case DW_CFA_def_cfa_register:
             st->cfa_reg = unsigned(c.uleb());
-            st->cfa_deref_rbp = st->cfa_other = false;
+            st->cfa_deref = st->cfa_other = false;
             break;
           case DW_CFA_def_cfa_offset: st->cfa_off = int64_t(c.uleb()); break;
           case DW_CFA_def_cfa_expression: {
@@ -325,7 +329,7 @@ bool run_cfa_program(Cursor c, const Cie &cie, uint64_t loc, uint64_t pc, const 
           case DW_CFA_def_cfa_sf:
             st->cfa_reg = unsigned(c.uleb());
             st->cfa_off = c.sleb() * cie.data_align;
-            st->cfa_deref_rbp = st->cfa_other = false;
+            st->cfa_deref = st->cfa_other = false;
             break;
           case DW_CFA_def_cfa_offset_sf: st->cfa_off = c.sleb() * cie.data_align; break;
           case DW_CFA_val_offset: {
@@ -365,11 +369,16 @@ bool run_cfa_program(Cursor c, const Cie &cie, uint64_t loc, uint64_t pc, const 
   return c.ok;
 }
 
-// The FDE covering pc, found through the object's .eh_frame_hdr table.
-const uint8_t *find_fde(uint64_t pc) {
+// The FDE that may cover pc (the caller checks its range), found through
+// the object's .eh_frame_hdr table; *no_table when no table has any entry
+// for pc (code outside any object, or before the table's first entry).
+const uint8_t *find_fde(uint64_t pc, bool *no_table) {
   dl_find_object obj;
-  if (_dl_find_object(reinterpret_cast<void *>(pc), &obj) != 0 || !obj.dlfo_eh_frame)
+  *no_table = false;
+  if (_dl_find_object(reinterpret_cast<void *>(pc), &obj) != 0 || !obj.dlfo_eh_frame) {
+    *no_table = true;
     return nullptr;
+  }
   const uint8_t *hdr = static_cast<const uint8_t *>(obj.dlfo_eh_frame);
   // XXX: only the usual table encoding, which the binary search below reads.
   if (hdr[0] != 1 || hdr[3] != (DW_EH_PE_datarel | DW_EH_PE_sdata4)) return nullptr;
@@ -385,7 +394,10 @@ const uint8_t *find_fde(uint64_t pc) {
     if (uint64_t(hdr) + uint64_t(int64_t(table[2 * mid])) <= pc) lo = mid;
     else hi = mid;
   }
-  if (uint64_t(hdr) + uint64_t(int64_t(table[2 * lo])) > pc) return nullptr;
+  if (uint64_t(hdr) + uint64_t(int64_t(table[2 * lo])) > pc) {
+    *no_table = true;
+    return nullptr;
+  }
   return hdr + table[2 * lo + 1];
 }
 
@@ -399,7 +411,9 @@ uint64_t unwind_rules_generation() { return g_rules_generation.load(std::memory_
 
 UnwindRule find_unwind_rule(uint64_t pc) {
   UnwindRule out;
-  const uint8_t *fde = find_fde(pc);
+  bool no_table;
+  const uint8_t *fde = find_fde(pc, &no_table);
+  if (no_table) out.cfa = UnwindRule::kNoTable;
   if (!fde) return out;
   Cursor c{fde, fde + 8};
   const uint32_t len = c.fixed<uint32_t>();
@@ -411,7 +425,11 @@ UnwindRule find_unwind_rule(uint64_t pc) {
   if (!c.ok || cie_off == 0 || !parse_cie(cie_field - cie_off, &cie) || cie.signal_frame) return out;
   const uint64_t begin = c.encoded(cie.fde_enc);
   const uint64_t range = c.encoded(cie.fde_enc & kPeFormat);
-  if (!c.ok || pc < begin || pc - begin >= range) return out;
+  if (!c.ok) return out;
+  if (pc < begin || pc - begin >= range) {  // between two functions' entries
+    out.cfa = UnwindRule::kNoTable;
+    return out;
+  }
   if (cie.has_aug_data) {
     const uint64_t skip = c.uleb();
     if (!c.need(skip)) return out;
@@ -438,8 +456,9 @@ UnwindRule find_unwind_rule(uint64_t pc) {
   out.rbp_off = int16_t(st.rbp.off);
   out.ra_off = int32_t(st.ra.off);
   out.cfa_off = int32_t(st.cfa_off);
-  if (st.cfa_deref_rbp)
-    out.cfa = UnwindRule::kRbpDeref;
+  out.cfa_add = int32_t(st.cfa_add);
+  if (st.cfa_deref)
+    out.cfa = st.cfa_reg == kRegRsp ? UnwindRule::kRspDeref : UnwindRule::kRbpDeref;
   else if (st.cfa_reg == kRegRsp)
     out.cfa = UnwindRule::kRsp;
   else if (st.cfa_reg == kRegRbp)

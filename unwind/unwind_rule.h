@@ -6,10 +6,13 @@
 // (_dl_find_object is lock-free); it reads only the object's own unwind
 // tables, which stay mapped while the object is loaded. Only the x86-64
 // rules found at call sites are kept: the CFA as rsp or rbp plus an offset,
-// or GCC's stack-realignment form *(rbp + off); rbp either unchanged, saved
-// at CFA + off, or saved at rbp + off; the return address saved at CFA + off.
-// Anything else (signal frames, other registers, other expressions) comes
-// back as kUnsupported so the caller falls back to libunwind.
+// or a word saved at rsp or rbp plus an offset, plus a constant (GCC's
+// stack realignment, OpenSSL's assembly); rbp either unchanged, saved at
+// CFA + off, or saved at rbp + off; the return address saved at CFA + off.
+// Code that no table covers (JIT code, assembly without CFI) comes back as
+// kNoTable: the caller may step it by its frame pointer. Anything else
+// (signal frames, other registers, other expressions) comes back as
+// kUnsupported so the caller falls back to libunwind.
 #pragma once
 
 #include <cstdint>
@@ -20,10 +23,12 @@ namespace prof {
 struct UnwindRule {
   enum Cfa : uint8_t {
     kUnsupported,  // no rule we can apply: use libunwind
+    kNoTable,      // no unwind table covers the address
     kOutermost,    // the return address is undefined: the stack ends here
     kRsp,          // CFA = rsp + cfa_off
     kRbp,          // CFA = rbp + cfa_off
-    kRbpDeref,     // CFA = *(rbp + cfa_off)
+    kRbpDeref,     // CFA = *(rbp + cfa_off) + cfa_add
+    kRspDeref,     // CFA = *(rsp + cfa_off) + cfa_add
   };
   enum Rbp : uint8_t {
     kSame,      // the caller's rbp is this frame's
@@ -34,8 +39,13 @@ struct UnwindRule {
   Rbp rbp = kSame;
   int16_t rbp_off = 0;
   int32_t cfa_off = 0;
+  int32_t cfa_add = 0;
   int32_t ra_off = 0;  // the return address is at CFA + ra_off
 };
+
+// The frame-pointer convention (push rbp; mov rsp, rbp), which JIT code
+// such as V8's keeps: the caller's rbp at rbp, the return address above it.
+constexpr UnwindRule kFramePointerRule{UnwindRule::kRbp, UnwindRule::kAtCfa, -16, 16, 0, -8};
 
 // The rule in force at `pc`. For a return address, pass it minus one: the
 // call instruction's rule, which the return address may already be past.
@@ -105,9 +115,10 @@ inline int apply_unwind_rule(const UnwindRule &r, CallSite &at, uint64_t lo, uin
     case UnwindRule::kRsp: cfa = at.sp + uint64_t(int64_t(r.cfa_off)); break;
     case UnwindRule::kRbp: cfa = at.rbp + uint64_t(int64_t(r.cfa_off)); break;
     case UnwindRule::kRbpDeref:
-      reads.cfa_at = at.rbp + uint64_t(int64_t(r.cfa_off));
+    case UnwindRule::kRspDeref:
+      reads.cfa_at = (r.cfa == UnwindRule::kRbpDeref ? at.rbp : at.sp) + uint64_t(int64_t(r.cfa_off));
       if (!inside(reads.cfa_at)) return -1;
-      cfa = load_word(reads.cfa_at);
+      cfa = load_word(reads.cfa_at) + uint64_t(int64_t(r.cfa_add));
       break;
     default: return -1;
   }

@@ -60,13 +60,17 @@ void StreamContext::refuse_size(const MemprofEvent &ev) const {
 }
 
 void StreamContext::host_frames(uint64_t ip, uint32_t epoch, CallTree &calls,
-                                std::vector<uint32_t> &out) {
+                                std::vector<uint32_t> &out, bool innermost) {
   // XXX: genuine streams name native code through the symtab's C symbols.
   if (!file.prologue().extended) {
     out.push_back(calls.frame_id(file.symbols().host_frame(ip)));
     return;
   }
-  for (const Frame &f : symbolizer.frames(ip, epoch)) out.push_back(calls.frame_id(f));
+  const std::vector<Frame> &frames = symbolizer.frames(ip, epoch);
+  // The agent's interposers are transparent; it shows only where a sample
+  // interrupted it.
+  if (!innermost && frames.size() == 1 && frames[0].function == kAgentFrame) return;
+  for (const Frame &f : frames) out.push_back(calls.frame_id(f));
 }
 
 uint32_t StreamContext::guest_frame(uint8_t type, uint64_t addr, uint64_t line, CallTree &calls) {
@@ -82,7 +86,7 @@ uint32_t StreamContext::host_node(uint32_t host, CallTree &calls) {
   for (; !todo_.empty(); todo_.pop_back()) {
     const StackFrame f = stacks.frame(todo_.back());
     ip_ids_.clear();
-    host_frames(f.addr, f.module_epoch, calls, ip_ids_);
+    host_frames(f.addr, f.module_epoch, calls, ip_ids_, false);
     for (uint32_t id : ip_ids_) node = calls.child(node, id);
     named_[todo_.back()] = node;
   }
@@ -123,7 +127,12 @@ uint32_t StreamContext::stack_node(uint32_t host, uint32_t guest, CallTree &call
 uint32_t StreamContext::sample_node(const SysprofSample &s, CallTree &calls) {
   const uint32_t epoch = symbolizer.epoch();
   host_ids_.clear();
-  for (size_t i = s.host.size(); i-- > 0;) host_frames(s.host[i], epoch, calls, host_ids_);
+  for (size_t i = s.host.size(); i-- > 0;) host_frames(s.host[i], epoch, calls, host_ids_, i == 0);
+  // A sample that interrupted the agent keeps it as its leaf, after the
+  // guest frames that called into it too.
+  const bool in_agent = !host_ids_.empty() && calls.function(host_ids_.back()) == kAgentFrame;
+  const uint32_t agent = in_agent ? host_ids_.back() : 0;
+  if (in_agent) host_ids_.pop_back();
   guest_ids_.clear();
   guest_cfunc_.clear();
   for (size_t i = s.guest.size(); i-- > 0;) {
@@ -138,7 +147,8 @@ uint32_t StreamContext::sample_node(const SysprofSample &s, CallTree &calls) {
     guest_ids_.push_back(calls.frame_id(t));
     guest_cfunc_.push_back(false);
   }
-  return merged_node(host_ids_, guest_ids_, guest_cfunc_, calls);
+  const uint32_t node = merged_node(host_ids_, guest_ids_, guest_cfunc_, calls);
+  return in_agent ? calls.child(node, agent) : node;
 }
 
 const Frame *StreamContext::top_frame(uint32_t host) {

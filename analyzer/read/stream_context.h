@@ -125,8 +125,10 @@ struct StreamContext {
   }
   void check(const SysprofSample &) const {}
   [[noreturn]] void refuse_size(const MemprofEvent &ev) const;
-  // The frames of host code at `ip`, interned into `calls`, appended to `out`.
-  void host_frames(uint64_t ip, uint32_t epoch, CallTree &calls, std::vector<uint32_t> &out);
+  // The frames of host code at `ip`, interned into `calls`, appended to `out`;
+  // the agent's code ("[libprof]") only as the `innermost` frame of a stack.
+  void host_frames(uint64_t ip, uint32_t epoch, CallTree &calls, std::vector<uint32_t> &out,
+                   bool innermost);
   uint32_t guest_frame(uint8_t type, uint64_t addr, uint64_t line, CallTree &calls);
   uint32_t host_node(uint32_t host, CallTree &calls);
   uint32_t merged_node(const std::vector<uint32_t> &host, const std::vector<uint32_t> &guest,

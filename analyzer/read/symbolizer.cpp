@@ -79,9 +79,12 @@ void call_site(Dwarf_Die *inlined, Dwarf_Die *cu, std::string &file, uint32_t &l
 
 }  // namespace
 
+const char *const kAgentFrame = "[libprof]";
+
 struct Symbolizer::Module {
   uint64_t base = 0, size = 0;
   std::string path, build_id;
+  bool agent = false;  // libprof's own object
   uint32_t loaded = 0, unloaded = UINT32_MAX;  // alive in epochs [loaded, unloaded)
   std::shared_ptr<ElfFile> elf;                // once opened, if readable
   bool opened = false;
@@ -96,6 +99,8 @@ void Symbolizer::module_load(const ext::ModuleLoad &r) {
   m->size = r.size;
   m->path = r.path;
   m->build_id = r.build_id;
+  const std::string name = basename_of(r.path);
+  m->agent = name == "libprof.so" || name == "libprof-cpu.so";
   m->loaded = ++epoch_;
   modules_.push_back(std::move(m));
 }
@@ -233,6 +238,14 @@ std::vector<Symbolizer::ModuleInfo> Symbolizer::modules() const {
 const std::vector<Frame> &Symbolizer::frames(uint64_t ip, uint32_t epoch) {
   const uint64_t pc = ip > 0 ? ip - 1 : ip;
   Module *m = find(pc, epoch);
+  if (m && m->agent) {
+    agent_frame_.assign(1, Frame{});
+    agent_frame_[0].function = kAgentFrame;
+    agent_frame_[0].module = m->path;
+    agent_frame_[0].addr = pc;
+    agent_frame_[0].kind = Frame::Kind::Native;
+    return agent_frame_;
+  }
   if (m && !m->opened) open(*m);
   if (!m || !m->elf) return uncached_ = m ? resolve(*m, ip, pc) : resolve_unmapped(ip, pc);
   const Key key{m, pc};

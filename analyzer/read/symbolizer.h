@@ -5,7 +5,9 @@
 // DWARF gives the function, file:line and the chain of inlined calls; else
 // the ELF .symtab/.dynsym name; else "module+0xoffset". An address no module
 // covers is looked up in /tmp/perf-<pid>.map (JIT code), else shown as
-// "0xaddr".
+// "0xaddr". Code of the agent itself (libprof.so, libprof-cpu.so) is one
+// frame, "[libprof]": a CPU sample that interrupted the agent carries it at
+// its leaf, above the program's frames that called into the agent.
 //
 // Invariants: an address is resolved against the modules loaded at an epoch
 // (every load and unload starts one), so code of a dlclose'd object keeps its
@@ -79,9 +81,13 @@ class Symbolizer {
   std::map<uint64_t, std::pair<uint64_t, std::string>> perf_map_;  // start -> (end, name)
   std::unordered_map<Key, std::vector<Frame>, KeyHash> cache_;
   std::vector<Frame> uncached_;
+  std::vector<Frame> agent_frame_;  // [libprof]
   std::map<std::string, std::shared_ptr<ElfFile>> files_;  // by path; nullptr: unreadable
   std::set<std::pair<std::string, std::string>> build_id_warned_;  // (path, build-id)
 };
+
+// The one frame that stands for the agent's code.
+extern const char *const kAgentFrame;
 
 // The C++ demangled form of a symbol name, or the name itself.
 std::string demangle(const char *name);

@@ -6,6 +6,7 @@
 
 #include "model/frame_names.h"
 #include "model/name_tree.h"
+#include "read/symbolizer.h"
 
 #include "report/summary.h"
 
@@ -287,7 +288,6 @@ Json cpu_json(Profile &profile, const SummaryOptions &opt) {
     }
     return out;
   };
-  const Json self_json = functions_json(named(self, false), opt.top, all);
   const Json total_json = functions_json(named(total, true), opt.top, all);
   std::sort(everywhere.begin(), everywhere.end());
   std::stable_sort(hot.begin(), hot.end(),
@@ -298,8 +298,13 @@ Json cpu_json(Profile &profile, const SummaryOptions &opt) {
     stacks.push_back({{"samples", h.samples},
                       {"vmstate", vmstate_name(h.first->vmstate)},
                       {"stack", stack_json(calls.frames(h.first->node))}});
+  // What profiling cost the program: the samples that interrupted the agent.
+  const std::map<std::string, double> self_by_name = named(self, false);
+  const auto agent = self_by_name.find(kAgentFrame);
+  const Json self_json = functions_json(self_by_name, opt.top, all);
   return {{"samples", cpu.samples()},
           {"vmstates", vm},
+          {"in_agent", agent == self_by_name.end() ? 0.0 : agent->second},
           {"threads", threads},
           {"by", opt.lines ? "line" : "function"},
           {"self", self_json},

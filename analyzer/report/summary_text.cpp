@@ -161,6 +161,10 @@ void cpu(const Json &c, const SummaryOptions &opt, std::ostream &out) {
   out << "  samples: " << count(c["samples"]) << "\n";
   for (const auto &kv : c["vmstates"].items())
     out << "    " << std::setw(8) << kv.key() << " " << count(kv.value()) << "\n";
+  const double samples = c["samples"].get<double>(), in_agent = c["in_agent"].get<double>();
+  out << "  in the profiler ([libprof]): " << count(c["in_agent"]) << " ("
+      << std::fixed << std::setprecision(1) << (samples > 0 ? 100 * in_agent / samples : 0.0)
+      << std::defaultfloat << "%)\n";
   if (c["threads"].size() > 1) {
     out << "  by thread:\n";
     for (const Json &t : c["threads"])

@@ -2,7 +2,6 @@
 // thread into its slot. Async-signal-safe (sampler.h).
 #include <cerrno>
 #include <cstring>
-#include <ucontext.h>
 
 #include "agent.h"
 #include "ext.h"
@@ -45,6 +44,28 @@ void put_sample(SpanWriter &out, const SampleSlot &s, uint8_t vmstate, int guest
                      Span<uint64_t>(s.ips, size_t(host)));
 }
 
+bool in_agent_code(uint64_t ip) { return ip >= g_cpu.agent_lo && ip < g_cpu.agent_hi; }
+
+// Leaves out the agent's frames but the innermost: the interposers the
+// program called through (a hook calling the real malloc) are transparent.
+int drop_agent_callers(uint64_t *ips, int n) {
+  int kept = n > 0 ? 1 : 0;
+  for (int i = 1; i < n; i++)
+    if (!in_agent_code(ips[i])) ips[kept++] = ips[i];
+  return kept;
+}
+
+// The host stack of a sample that interrupted the agent, which set its
+// guard at stack pointer `guard`: one address of the agent's, then the
+// program's frames that called into it.
+int agent_sample_stack(SampleSlot &s, void *ucontext, uintptr_t guard, int max, bool *cut) {
+  s.ips[0] = reinterpret_cast<uint64_t>(&on_sample_signal);
+  if (max <= 1) return 1;
+  uint64_t *callers = s.ips + 1;
+  const int n = SignalUnwind::capture_callers(ucontext, guard, callers, max - 1, &s.walk, cut);
+  return drop_agent_callers(s.ips, 1 + n);
+}
+
 void sample(SampleSlot &s, void *ucontext) {
   const uint64_t weight = sample_weight(&s, g_cpu.interval_ns);
   if (g_agent.paused.load(std::memory_order_relaxed)) return;
@@ -52,11 +73,13 @@ void sample(SampleSlot &s, void *ucontext) {
   if (weight != 1) put_ext(out, ext::Weight{weight});
 
   const CpuMode mode = g_cpu.mode;
-  const bool in_agent = t_state.guard;
+  // (Read before this handler sets the guard itself.)
+  const uintptr_t agent_guard = t_state.guard;
+  const bool in_agent = agent_guard != 0;
   // What libunwind or the guest maps or allocates from here is the agent's.
   GuardScope guard;
   int vmstate = -1, guest = 0;
-  if (!in_agent && guest_registered()) {
+  if (guest_registered()) {
     const int wanted = guest_frames_wanted(mode);
     guest = guest_backtrace_interrupted(s.guest, wanted, &vmstate, ucontext);
     if (guest < 0) guest = 0;
@@ -66,13 +89,15 @@ void sample(SampleSlot &s, void *ucontext) {
   if (in_agent) {
     g_cpu.in_agent.fetch_add(1, std::memory_order_relaxed);
     if (mode != CpuMode::Default) {
-      s.ips[0] = uint64_t(static_cast<const ucontext_t *>(ucontext)->uc_mcontext.gregs[REG_RIP]);
-      host = 1;
+      bool cut = false;
+      host = agent_sample_stack(s, ucontext, agent_guard, mode == CpuMode::Leaf ? 1 : g_cpu.max_depth, &cut);
+      if (cut) g_cpu.stacks_cut.fetch_add(1, std::memory_order_relaxed);
     }
   } else if (mode != CpuMode::Default) {
     bool cut = false, fell_back = false;
     host = SignalUnwind::capture(ucontext, s.ips, mode == CpuMode::Leaf ? 1 : g_cpu.max_depth,
-                                 g_agent.cfg.rule_walk ? &s.walk : nullptr, &cut, &fell_back);
+                                 &s.walk, g_agent.cfg.rule_walk, &cut, &fell_back);
+    host = drop_agent_callers(s.ips, host);
     if (cut) g_cpu.stacks_cut.fetch_add(1, std::memory_order_relaxed);
     if (fell_back) g_cpu.unwind_fallbacks.fetch_add(1, std::memory_order_relaxed);
   }

@@ -12,6 +12,7 @@
 
 #include "agent.h"
 #include "cpu/stream.h"
+#include "module_map.h"
 #include "program_signals.h"
 #include "signal_unwind.h"
 #include "thread_state.h"
@@ -116,6 +117,7 @@ bool start_cpu_sampler() {
     return false;
   }
   SignalUnwind::init();
+  ModuleMap::extent_of(reinterpret_cast<const void *>(&on_sample_signal), &g_cpu.agent_lo, &g_cpu.agent_hi);
   pthread_key_create(&g_thread_key, unregister_thread);
   struct sigaction sa {};
   sa.sa_sigaction = on_sample_signal;

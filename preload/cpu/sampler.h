@@ -9,8 +9,11 @@
 // - The handler allocates nothing, takes no lock and uses no stdio; it works
 //   only on its own thread's slot and on atomics.
 // - A sample that interrupts the agent itself (the thread's guard is set:
-//   an allocation hook, perhaps inside libunwind or the guest backtracer,
-//   which are not re-entrant) carries only the interrupted address.
+//   an allocation hook, perhaps inside libunwind, which is not re-entrant)
+//   carries one address of the agent's (the analyzer's "[libprof]") above
+//   the program's frames that called into the agent: the rule walk alone
+//   finds them, those above where the guard began; and the guest stack, as
+//   any sample (the backtracer may be interrupting itself: libprof.h).
 // - Threads started with pthread_create are registered before their start
 //   routine runs, and unregistered when they exit. The sampler starts no
 //   thread of its own (stream.h says why).
@@ -35,6 +38,7 @@ struct CpuSampler {
   int sig = SIGPROF;
   uint64_t interval_ns = 1000000;
   int max_depth = 128;
+  uint64_t agent_lo = 0, agent_hi = 0;  // the agent's own object
   // Counted for the stats record.
   std::atomic<uint64_t> samples{0};        // signals that became records
   std::atomic<uint64_t> unregistered{0};   // signals on a thread without a slot

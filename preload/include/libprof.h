@@ -51,7 +51,8 @@ struct prof_guest_frame {
 ** It is called on the thread being sampled, in signal context, and inside
 ** allocation hooks: it must be async-signal-safe (no malloc, no locks, no
 ** stdio), must not allocate through the VM, and must tolerate being called
-** while the VM is half-way through a call or return.
+** while the VM is half-way through a call or return, and while it runs
+** itself (a sample that interrupts the backtracer inside a hook).
 */
 typedef int (*prof_guest_backtracer)(void *ctx, struct prof_guest_frame *frames, int max,
                                      int *vmstate);
