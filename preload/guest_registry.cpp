@@ -7,6 +7,7 @@
 #include <sys/mman.h>
 
 #include "symtab.h"
+#include "unwind_rule.h"
 
 namespace prof {
 namespace {
@@ -117,6 +118,13 @@ __attribute__((visibility("default"))) void prof_guest_symbol(uint64_t addr, con
 __attribute__((visibility("default"))) void prof_guest_cfunc_symbol(uint64_t addr,
                                                                      const char *name) {
   prof::publish(prof::kSymCfunc, addr, name, 0);
+}
+
+__attribute__((visibility("default"))) int prof_guest_vm_function(uint64_t pc, const char *name) {
+  uint64_t begin, end;
+  if (!prof::function_extent(pc, &begin, &end)) return 0;
+  prof::publish(prof::kGuestVmFunction, begin, name, end - begin);
+  return 1;
 }
 
 }  // extern "C"

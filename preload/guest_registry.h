@@ -13,8 +13,11 @@
 
 #include <cstdint>
 
+#include "ext.h"
 #include "libprof.h"
+#include "memprof.h"
 #include "symtab.h"
+#include "sysprof.h"
 
 namespace prof {
 
@@ -23,9 +26,28 @@ namespace prof {
 int guest_backtrace(prof_guest_frame *frames, int max, int *vmstate);
 bool guest_registered();
 
-// A published symbol: kSymLfunc or kSymCfunc, its name NUL-terminated in
-// memory that is never freed.
+// A published symbol: kSymLfunc, kSymCfunc or kGuestVmFunction (addr: the
+// function's start, line: its size), its name NUL-terminated in memory that
+// is never freed.
 using GuestSymbol = SymbolView;
+constexpr uint8_t kGuestVmFunction = 0x10;
+
+// A published symbol as the memory or the CPU stream writes it: a symtab
+// event, or a vm-function record (ext.h).
+template <class Out>
+void put_guest_symbol_memprof(Out &out, const GuestSymbol &g) {
+  if (g.type == kGuestVmFunction)
+    put_ext(out, ext::VmFunctionView{g.addr, g.line, g.name});
+  else
+    put_memprof_symbol(out, g);
+}
+template <class Out>
+void put_guest_symbol_sysprof(Out &out, const GuestSymbol &g) {
+  if (g.type == kGuestVmFunction)
+    put_ext(out, ext::VmFunctionView{g.addr, g.line, g.name});
+  else
+    put_sysprof_symbol(out, g);
+}
 
 // How many symbols were published; symbol(i) for i below it is immutable.
 uint64_t guest_symbol_count();

@@ -389,6 +389,23 @@ const uint8_t *find_fde(uint64_t pc) {
   return hdr + table[2 * lo + 1];
 }
 
+// The FDE covering pc, opened: its CIE, its code range, and the cursor at its
+// augmentation data.
+bool open_fde(uint64_t pc, Cursor *c, Cie *cie, uint64_t *begin, uint64_t *range) {
+  const uint8_t *fde = find_fde(pc);
+  if (!fde) return false;
+  *c = Cursor{fde, fde + 8};
+  const uint32_t len = c->fixed<uint32_t>();
+  if (!c->ok || len == 0 || len == kDwarf64Length) return false;
+  c->end = c->p + len;
+  const uint8_t *cie_field = c->p;
+  const uint32_t cie_off = c->fixed<uint32_t>();
+  if (!c->ok || cie_off == 0 || !parse_cie(cie_field - cie_off, cie)) return false;
+  *begin = c->encoded(cie->fde_enc);
+  *range = c->encoded(cie->fde_enc & kPeFormat);
+  return c->ok && pc >= *begin && pc - *begin < *range;
+}
+
 std::atomic<uint64_t> g_rules_generation{1};
 
 }  // namespace
@@ -397,21 +414,21 @@ void forget_unwind_rules() { g_rules_generation.fetch_add(1, std::memory_order_r
 
 uint64_t unwind_rules_generation() { return g_rules_generation.load(std::memory_order_acquire); }
 
+bool function_extent(uint64_t pc, uint64_t *begin, uint64_t *end) {
+  Cursor c;
+  Cie cie;
+  uint64_t range;
+  if (!open_fde(pc, &c, &cie, begin, &range)) return false;
+  *end = *begin + range;
+  return true;
+}
+
 UnwindRule find_unwind_rule(uint64_t pc) {
   UnwindRule out;
-  const uint8_t *fde = find_fde(pc);
-  if (!fde) return out;
-  Cursor c{fde, fde + 8};
-  const uint32_t len = c.fixed<uint32_t>();
-  if (!c.ok || len == 0 || len == kDwarf64Length) return out;
-  c.end = c.p + len;
-  const uint8_t *cie_field = c.p;
-  const uint32_t cie_off = c.fixed<uint32_t>();
+  Cursor c;
   Cie cie;
-  if (!c.ok || cie_off == 0 || !parse_cie(cie_field - cie_off, &cie) || cie.signal_frame) return out;
-  const uint64_t begin = c.encoded(cie.fde_enc);
-  const uint64_t range = c.encoded(cie.fde_enc & kPeFormat);
-  if (!c.ok || pc < begin || pc - begin >= range) return out;
+  uint64_t begin, range;
+  if (!open_fde(pc, &c, &cie, &begin, &range) || cie.signal_frame) return out;
   if (cie.has_aug_data) {
     const uint64_t skip = c.uleb();
     if (!c.need(skip)) return out;

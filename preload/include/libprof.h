@@ -66,6 +66,16 @@ void prof_register_guest(prof_guest_backtracer backtracer, void *ctx);
 void prof_guest_symbol(uint64_t addr, const char *chunk, uint64_t line);
 void prof_guest_cfunc_symbol(uint64_t addr, const char *name);
 
+/*
+** Publishes that the host function containing pc (a return address into it)
+** is the guest VM's interpreter, named name (not from signal context): guest
+** frames are placed right above each host frame in it, which is shown as
+** name even in a stripped binary. A guest C frame at pc marks native code
+** re-entering the interpreter between two runs of guest frames. Returns 0
+** when the function's extent is unknown (no unwind table covers pc).
+*/
+int prof_guest_vm_function(uint64_t pc, const char *name);
+
 /* Run-time control: pause and resume recording, and label a point in time
 ** (prof_marker writes to the streams: not from a signal handler). */
 void prof_start(void);
@@ -76,6 +86,7 @@ void prof_marker(const char *label);
 #pragma weak prof_register_guest
 #pragma weak prof_guest_symbol
 #pragma weak prof_guest_cfunc_symbol
+#pragma weak prof_guest_vm_function
 #pragma weak prof_start
 #pragma weak prof_stop
 #pragma weak prof_marker

@@ -187,6 +187,7 @@ void call_walk_state(struct CallWalk *w, const L54State *L, bool running) {
   const L54StackValue *stack_end = st->stack_last + L54_EXTRA_STACK;
   const L54CallInfo *base = &L->base_ci;
   bool innermost = running;
+  bool fresh_above = false; /* the frame emitted last began a run of the VM */
   for (const L54CallInfo *at = st->ci; at && at != base && w->n < w->max && w->steps_left > 0;
        innermost = false) {
     w->steps_left--;
@@ -198,7 +199,17 @@ void call_walk_state(struct CallWalk *w, const L54State *L, bool running) {
       ci = &ci_copy;
     }
     at = ci->previous;
+    const bool lua = !(ci->callstatus & L54_CIST_C);
+    /* XXX: a Lua frame that native code inside the VM called (a metamethod,
+    ** an iterator, a finalizer) runs in a luaV_execute of its own though its
+    ** caller is a Lua frame: a boundary frame says so. */
+    if (fresh_above && lua && w->reentry) {
+      emit(w, PROF_FRAME_CFUNC, w->reentry, 0, NULL, false);
+      if (w->n == w->max) return;
+    }
     const bool in_flux = innermost && !w->clean_point;
-    walk_frame(w, ci, stack, stack_end, in_flux ? st->top : NULL, w->all_safe || in_flux);
+    fresh_above = walk_frame(w, ci, stack, stack_end, in_flux ? st->top : NULL,
+                             w->all_safe || in_flux) &&
+                  lua && (ci->callstatus & L54_CIST_FRESH);
   }
 }

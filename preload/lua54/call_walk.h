@@ -15,6 +15,9 @@
 **   which reports a fault instead of taking it; a light C function caught
 **   returning (its slot holding its first result's value under its own tag)
 **   is left out.
+** - A Lua frame that began a run of the interpreter (CIST_FRESH) below
+**   another Lua frame is followed by a C frame at `reentry`, the boundary
+**   native code makes between the two runs (when reentry is set).
 ** - Lines are Lua's own current lines (luaG_getfuncline's rule); 0 means
 **   unknown. A tail-called frame stands in for its vanished caller, as in
 **   lua_getstack.
@@ -44,6 +47,7 @@ struct CallWalk {
   bool all_safe;           /* read everything through safe_read (layout check) */
   bool clean_point;        /* the VM is inside its allocator: no half-written frame */
   struct LineCache *cache; /* NULL: compute every line */
+  uint64_t reentry;        /* 0, or a return address into luaV_execute (boundary frames) */
   uint32_t epoch;          /* call_walk_epoch() when the walk began */
   struct prof_guest_frame *frames;
   int max, n;

@@ -3,6 +3,10 @@
 #include "call_walk.h"
 #include "running_state.h"
 
+static uint64_t g_reentry;
+
+void lua54_backtrace_set_reentry(uint64_t pc) { __atomic_store_n(&g_reentry, pc, __ATOMIC_RELAXED); }
+
 /* Coroutines resumed inside one another; deeper nests are cut here. */
 #define MAX_RESUME_DEPTH 256
 
@@ -22,6 +26,7 @@ int lua54_backtrace(void *ctx, struct prof_guest_frame *frames, int max, int *vm
   struct CallWalk w = {
       .clean_point = s->in_alloc > 0,
       .cache = nested ? NULL : s->cache,
+      .reentry = __atomic_load_n(&g_reentry, __ATOMIC_RELAXED),
       .epoch = call_walk_epoch(),
       .frames = max > 0 ? frames : &innermost,
       .max = max > 0 ? max : 1,

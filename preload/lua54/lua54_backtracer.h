@@ -15,4 +15,8 @@
 
 int lua54_backtrace(void *ctx, struct prof_guest_frame *frames, int max, int *vmstate);
 
+/* From now on, Lua frames that began a run of the interpreter below another
+** Lua frame are followed by a C frame at pc (call_walk.h). */
+void lua54_backtrace_set_reentry(uint64_t pc);
+
 #endif /* PROF_LUA54_BACKTRACER_H */
