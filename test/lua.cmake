@@ -24,7 +24,8 @@ set_target_properties(lua_stress_tests PROPERTIES ENABLE_EXPORTS ON)
 add_dependencies(lua_stress_tests prof_lua)
 prof_discover_tests(lua_stress_tests PROPERTIES TIMEOUT 900)
 
-add_executable(lua_e2e_tests lua_e2e.cpp lua_e2e_cpu.cpp e2e/agent_run.cpp e2e/lua_streams.cpp)
+add_executable(lua_e2e_tests lua_e2e.cpp lua_e2e_cpu.cpp lua_e2e_merge.cpp e2e/agent_run.cpp
+  e2e/lua_streams.cpp)
 target_include_directories(lua_e2e_tests PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/e2e)
 target_link_libraries(lua_e2e_tests PRIVATE test_main prof_format)
 target_compile_definitions(lua_e2e_tests PRIVATE
@@ -32,6 +33,8 @@ target_compile_definitions(lua_e2e_tests PRIVATE
   PROF_LUA_MODULE_DIR="$<TARGET_FILE_DIR:prof_lua>"
   PROF_LUA_CFIB_DIR="$<TARGET_FILE_DIR:cfib>"
   PROF_LUA_DEMO_DIR="${PROJECT_SOURCE_DIR}/scripts/demo"
-  PROF_LUA_TEST_DIR="${CMAKE_CURRENT_SOURCE_DIR}/e2e")
-add_dependencies(lua_e2e_tests prof prof_lua cfib)
+  PROF_LUA_TEST_DIR="${CMAKE_CURRENT_SOURCE_DIR}/e2e"
+  PROF_LUA_BENCH_DIR="${PROJECT_SOURCE_DIR}/scripts/bench"
+  PROF_ANALYZER_PATH="$<TARGET_FILE:prof-analyze>")
+add_dependencies(lua_e2e_tests prof prof_lua cfib prof-analyze)
 prof_discover_tests(lua_e2e_tests)
