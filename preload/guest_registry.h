@@ -24,6 +24,9 @@ namespace prof {
 // Frames innermost first; returns the count (0: no guest frames) and sets
 // *vmstate (PROF_VMST_*, or -1 when no guest is registered).
 int guest_backtrace(prof_guest_frame *frames, int max, int *vmstate);
+// The same for allocation hooks: through the guest's recaller when it has
+// one, which sets *unchanged (libprof.h); else the backtracer, *unchanged 0.
+int guest_recall_backtrace(prof_guest_frame *frames, int max, int *vmstate, int *unchanged);
 bool guest_registered();
 
 // A published symbol: kSymLfunc, kSymCfunc or kGuestVmFunction (addr: the

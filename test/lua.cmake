@@ -13,6 +13,17 @@ set_target_properties(lua_adapter_tests PROPERTIES ENABLE_EXPORTS ON)
 add_dependencies(lua_adapter_tests prof_lua)
 prof_discover_tests(lua_adapter_tests)
 
+# Remembered walks against fresh ones, in every allocation of the Lua tests' scripts.
+add_executable(lua_recall_tests lua_recall.cpp lua_host.cpp)
+target_link_libraries(lua_recall_tests PRIVATE test_main PkgConfig::LUA54_HOST)
+target_include_directories(lua_recall_tests PRIVATE ${PROJECT_SOURCE_DIR}/preload/include)
+target_compile_definitions(lua_recall_tests PRIVATE
+  PROF_LUA_MODULE_DIR="$<TARGET_FILE_DIR:prof_lua>"
+  PROF_LUA_TEST_DIR="${CMAKE_CURRENT_SOURCE_DIR}/e2e")
+set_target_properties(lua_recall_tests PROPERTIES ENABLE_EXPORTS ON)
+add_dependencies(lua_recall_tests prof_lua)
+prof_discover_tests(lua_recall_tests)
+
 # Runs PROF_LUA_STRESS_SECONDS (default 20) CPU seconds of churn.
 add_executable(lua_stress_tests lua_stress.cpp lua_host.cpp)
 target_link_libraries(lua_stress_tests PRIVATE test_main PkgConfig::LUA54_HOST)

@@ -6,6 +6,7 @@
 ** when the agent is not loaded, so declare what you call weak and test it:
 **
 **   #pragma weak prof_register_guest
+#pragma weak prof_register_guest_recall
 **   if (prof_register_guest) prof_register_guest(my_backtracer, my_ctx);
 **
 ** (PROF_WEAK_API, defined before including this header, does that for you.)
@@ -59,6 +60,19 @@ typedef int (*prof_guest_backtracer)(void *ctx, struct prof_guest_frame *frames,
 void prof_register_guest(prof_guest_backtracer backtracer, void *ctx);
 
 /*
+** Optional, registered after the backtracer and for the same VM: the same
+** walk for allocation hooks only (on the allocating thread, never in a
+** signal handler), which may remember its previous call on this thread. It
+** also stores in *unchanged how many outermost frames of its result are
+** provably those of its previous call's result on this thread (0 when it
+** cannot tell), so that the agent spends nothing on them. Registering a
+** backtracer again drops it.
+*/
+typedef int (*prof_guest_recaller)(void *ctx, struct prof_guest_frame *frames, int max,
+                                   int *vmstate, int *unchanged);
+void prof_register_guest_recall(prof_guest_recaller recaller, void *ctx);
+
+/*
 ** Publishes guest symbols (not from signal context): a function prototype at
 ** addr defined in chunk at line, or a native function's name. They reach
 ** both streams as in-stream symtab records, once per address.
@@ -84,6 +98,7 @@ void prof_marker(const char *label);
 
 #ifdef PROF_WEAK_API
 #pragma weak prof_register_guest
+#pragma weak prof_register_guest_recall
 #pragma weak prof_guest_symbol
 #pragma weak prof_guest_cfunc_symbol
 #pragma weak prof_guest_vm_function

@@ -177,6 +177,21 @@ static bool walk_frame(struct CallWalk *w, const L54CallInfo *ci, const L54Stack
   return true;
 }
 
+/* Notes one CallInfo of the walk in its trail: f is its frame, NULL if it
+** gave none (then the trail cannot vouch for a later walk). */
+static void note(struct WalkTrail *t, const L54CallInfo *ci, const struct prof_guest_frame *f,
+                 bool first) {
+  if (!f || t->entries == TRAIL_MAX) {
+    t->whole = false;
+    return;
+  }
+  const int i = t->entries++;
+  t->ci[i] = ci;
+  t->key[i] = ci->callstatus & L54_CIST_C ? (const void *)(uintptr_t)f->addr
+                                          : (const void *)ci->u.l.savedpc;
+  t->status[i] = (unsigned short)(ci->callstatus | (first ? TRAIL_STATE_START : 0));
+}
+
 void call_walk_state(struct CallWalk *w, const L54State *L, bool running) {
   L54State copy;
   if (w->all_safe) {
@@ -186,12 +201,13 @@ void call_walk_state(struct CallWalk *w, const L54State *L, bool running) {
   const L54StackValue *stack = st->stack;
   const L54StackValue *stack_end = st->stack_last + L54_EXTRA_STACK;
   const L54CallInfo *base = &L->base_ci;
-  bool innermost = running;
+  struct WalkTrail *trail = w->all_safe ? NULL : w->trail;
+  bool innermost = running, first = true;
   bool fresh_above = false; /* the frame emitted last began a run of the VM */
-  for (const L54CallInfo *at = st->ci; at && at != base && w->n < w->max && w->steps_left > 0;
-       innermost = false) {
+  const L54CallInfo *at = st->ci;
+  for (; at && at != base && w->n < w->max && w->steps_left > 0; innermost = first = false) {
     w->steps_left--;
-    if ((uintptr_t)at & (sizeof(void *) - 1)) return;
+    if ((uintptr_t)at & (sizeof(void *) - 1)) break;
     L54CallInfo ci_copy;
     const L54CallInfo *ci = at;
     if (w->all_safe) {
@@ -205,11 +221,42 @@ void call_walk_state(struct CallWalk *w, const L54State *L, bool running) {
     ** caller is a Lua frame: a boundary frame says so. */
     if (fresh_above && lua && w->reentry) {
       emit(w, PROF_FRAME_CFUNC, w->reentry, 0, NULL, false);
-      if (w->n == w->max) return;
+      if (w->n == w->max) break;
     }
     const bool in_flux = innermost && !w->clean_point;
-    fresh_above = walk_frame(w, ci, stack, stack_end, in_flux ? st->top : NULL,
-                             w->all_safe || in_flux) &&
-                  lua && (ci->callstatus & L54_CIST_FRESH);
+    const int before = w->n;
+    const bool emitted =
+        walk_frame(w, ci, stack, stack_end, in_flux ? st->top : NULL, w->all_safe || in_flux);
+    fresh_above = emitted && lua && (ci->callstatus & L54_CIST_FRESH);
+    if (trail) note(trail, ci, emitted ? &w->frames[before] : NULL, first);
   }
+  if (trail && at != base) trail->whole = false;
+}
+
+/* The C function a C frame runs, as walk_frame names it; 0 if unreadable. */
+static uint64_t c_function(const L54CallInfo *ci, const L54StackValue *stack,
+                           const L54StackValue *stack_end) {
+  if (ci->func < stack || ci->func >= stack_end) return 0;
+  const L54TValue *fn = &ci->func->val;
+  if (fn->tt_ == L54_VLCF) return (uint64_t)(uintptr_t)fn->value_.f;
+  if (fn->tt_ != (L54_VCCL | L54_COLLECTABLE)) return 0;
+  const L54CClosure *cl = (const L54CClosure *)fn->value_.gc;
+  return cl->tt == L54_VCCL ? (uint64_t)(uintptr_t)cl->f : 0;
+}
+
+bool call_walk_matches(const struct WalkTrail *t, const L54State *L, int *at) {
+  const L54StackValue *stack_end = L->stack_last + L54_EXTRA_STACK;
+  bool first = true;
+  for (const L54CallInfo *ci = L->ci; ci != &L->base_ci; ci = ci->previous, first = false) {
+    const int i = (*at)++;
+    if (i >= t->entries || !ci || ci != t->ci[i] ||
+        t->status[i] != (unsigned short)(ci->callstatus | (first ? TRAIL_STATE_START : 0)))
+      return false;
+    if (i == 0) continue; /* the walk's innermost frame is walked again */
+    const void *key = ci->callstatus & L54_CIST_C
+                          ? (const void *)(uintptr_t)c_function(ci, L->stack, stack_end)
+                          : (const void *)ci->u.l.savedpc;
+    if (key != t->key[i]) return false;
+  }
+  return true;
 }

@@ -43,6 +43,23 @@ struct LineCache {
   struct LineCacheEntry e[LINE_CACHE_SLOTS];
 };
 
+/* The CallInfos of one thread's last allocation-side walk, outermost last,
+** and the frames it gave (remembered walks, lua54_backtracer.c). */
+#define TRAIL_MAX 256
+#define TRAIL_STATE_START 0x8000 /* beside callstatus: the first frame of a lua_State */
+struct WalkTrail {
+  int entries;    /* CallInfos walked; 0: nothing remembered */
+  int n;          /* frames */
+  bool whole;     /* every CallInfo gave its frame, down to each base */
+  uint32_t epoch;
+  uint64_t reentry;
+  const void *main;
+  const L54CallInfo *ci[TRAIL_MAX];
+  const void *key[TRAIL_MAX];           /* a Lua frame's saved pc, a C frame's function */
+  unsigned short status[TRAIL_MAX];     /* callstatus | TRAIL_STATE_START */
+  struct prof_guest_frame frames[2 * TRAIL_MAX];
+};
+
 struct CallWalk {
   bool all_safe;           /* read everything through safe_read (layout check) */
   bool clean_point;        /* the VM is inside its allocator: no half-written frame */
@@ -52,6 +69,7 @@ struct CallWalk {
   struct prof_guest_frame *frames;
   int max, n;
   int steps_left;          /* bounds the walk even over a corrupt chain */
+  struct WalkTrail *trail;  /* optional: note each CallInfo walked */
   /* Optional, for the layout check: each frame's closure and tail flag. */
   const void **closures;
   bool *tails;
@@ -60,6 +78,12 @@ struct CallWalk {
 /* Appends the frames of L, innermost first. `running` marks the state whose
 ** innermost frame may be in the middle of a call or return. */
 void call_walk_state(struct CallWalk *w, const L54State *L, bool running);
+
+/* Whether the frames of L, from its innermost CallInfo, are those noted in
+** t from entry *at on (all but the walk's very first, whose saved pc may have
+** moved, compared by CallInfo, status and saved pc or C function); advances
+** *at. Only where no frame is half-written (an allocation call). */
+bool call_walk_matches(const struct WalkTrail *t, const L54State *L, int *at);
 
 /* Copies n bytes from src, or returns false if they are not readable. */
 bool safe_read(void *dst, const void *src, size_t n);

@@ -93,6 +93,7 @@ static void start(lua_State *L, size_t proto_size) {
   if (!registered) {
     registered = 1;
     prof_register_guest(lua54_backtrace, NULL);
+    if (prof_register_guest_recall) prof_register_guest_recall(lua54_recall, NULL);
   }
 }
 

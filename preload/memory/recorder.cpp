@@ -36,8 +36,9 @@ Where capture(const CallSite &at, ThreadScratch *s) {
   }
   if (!guest_registered()) return w;
 
-  int vmstate = 0;
-  const int g = guest_backtrace(s->guest, int(sizeof s->guest / sizeof s->guest[0]), &vmstate);
+  int vmstate = 0, unchanged = 0;
+  const int g = guest_recall_backtrace(s->guest, int(sizeof s->guest / sizeof s->guest[0]),
+                                       &vmstate, &unchanged);
   w.loc.source = kAsourceInternal;
   // The memprof location: the innermost Lua frame when a built-in or C
   // function it called allocates (as LuaJIT charges its fast functions to
@@ -53,7 +54,7 @@ Where capture(const CallSite &at, ThreadScratch *s) {
       [s](int i) {
         return FrameKey{s->guest[i].addr, kGuestBit | s->guest[i].line << 2 | (s->guest[i].type & 3)};
       },
-      g, s->guest_path);
+      g, s->guest_path, unchanged);
   drain_guest_symbols();
   return w;
 }
