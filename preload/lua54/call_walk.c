@@ -177,21 +177,6 @@ static bool walk_frame(struct CallWalk *w, const L54CallInfo *ci, const L54Stack
   return true;
 }
 
-/* Notes one CallInfo of the walk in its trail: f is its frame, NULL if it
-** gave none (then the trail cannot vouch for a later walk). */
-static void note(struct WalkTrail *t, const L54CallInfo *ci, const struct prof_guest_frame *f,
-                 bool first) {
-  if (!f || t->entries == TRAIL_MAX) {
-    t->whole = false;
-    return;
-  }
-  const int i = t->entries++;
-  t->ci[i] = ci;
-  t->key[i] = ci->callstatus & L54_CIST_C ? (const void *)(uintptr_t)f->addr
-                                          : (const void *)ci->u.l.savedpc;
-  t->status[i] = (unsigned short)(ci->callstatus | (first ? TRAIL_STATE_START : 0));
-}
-
 void call_walk_state(struct CallWalk *w, const L54State *L, bool running) {
   L54State copy;
   if (w->all_safe) {
@@ -201,11 +186,10 @@ void call_walk_state(struct CallWalk *w, const L54State *L, bool running) {
   const L54StackValue *stack = st->stack;
   const L54StackValue *stack_end = st->stack_last + L54_EXTRA_STACK;
   const L54CallInfo *base = &L->base_ci;
-  struct WalkTrail *trail = w->all_safe ? NULL : w->trail;
-  bool innermost = running, first = true;
+  bool innermost = running;
   bool fresh_above = false; /* the frame emitted last began a run of the VM */
   const L54CallInfo *at = st->ci;
-  for (; at && at != base && w->n < w->max && w->steps_left > 0; innermost = first = false) {
+  for (; at && at != base && w->n < w->max && w->steps_left > 0; innermost = false) {
     w->steps_left--;
     if ((uintptr_t)at & (sizeof(void *) - 1)) break;
     L54CallInfo ci_copy;
@@ -224,13 +208,10 @@ void call_walk_state(struct CallWalk *w, const L54State *L, bool running) {
       if (w->n == w->max) break;
     }
     const bool in_flux = innermost && !w->clean_point;
-    const int before = w->n;
-    const bool emitted =
-        walk_frame(w, ci, stack, stack_end, in_flux ? st->top : NULL, w->all_safe || in_flux);
-    fresh_above = emitted && lua && (ci->callstatus & L54_CIST_FRESH);
-    if (trail) note(trail, ci, emitted ? &w->frames[before] : NULL, first);
+    fresh_above =
+        walk_frame(w, ci, stack, stack_end, in_flux ? st->top : NULL, w->all_safe || in_flux) &&
+        lua && (ci->callstatus & L54_CIST_FRESH);
   }
-  if (trail && at != base) trail->whole = false;
 }
 
 /* The C function a C frame runs, as walk_frame names it; 0 if unreadable. */
@@ -244,19 +225,81 @@ static uint64_t c_function(const L54CallInfo *ci, const L54StackValue *stack,
   return cl->tt == L54_VCCL ? (uint64_t)(uintptr_t)cl->f : 0;
 }
 
-bool call_walk_matches(const struct WalkTrail *t, const L54State *L, int *at) {
-  const L54StackValue *stack_end = L->stack_last + L54_EXTRA_STACK;
-  bool first = true;
-  for (const L54CallInfo *ci = L->ci; ci != &L->base_ci; ci = ci->previous, first = false) {
-    const int i = (*at)++;
-    if (i >= t->entries || !ci || ci != t->ci[i] ||
-        t->status[i] != (unsigned short)(ci->callstatus | (first ? TRAIL_STATE_START : 0)))
-      return false;
-    if (i == 0) continue; /* the walk's innermost frame is walked again */
-    const void *key = ci->callstatus & L54_CIST_C
-                          ? (const void *)(uintptr_t)c_function(ci, L->stack, stack_end)
-                          : (const void *)ci->u.l.savedpc;
-    if (key != t->key[i]) return false;
+int call_walk_remembered(struct CallWalk *w, const L54State *const *states, int nstates,
+                         struct WalkTrail *t, const void *main) {
+  /* The CallInfos first (pointers only), to align them with t's from the
+  ** bottom; state_end[k]: where the CallInfos of states[k] end. */
+  const L54CallInfo *v[TRAIL_MAX];
+  int state_end[nstates];
+  int count = 0;
+  for (int k = 0; k < nstates; k++) {
+    for (const L54CallInfo *ci = states[k]->ci; ci != &states[k]->base_ci; ci = ci->previous) {
+      if (count == TRAIL_MAX || !ci || ((uintptr_t)ci & (sizeof(void *) - 1))) {
+        t->entries = 0; /* too deep to remember: a plain walk */
+        for (int j = 0; j < nstates && w->n < w->max; j++) call_walk_state(w, states[j], j == 0);
+        return 0;
+      }
+      v[count++] = ci;
+    }
+    state_end[k] = count;
   }
-  return true;
+  const bool usable = t->entries > 0 && t->epoch == w->epoch && t->reentry == w->reentry &&
+                      t->main == main;
+  const struct TrailEntry *const old = t->e[t->side];
+  struct TrailEntry *const now = t->e[!t->side];
+  const int shift = usable ? t->entries - count : -TRAIL_MAX - 1;
+  const int old_entries = usable ? t->entries : 0;
+  struct prof_guest_frame *const out = w->frames;
+  const int max = w->max;
+  int n = w->n;
+  int reused_from = count; /* the bottom run of reused CallInfos starts here */
+  int frame_at = 0;        /* out[frame_at..] are theirs */
+  bool fresh_above = false;
+  int i = 0;
+  for (int k = 0; k < nstates && n < max; k++) {
+    const L54State *L = states[k];
+    const L54StackValue *stack = L->stack;
+    const L54StackValue *stack_end = L->stack_last + L54_EXTRA_STACK;
+    fresh_above = false;
+    for (unsigned short first = TRAIL_STATE_START; i < state_end[k] && n < max; i++, first = 0) {
+      const L54CallInfo *ci = v[i];
+      const unsigned short callstatus = ci->callstatus;
+      const unsigned short status = (unsigned short)(callstatus | first);
+      const bool lua = !(callstatus & L54_CIST_C);
+      if (fresh_above && lua && w->reentry) {
+        out[n++] = (struct prof_guest_frame){PROF_FRAME_CFUNC, w->reentry, 0};
+        if (n == max) break;
+      }
+      const void *key = lua ? (const void *)ci->u.l.savedpc
+                            : (const void *)(uintptr_t)c_function(ci, stack, stack_end);
+      const int j = i + shift;
+      const int before = n;
+      /* XXX: the innermost frame is always walked: its line moves. */
+      if (i > 0 && j >= 0 && j < old_entries && old[j].ci == ci && old[j].status == status &&
+          old[j].key == key && key) {
+        out[n++] = old[j].frame;
+        now[i] = old[j];
+        if (reused_from == count) reused_from = i, frame_at = before;
+      } else {
+        reused_from = count;
+        w->n = n;
+        const bool emitted = walk_frame(w, ci, stack, stack_end, NULL, false);
+        n = w->n;
+        now[i] = (struct TrailEntry){ci, emitted ? key : NULL, status,
+                                     emitted ? out[before] : (struct prof_guest_frame){0}};
+      }
+      fresh_above = n > before && lua && (callstatus & L54_CIST_FRESH);
+    }
+  }
+  w->n = n;
+  if (n == max) {
+    t->entries = 0; /* cut: its bottom is not known */
+    return 0;
+  }
+  t->side = !t->side;
+  t->entries = count;
+  t->epoch = w->epoch;
+  t->reentry = w->reentry;
+  t->main = main;
+  return reused_from < count ? n - frame_at : 0;
 }

@@ -43,21 +43,23 @@ struct LineCache {
   struct LineCacheEntry e[LINE_CACHE_SLOTS];
 };
 
-/* The CallInfos of one thread's last allocation-side walk, outermost last,
-** and the frames it gave (remembered walks, lua54_backtracer.c). */
+/* One thread's last allocation-side walk: each CallInfo it read, innermost
+** first, with what named its frame and the frame (remembered walks). */
 #define TRAIL_MAX 256
 #define TRAIL_STATE_START 0x8000 /* beside callstatus: the first frame of a lua_State */
+struct TrailEntry {
+  const L54CallInfo *ci;
+  const void *key;        /* a Lua frame's saved pc, a C frame's function; NULL: no frame */
+  unsigned short status;  /* callstatus | TRAIL_STATE_START */
+  struct prof_guest_frame frame;
+};
 struct WalkTrail {
-  int entries;    /* CallInfos walked; 0: nothing remembered */
-  int n;          /* frames */
-  bool whole;     /* every CallInfo gave its frame, down to each base */
+  int entries;  /* 0: nothing remembered */
   uint32_t epoch;
   uint64_t reentry;
   const void *main;
-  const L54CallInfo *ci[TRAIL_MAX];
-  const void *key[TRAIL_MAX];           /* a Lua frame's saved pc, a C frame's function */
-  unsigned short status[TRAIL_MAX];     /* callstatus | TRAIL_STATE_START */
-  struct prof_guest_frame frames[2 * TRAIL_MAX];
+  int side;     /* which of e[] holds the last walk */
+  struct TrailEntry e[2][TRAIL_MAX];
 };
 
 struct CallWalk {
@@ -69,7 +71,6 @@ struct CallWalk {
   struct prof_guest_frame *frames;
   int max, n;
   int steps_left;          /* bounds the walk even over a corrupt chain */
-  struct WalkTrail *trail;  /* optional: note each CallInfo walked */
   /* Optional, for the layout check: each frame's closure and tail flag. */
   const void **closures;
   bool *tails;
@@ -79,11 +80,15 @@ struct CallWalk {
 ** innermost frame may be in the middle of a call or return. */
 void call_walk_state(struct CallWalk *w, const L54State *L, bool running);
 
-/* Whether the frames of L, from its innermost CallInfo, are those noted in
-** t from entry *at on (all but the walk's very first, whose saved pc may have
-** moved, compared by CallInfo, status and saved pc or C function); advances
-** *at. Only where no frame is half-written (an allocation call). */
-bool call_walk_matches(const struct WalkTrail *t, const L54State *L, int *at);
+/* Appends the frames of states[0..nstates) (innermost first, the first one
+** running), where no frame is half-written (an allocation call), reusing
+** t's: a CallInfo below the innermost that holds, at the same distance from
+** the bottom, the same status and saved pc (Lua) or C function gives the
+** frame it gave then, without reading more; the others are walked. Returns
+** how many outer frames are provably those of the walk t remembered (0 if
+** t was empty or another), and makes t remember this walk. */
+int call_walk_remembered(struct CallWalk *w, const L54State *const *states, int nstates,
+                         struct WalkTrail *t, const void *main);
 
 /* Copies n bytes from src, or returns false if they are not readable. */
 bool safe_read(void *dst, const void *src, size_t n);

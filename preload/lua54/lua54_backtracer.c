@@ -29,15 +29,6 @@ static void walk_states(struct ThreadSlot *s, lua_State *main, struct CallWalk *
   if (w->n < w->max) call_walk_state(w, l54_state(main), running);
 }
 
-/* Whether this thread runs the very CallInfos t noted, all but the
-** innermost with the same saved pc or C function. */
-static bool repeats(const struct WalkTrail *t, struct ThreadSlot *s, lua_State *main) {
-  int at = 0, depth = 0;
-  for (const struct ResumeLink *link = s->top; link; link = link->prev)
-    if (++depth > MAX_RESUME_DEPTH || !call_walk_matches(t, l54_state(link->co), &at)) return false;
-  return call_walk_matches(t, l54_state(main), &at) && at == t->entries;
-}
-
 int lua54_recall(void *ctx, struct prof_guest_frame *frames, int max, int *vmstate, int *unchanged) {
   struct ThreadSlot *s = &lua54_slot;
   lua_State *main = s->main;
@@ -45,45 +36,27 @@ int lua54_recall(void *ctx, struct prof_guest_frame *frames, int max, int *vmsta
   *unchanged = 0;
   /* XXX: only where no frame is half-written (the allocator runs) and no
   ** other walk is under way; else a plain walk, and the trail is dropped. */
-  if (!main || !t || s->in_alloc <= 0 || s->walking || max <= 0 || max > 2 * TRAIL_MAX) {
+  if (!main || !t || s->in_alloc <= 0 || s->walking || max <= 0) {
     if (t) t->entries = 0;
     return lua54_backtrace(ctx, frames, max, vmstate);
   }
   s->walking++;
   __atomic_signal_fence(__ATOMIC_SEQ_CST);
+  const L54State *states[MAX_RESUME_DEPTH + 1];
+  int nstates = 0;
+  for (const struct ResumeLink *link = s->top; link && nstates < MAX_RESUME_DEPTH; link = link->prev)
+    states[nstates++] = l54_state(link->co);
+  states[nstates++] = l54_state(main);
   struct CallWalk w = {
       .clean_point = true,
       .cache = s->cache,
       .reentry = __atomic_load_n(&g_reentry, __ATOMIC_RELAXED),
       .epoch = call_walk_epoch(),
       .frames = frames,
-      .max = 1,
-      .steps_left = 1,
+      .max = max,
+      .steps_left = max + 64,
   };
-  if (t->entries > 0 && t->whole && t->main == main && t->epoch == w.epoch &&
-      t->reentry == w.reentry && t->n <= max && repeats(t, s, main)) {
-    /* The innermost frame again (its line may have moved), the rest as noted. */
-    walk_states(s, main, &w);
-    if (w.n == 1) {
-      t->frames[0] = frames[0];
-      for (int i = 1; i < t->n; i++) frames[i] = t->frames[i];
-      w.n = t->n;
-      *unchanged = t->n - 1;
-    }
-  }
-  if (*unchanged == 0) {
-    t->entries = 0;
-    t->whole = true;
-    t->main = main;
-    t->epoch = w.epoch;
-    t->reentry = w.reentry;
-    w = (struct CallWalk){.clean_point = true, .cache = s->cache, .reentry = t->reentry,
-                          .epoch = t->epoch, .frames = frames, .max = max,
-                          .steps_left = max + 64, .trail = t};
-    walk_states(s, main, &w);
-    t->n = w.n;
-    for (int i = 0; i < w.n; i++) t->frames[i] = frames[i];
-  }
+  *unchanged = call_walk_remembered(&w, states, nstates, t, main);
   __atomic_signal_fence(__ATOMIC_SEQ_CST);
   s->walking--;
   *vmstate = vmstate_of(main, &w);
