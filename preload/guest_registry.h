@@ -15,9 +15,7 @@
 
 #include "ext.h"
 #include "libprof.h"
-#include "memprof.h"
 #include "symtab.h"
-#include "sysprof.h"
 
 namespace prof {
 
@@ -35,21 +33,14 @@ bool guest_registered();
 using GuestSymbol = SymbolView;
 constexpr uint8_t kGuestVmFunction = 0x10;
 
-// A published symbol as the memory or the CPU stream writes it: a symtab
-// event, or a vm-function record (ext.h).
-template <class Out>
-void put_guest_symbol_memprof(Out &out, const GuestSymbol &g) {
+// A published symbol as a stream writes it: a vm-function record (ext.h),
+// else the stream's own symbol event, through put_symbol(out, g).
+template <class Out, class PutSymbol>
+void put_guest_symbol(Out &out, const GuestSymbol &g, PutSymbol put_symbol) {
   if (g.type == kGuestVmFunction)
     put_ext(out, ext::VmFunctionView{g.addr, g.line, g.name});
   else
-    put_memprof_symbol(out, g);
-}
-template <class Out>
-void put_guest_symbol_sysprof(Out &out, const GuestSymbol &g) {
-  if (g.type == kGuestVmFunction)
-    put_ext(out, ext::VmFunctionView{g.addr, g.line, g.name});
-  else
-    put_sysprof_symbol(out, g);
+    put_symbol(out, g);
 }
 
 // How many symbols were published; symbol(i) for i below it is immutable.

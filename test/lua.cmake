@@ -13,26 +13,25 @@ set_target_properties(lua_adapter_tests PROPERTIES ENABLE_EXPORTS ON)
 add_dependencies(lua_adapter_tests prof_lua)
 prof_discover_tests(lua_adapter_tests)
 
+# A host standing in for the agent that runs the test scripts of e2e/ (the
+# module binds to its prof_register_guest & co).
+function(add_lua_host_test target source)
+  add_executable(${target} ${source} lua_host.cpp)
+  target_link_libraries(${target} PRIVATE test_main PkgConfig::LUA54_HOST)
+  target_include_directories(${target} PRIVATE ${PROJECT_SOURCE_DIR}/preload/include)
+  target_compile_definitions(${target} PRIVATE
+    PROF_LUA_MODULE_DIR="$<TARGET_FILE_DIR:prof_lua>"
+    PROF_LUA_TEST_DIR="${CMAKE_CURRENT_SOURCE_DIR}/e2e")
+  set_target_properties(${target} PROPERTIES ENABLE_EXPORTS ON)
+  add_dependencies(${target} prof_lua)
+endfunction()
+
 # Remembered walks against fresh ones, in every allocation of the Lua tests' scripts.
-add_executable(lua_recall_tests lua_recall.cpp lua_host.cpp)
-target_link_libraries(lua_recall_tests PRIVATE test_main PkgConfig::LUA54_HOST)
-target_include_directories(lua_recall_tests PRIVATE ${PROJECT_SOURCE_DIR}/preload/include)
-target_compile_definitions(lua_recall_tests PRIVATE
-  PROF_LUA_MODULE_DIR="$<TARGET_FILE_DIR:prof_lua>"
-  PROF_LUA_TEST_DIR="${CMAKE_CURRENT_SOURCE_DIR}/e2e")
-set_target_properties(lua_recall_tests PROPERTIES ENABLE_EXPORTS ON)
-add_dependencies(lua_recall_tests prof_lua)
+add_lua_host_test(lua_recall_tests lua_recall.cpp)
 prof_discover_tests(lua_recall_tests)
 
 # Runs PROF_LUA_STRESS_SECONDS (default 20) CPU seconds of churn.
-add_executable(lua_stress_tests lua_stress.cpp lua_host.cpp)
-target_link_libraries(lua_stress_tests PRIVATE test_main PkgConfig::LUA54_HOST)
-target_include_directories(lua_stress_tests PRIVATE ${PROJECT_SOURCE_DIR}/preload/include)
-target_compile_definitions(lua_stress_tests PRIVATE
-  PROF_LUA_MODULE_DIR="$<TARGET_FILE_DIR:prof_lua>"
-  PROF_LUA_TEST_DIR="${CMAKE_CURRENT_SOURCE_DIR}/e2e")
-set_target_properties(lua_stress_tests PROPERTIES ENABLE_EXPORTS ON)
-add_dependencies(lua_stress_tests prof_lua)
+add_lua_host_test(lua_stress_tests lua_stress.cpp)
 prof_discover_tests(lua_stress_tests PROPERTIES TIMEOUT 900)
 
 add_executable(lua_e2e_tests lua_e2e.cpp lua_e2e_cpu.cpp lua_e2e_merge.cpp e2e/agent_run.cpp

@@ -152,7 +152,8 @@ void drain_guest_symbols() {
   g_symbol_cursor.drain([](const GuestSymbol &g) {
     uint8_t buf[kMaxSymbolRecordBytes];  // the encoder cuts long names to fit
     SpanWriter out(buf);
-    put_guest_symbol_memprof(out, g);
+    put_guest_symbol(out, g,
+                     [](SpanWriter &o, const GuestSymbol &s) { put_memprof_symbol(o, s); });
     g_agent.ring.append(out.data(), out.size());
   });
   g_draining.store(false, std::memory_order_release);
