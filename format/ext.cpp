@@ -11,7 +11,7 @@ const char *ext_kind_name(ExtKind kind) {
       "?",          "stack-host", "stack-guest", "module-load", "module-unload",
       "time-mark",  "sampling",   "marker",      "stats",       "map",
       "unmap",      "process",    "sampler",     "thread",      "weight",
-      "unclean-end", "skip"};
+      "unclean-end", "skip",  "vm-function", "vm-state"};
   const uint8_t k = static_cast<uint8_t>(kind);
   return k <= kExtKindMax ? kNames[k] : "?";
 }
@@ -114,6 +114,14 @@ void read_body(ByteReader &in, ext::Skip &r) {
     left -= n;
   }
 }
+
+void read_body(ByteReader &in, ext::VmFunction &r) {
+  r.start = in.uleb();
+  r.size = in.uleb();
+  in.string(r.name, kMaxExtString);
+}
+
+void read_body(ByteReader &in, ext::VmState &r) { r.vmstate = in.uleb(); }
 
 template <class Record>
 void read_as(ByteReader &in, ExtRecord &out) {

@@ -7,7 +7,7 @@
 // ext-body       := stack-host | stack-guest | module-load | module-unload |
 //                   time-mark | sampling | marker | stats | map | unmap |
 //                   process | sampler | thread | weight | unclean-end |
-//                   skip
+//                   skip | vm-function | vm-state
 // stack-host     := node-id parent-id ip                         (kind 1)
 // stack-guest    := node-id parent-id frame-type frame-addr line (kind 2)
 // module-load    := base size path build-id                      (kind 3)
@@ -25,11 +25,13 @@
 // weight         := sample-weight                                (kind 14)
 // unclean-end    := time-ns lost-bytes                           (kind 15)
 // skip           := length <BYTE>{length}                        (kind 16)
+// vm-function    := start size name                              (kind 17)
+// vm-state       := vmstate                                      (kind 18)
 // node-id, parent-id, ip, frame-type, frame-addr, line, base, size, time-ns,
 // rss-bytes, heap-bytes, mean-bytes, count, stat-value, addr, length,
 // host-stack-id, guest-stack-id, pid, ppid, time-unix-ns, backend, mode,
-// interval-ns, tid, sample-weight, lost-bytes := <ULEB128>
-// path, build-id, label, stat-name, exe-path := string (as in symtab.h)
+// interval-ns, tid, sample-weight, lost-bytes, start, vmstate := <ULEB128>
+// path, build-id, label, stat-name, exe-path, name := string (as in symtab.h)
 //
 // Meaning:
 // - The stack table is a prefix tree written once, node by node, before the
@@ -76,6 +78,17 @@
 // - skip: `length` bytes that carry nothing, where a record was reserved
 //   but never written (its thread left the writer by longjmp); the stats say
 //   how many. Readers pass over them.
+// - vm-function: the host code [start, start + size) is a guest VM's
+//   interpreter function (Lua 5.4's luaV_execute), named `name`: a host frame
+//   there runs guest code, so guest frames go right above it, and it is shown
+//   as `name` even where the binary is stripped. A guest C frame (type 2)
+//   whose frame-addr lies there stands for native code re-entering the VM
+//   (a metamethod, an iterator, a finalizer): the boundary between two runs
+//   of guest frames. Written before any record that needs it.
+// - vm-state (sysprof only): the next sample was taken in this VM state,
+//   though its header says another: a collector step (GC) that keeps the
+//   guest stack it interrupted is written as a sample-guest (LFUNC) after
+//   vm-state 4. The body is always the one the header's state calls for.
 //
 // libprof's encoders write at most kMaxWrittenPath bytes of a path or
 // exe-path and kMaxWrittenLabel of a label, and an empty build-id for one
@@ -116,8 +129,10 @@ enum class ExtKind : uint8_t {
   Weight = 14,
   UncleanEnd = 15,
   Skip = 16,
+  VmFunction = 17,
+  VmState = 18,
 };
-constexpr uint8_t kExtKindMax = 16;
+constexpr uint8_t kExtKindMax = 18;
 
 constexpr uint8_t ext_header(ExtKind kind) { return kExtFlag | static_cast<uint8_t>(kind); }
 
@@ -265,13 +280,29 @@ struct Skip {
   uint64_t length = 0;
 };
 
+template <class Text>
+struct BasicVmFunction {
+  static constexpr ExtKind kKind = ExtKind::VmFunction;
+  static constexpr size_t kMaxBytes = 1 + 3 * kUleb128Max + kMaxWrittenLabel;
+  uint64_t start = 0, size = 0;
+  Text name;
+};
+using VmFunction = BasicVmFunction<std::string>;
+using VmFunctionView = BasicVmFunction<std::string_view>;
+
+struct VmState {
+  static constexpr ExtKind kKind = ExtKind::VmState;
+  static constexpr size_t kMaxBytes = 1 + kUleb128Max;
+  uint64_t vmstate = 0;  // sysprof's vmstate (sysprof.h)
+};
+
 }  // namespace ext
 
 // A decoded extension record: the alternative at index kind - 1.
 using ExtRecord = std::variant<ext::StackHost, ext::StackGuest, ext::ModuleLoad, ext::ModuleUnload,
                                ext::TimeMark, ext::Sampling, ext::Marker, ext::Stats, ext::Map,
                                ext::Unmap, ext::Process, ext::Sampler, ext::Thread, ext::Weight,
-                               ext::UncleanEnd, ext::Skip>;
+                               ext::UncleanEnd, ext::Skip, ext::VmFunction, ext::VmState>;
 
 template <size_t... I>
 constexpr bool ext_kinds_in_order(std::index_sequence<I...>) {
@@ -413,6 +444,20 @@ void put_ext(Out &out, const ext::Skip &r) {
   out.put_u8(ext_header(r.kKind));
   out.put_uleb(r.length);
   for (uint64_t i = 0; i < r.length; i++) out.put_u8(0);
+}
+
+template <class Out, class Text>
+void put_ext(Out &out, const ext::BasicVmFunction<Text> &r) {
+  out.put_u8(ext_header(r.kKind));
+  out.put_uleb(r.start);
+  out.put_uleb(r.size);
+  out.put_string(r.name.data(), written_len(r.name, kMaxWrittenLabel));
+}
+
+template <class Out>
+void put_ext(Out &out, const ext::VmState &r) {
+  out.put_u8(ext_header(r.kKind));
+  out.put_uleb(r.vmstate);
 }
 
 // The start of skip records spanning exactly `total` bytes (total >= 2),

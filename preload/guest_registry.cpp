@@ -7,6 +7,7 @@
 #include <sys/mman.h>
 
 #include "symtab.h"
+#include "unwind_rule.h"
 
 namespace prof {
 namespace {
@@ -14,6 +15,8 @@ namespace {
 struct Registration {
   prof_guest_backtracer fn;
   void *ctx;
+  prof_guest_recaller recall;  // nullptr: the backtracer alone
+  void *recall_ctx;
 };
 
 // XXX: registrations are never freed (a sampler may still read the old one);
@@ -99,6 +102,17 @@ int guest_backtrace_interrupted(prof_guest_frame *frames, int max, int *vmstate,
   return n;
 }
 
+int guest_recall_backtrace(prof_guest_frame *frames, int max, int *vmstate, int *unchanged) {
+  const Registration *r = g_current.load(std::memory_order_acquire);
+  *unchanged = 0;
+  if (!r) {
+    *vmstate = -1;
+    return 0;
+  }
+  if (r->recall) return r->recall(r->recall_ctx, frames, max, vmstate, unchanged);
+  return r->fn(r->ctx, frames, max, vmstate);
+}
+
 bool guest_registered() { return g_current.load(std::memory_order_acquire) != nullptr; }
 
 uint64_t guest_symbol_count() { return g_symbol_count.load(std::memory_order_acquire); }
@@ -121,7 +135,21 @@ __attribute__((visibility("default"))) void prof_register_guest(prof_guest_backt
   std::lock_guard<std::mutex> lock(g_publish_mutex);
   const int slot = g_registration_count < kMaxRegistrations ? g_registration_count++
                                                             : kMaxRegistrations - 1;
-  g_registrations[slot] = Registration{fn, ctx};
+  g_registrations[slot] = Registration{fn, ctx, nullptr, nullptr};
+  g_current.store(&g_registrations[slot], std::memory_order_release);
+}
+
+__attribute__((visibility("default"))) void prof_register_guest_recall(prof_guest_recaller fn,
+                                                                        void *ctx) {
+  using namespace prof;
+  std::lock_guard<std::mutex> lock(g_publish_mutex);
+  const Registration *now = g_current.load(std::memory_order_acquire);
+  if (!now) return;
+  // A new registration: the one a walk may be reading stays as it is.
+  const int slot = g_registration_count < kMaxRegistrations ? g_registration_count++
+                                                            : kMaxRegistrations - 1;
+  if (&g_registrations[slot] == now) return;
+  g_registrations[slot] = Registration{now->fn, now->ctx, fn, ctx};
   g_current.store(&g_registrations[slot], std::memory_order_release);
 }
 
@@ -141,6 +169,13 @@ __attribute__((visibility("default"))) void prof_guest_trace_symbol(uint64_t tra
                                                                      uint64_t proto,
                                                                      uint64_t line) {
   prof::publish(prof::kSymTrace, proto, "", line, traceno);
+}
+
+__attribute__((visibility("default"))) int prof_guest_vm_function(uint64_t pc, const char *name) {
+  uint64_t begin, end;
+  if (!prof::function_extent(pc, &begin, &end)) return 0;
+  prof::publish(prof::kGuestVmFunction, begin, name, end - begin);
+  return 1;
 }
 
 }  // extern "C"

@@ -13,6 +13,7 @@
 
 #include <cstdint>
 
+#include "ext.h"
 #include "libprof.h"
 #include "symtab.h"
 
@@ -25,11 +26,26 @@ int guest_backtrace(prof_guest_frame *frames, int max, int *vmstate);
 // which the backtracer may read (prof_guest_signal_context).
 int guest_backtrace_interrupted(prof_guest_frame *frames, int max, int *vmstate,
                                 const void *ucontext);
+// The same for allocation hooks: through the guest's recaller when it has
+// one, which sets *unchanged (libprof.h); else the backtracer, *unchanged 0.
+int guest_recall_backtrace(prof_guest_frame *frames, int max, int *vmstate, int *unchanged);
 bool guest_registered();
 
-// A published symbol: kSymLfunc or kSymCfunc, its name NUL-terminated in
-// memory that is never freed.
+// A published symbol: kSymLfunc, kSymCfunc or kGuestVmFunction (addr: the
+// function's start, line: its size), its name NUL-terminated in memory that
+// is never freed.
 using GuestSymbol = SymbolView;
+constexpr uint8_t kGuestVmFunction = 0x10;
+
+// A published symbol as a stream writes it: a vm-function record (ext.h),
+// else the stream's own symbol event, through put_symbol(out, g).
+template <class Out, class PutSymbol>
+void put_guest_symbol(Out &out, const GuestSymbol &g, PutSymbol put_symbol) {
+  if (g.type == kGuestVmFunction)
+    put_ext(out, ext::VmFunctionView{g.addr, g.line, g.name});
+  else
+    put_symbol(out, g);
+}
 
 // How many symbols were published; symbol(i) for i below it is immutable.
 uint64_t guest_symbol_count();

@@ -105,6 +105,39 @@ bench() {
     "$ours" "$theirs" "$(ratio "$theirs" "$ours")"
 }
 
+# The Lua adapter as Lua users run it (`lua5.4 -l prof_lua`, loaded here
+# through LUA_INIT so that every configuration runs the same command), full
+# capture, beside the bare run and heaptrack; then instruction counts
+# (cachegrind), which a loaded machine does not skew. Target: at most 2.0x.
+bench_lua_adapter() {
+  local depth=$1 adapter
+  rm -rf "$tmp"/*
+  adapter="LUA_CPATH=$PWD/$build/preload/lua54/?.so;; LUA_INIT=require('prof_lua')"
+  configs=(""
+           "env LD_PRELOAD=$agent PROF_OUTPUT=$tmp/lua $adapter"
+           "heaptrack -o $tmp/heaptrack")
+  interleave "$ROUNDS" lua5.4 scripts/bench/binarytrees.lua "$depth"
+  printf 'lua5.4 -l prof_lua binary-trees %s, wall time, best of %d interleaved rounds\n' \
+    "$depth" "$ROUNDS"
+  printf '  bare %.3fs | libprof with the adapter %.3fs (%s) | heaptrack %.3fs (%s)\n' \
+    "${best_wall[0]}" "${best_wall[1]}" "$(ratio "${best_wall[1]}" "${best_wall[0]}")" \
+    "${best_wall[2]}" "$(ratio "${best_wall[2]}" "${best_wall[0]}")"
+  command -v valgrind >/dev/null || return 0
+  local bare_ir lua_ir
+  # shellcheck disable=SC2086  # the adapter's variables are words on purpose
+  bare_ir=$(instructions lua5.4 scripts/bench/binarytrees.lua 12)
+  lua_ir=$(instructions env LD_PRELOAD="$agent" PROF_OUTPUT="$tmp/lua" $adapter \
+           lua5.4 scripts/bench/binarytrees.lua 12)
+  printf '  instructions (cachegrind, depth 12): bare %s | libprof with the adapter %s (%s)\n' \
+    "$bare_ir" "$lua_ir" "$(ratio "$lua_ir" "$bare_ir")"
+}
+# instructions CMD...: the instructions the last program CMD runs executes.
+instructions() {
+  valgrind --tool=cachegrind --cache-sim=no --trace-children=yes \
+    --cachegrind-out-file=/dev/null "$@" 2>&1 >/dev/null |
+    awk '/I *refs:/ {gsub(",", "", $NF); n = $NF} END {print n}'
+}
+
 CPU_ROUNDS=${CPU_ROUNDS:-7}
 bench_cpu() {
   local name=$1 backend=$2
@@ -164,6 +197,7 @@ bench_luajit() {
 
 if [ "${1:-}" != cpu ]; then
   bench "lua5.4 binary-trees 15" lua5.4 scripts/bench/binarytrees.lua 15
+  bench_lua_adapter 15
   bench "2-thread C++ malloc/free/realloc churn" "$build/churn"
 fi
 for backend in perf timer; do

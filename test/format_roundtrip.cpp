@@ -40,7 +40,9 @@ std::vector<ExtRecord> sample_ext() {
           ext::Thread{1234},
           ext::Weight{4},
           ext::UncleanEnd{2500000000, 96},
-          ext::Skip{5}};
+          ext::Skip{5},
+          ext::VmFunction{0x55d0c0de1000, 0x2f40, "luaV_execute"},
+          ext::VmState{4}};
 }
 
 // Each record's fields, to compare a decoded record with the one encoded.
@@ -74,6 +76,8 @@ auto fields(const ext::Thread &r) { return std::make_tuple(r.tid); }
 auto fields(const ext::Weight &r) { return std::make_tuple(r.sample_weight); }
 auto fields(const ext::UncleanEnd &r) { return std::make_tuple(r.time_ns, r.lost_bytes); }
 auto fields(const ext::Skip &r) { return std::make_tuple(r.length); }
+auto fields(const ext::VmFunction &r) { return std::make_tuple(r.start, r.size, r.name); }
+auto fields(const ext::VmState &r) { return std::make_tuple(r.vmstate); }
 
 void check_same(const ExtRecord &got, const ExtRecord &want) {
   REQUIRE(ext_kind(got) == ext_kind(want));

@@ -401,6 +401,30 @@ const uint8_t *find_fde(uint64_t pc, bool *no_table) {
   return hdr + table[2 * lo + 1];
 }
 
+// The FDE covering pc, opened: its CIE, its code range, and the cursor at its
+// augmentation data. *no_table tells code that no FDE covers (as opposed to
+// an FDE that cannot be read).
+bool open_fde(uint64_t pc, Cursor *c, Cie *cie, uint64_t *begin, uint64_t *range,
+              bool *no_table) {
+  const uint8_t *fde = find_fde(pc, no_table);
+  if (!fde) return false;
+  *c = Cursor{fde, fde + 8};
+  const uint32_t len = c->fixed<uint32_t>();
+  if (!c->ok || len == 0 || len == kDwarf64Length) return false;
+  c->end = c->p + len;
+  const uint8_t *cie_field = c->p;
+  const uint32_t cie_off = c->fixed<uint32_t>();
+  if (!c->ok || cie_off == 0 || !parse_cie(cie_field - cie_off, cie)) return false;
+  *begin = c->encoded(cie->fde_enc);
+  *range = c->encoded(cie->fde_enc & kPeFormat);
+  if (!c->ok) return false;
+  if (pc < *begin || pc - *begin >= *range) {  // between two functions' entries
+    *no_table = true;
+    return false;
+  }
+  return true;
+}
+
 std::atomic<uint64_t> g_rules_generation{1};
 
 }  // namespace
@@ -409,25 +433,24 @@ void forget_unwind_rules() { g_rules_generation.fetch_add(1, std::memory_order_r
 
 uint64_t unwind_rules_generation() { return g_rules_generation.load(std::memory_order_acquire); }
 
+bool function_extent(uint64_t pc, uint64_t *begin, uint64_t *end) {
+  Cursor c;
+  Cie cie;
+  uint64_t range;
+  bool no_table;
+  if (!open_fde(pc, &c, &cie, begin, &range, &no_table)) return false;
+  *end = *begin + range;
+  return true;
+}
+
 UnwindRule find_unwind_rule(uint64_t pc) {
   UnwindRule out;
-  bool no_table;
-  const uint8_t *fde = find_fde(pc, &no_table);
-  if (no_table) out.cfa = UnwindRule::kNoTable;
-  if (!fde) return out;
-  Cursor c{fde, fde + 8};
-  const uint32_t len = c.fixed<uint32_t>();
-  if (!c.ok || len == 0 || len == kDwarf64Length) return out;
-  c.end = c.p + len;
-  const uint8_t *cie_field = c.p;
-  const uint32_t cie_off = c.fixed<uint32_t>();
+  Cursor c;
   Cie cie;
-  if (!c.ok || cie_off == 0 || !parse_cie(cie_field - cie_off, &cie) || cie.signal_frame) return out;
-  const uint64_t begin = c.encoded(cie.fde_enc);
-  const uint64_t range = c.encoded(cie.fde_enc & kPeFormat);
-  if (!c.ok) return out;
-  if (pc < begin || pc - begin >= range) {  // between two functions' entries
-    out.cfa = UnwindRule::kNoTable;
+  uint64_t begin, range;
+  bool no_table;
+  if (!open_fde(pc, &c, &cie, &begin, &range, &no_table) || cie.signal_frame) {
+    if (no_table) out.cfa = UnwindRule::kNoTable;
     return out;
   }
   if (cie.has_aug_data) {

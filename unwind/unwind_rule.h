@@ -51,6 +51,11 @@ constexpr UnwindRule kFramePointerRule{UnwindRule::kRbp, UnwindRule::kAtCfa, -16
 // call instruction's rule, which the return address may already be past.
 UnwindRule find_unwind_rule(uint64_t pc);
 
+// The code range [*begin, *end) of the function containing pc, as its FDE
+// states it (a part split off by the compiler, such as foo.cold, has its
+// own); false when no loaded object's table covers pc.
+bool function_extent(uint64_t pc, uint64_t *begin, uint64_t *end);
+
 // Code was unloaded: every cached rule is stale. Caches compare this
 // generation with the one they were filled under.
 void forget_unwind_rules();

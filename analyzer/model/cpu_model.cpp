@@ -12,20 +12,38 @@ std::string sampler_text(const ext::Sampler &r) {
          std::to_string(r.interval_ns / 1000) + " us";
 }
 
+// A vm-state record's state, which its sample takes as its label.
+int relabel_to(const ext::VmState &r, uint64_t offset) {
+  if (r.vmstate >= kVmstCount || r.vmstate == kVmstTrace)
+    throw FormatError(offset, false, "vm-state " + std::to_string(r.vmstate) + " names no VM state a sample can take");
+  return int(r.vmstate);
+}
+
 }  // namespace
 
 void CpuModel::read(StreamContext &ctx, CallTree &calls) {
   uint64_t tid = 0, weight = 1;
+  int vmstate = -1;  // the next sample's, from a vm-state record
+  SysprofSample relabelled;
   ctx.read_sysprof([&](const SysprofSample &s) {
     if (s.record != SysprofRecord::Ext) {
-      add(ctx, calls, s, double(weight), tid);
+      if (vmstate >= 0 && s.vmstate != kVmstTrace) {
+        relabelled = s;
+        relabelled.vmstate = uint8_t(vmstate);
+        add(ctx, calls, relabelled, double(weight), tid);
+      } else {
+        add(ctx, calls, s, double(weight), tid);
+      }
       weight = 1;
+      vmstate = -1;
       return;
     }
     if (const auto *t = std::get_if<ext::Thread>(&s.ext))
       tid = t->tid;
     else if (const auto *w = std::get_if<ext::Weight>(&s.ext))
       weight = w->sample_weight;
+    else if (const auto *state = std::get_if<ext::VmState>(&s.ext))
+      vmstate = relabel_to(*state, s.offset);
     else if (const auto *sampler = std::get_if<ext::Sampler>(&s.ext))
       samplers_.push_back(sampler_text(*sampler));
   });

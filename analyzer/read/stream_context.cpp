@@ -23,6 +23,13 @@ bool StreamContext::absorb(const ExtRecord &r, uint64_t offset) {
     f.line = guest->line;
     f.module_epoch = symbolizer.epoch();
     stacks.add(guest->id, guest->parent, f, offset);
+  } else if (const auto *vm = std::get_if<ext::VmFunction>(&r)) {
+    Frame f;
+    f.function = vm->name.empty() ? "(guest VM)" : vm->name;
+    f.kind = Frame::Kind::Native;
+    f.addr = vm->start;
+    vm_functions_.push_back(VmFunctionRange{vm->start, vm->size, std::move(f)});
+    naming_epoch++;
   } else if (const auto *load = std::get_if<ext::ModuleLoad>(&r)) {
     symbolizer.module_load(*load);
     naming_epoch++;
@@ -66,6 +73,16 @@ void StreamContext::host_frames(uint64_t ip, uint32_t epoch, CallTree &calls,
     out.push_back(calls.frame_id(file.symbols().host_frame(ip)));
     return;
   }
+  // XXX: the guest VM's interpreter is one frame, its name known even where
+  // the binary is stripped: the merge finds it by that name.
+  for (const VmFunctionRange &vm : vm_functions_)
+    if (ip - 1 - vm.start < vm.size) {
+      const uint32_t id = calls.frame_id(vm.frame);
+      if (std::find(vm_frame_ids_.begin(), vm_frame_ids_.end(), id) == vm_frame_ids_.end())
+        vm_frame_ids_.push_back(id);
+      out.push_back(id);
+      return;
+    }
   const std::vector<Frame> &frames = symbolizer.frames(ip, epoch);
   // The agent's interposers are transparent; it shows only where a sample
   // interrupted it.
@@ -97,7 +114,14 @@ uint32_t StreamContext::merged_node(const std::vector<uint32_t> &host,
                                     const std::vector<uint32_t> &guest,
                                     const std::vector<bool> &guest_cfunc, CallTree &calls) {
   entries_.clear();
-  for (uint32_t id : host) entries_.push_back(vm_entry(calls.function(id), calls.kind(id)));
+  // XXX: a stream that names its VM's interpreter (vm-function) is merged by
+  // that alone: names such as lua_resume mean other things in other VMs.
+  for (uint32_t id : host)
+    entries_.push_back(
+        vm_functions_.empty() ? vm_entry(calls.function(id), calls.kind(id))
+        : std::find(vm_frame_ids_.begin(), vm_frame_ids_.end(), id) != vm_frame_ids_.end()
+            ? VmEntry::RunsLua
+            : VmEntry::None);
   merge_positions(entries_, guest_cfunc, order_);
   uint32_t node = CallTree::kRoot;
   for (uint32_t at : order_)

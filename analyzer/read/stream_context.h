@@ -134,6 +134,13 @@ struct StreamContext {
   uint32_t merged_node(const std::vector<uint32_t> &host, const std::vector<uint32_t> &guest,
                        const std::vector<bool> &guest_cfunc, CallTree &calls);
 
+  // The guest VM's interpreter functions (vm-function records).
+  struct VmFunctionRange {
+    uint64_t start, size;
+    Frame frame;
+  };
+  std::vector<VmFunctionRange> vm_functions_;
+  std::vector<uint32_t> vm_frame_ids_;  // their frames' ids in the call tree
   // By stack-table index: a host node's call-tree node, a guest node's frame id.
   std::vector<uint32_t> named_;
   std::vector<uint32_t> todo_, ip_ids_, host_ids_, guest_ids_, order_;  // scratch

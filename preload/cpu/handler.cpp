@@ -40,6 +40,12 @@ void put_sample(SpanWriter &out, const SampleSlot &s, uint8_t vmstate, int guest
     put_sysprof_trace(out, 0, named ? s.guest[0].addr : 0, named ? s.guest[0].line : 0);
     return;
   }
+  // XXX: sysprof's GC sample has no guest stack: one that keeps the stack
+  // the collector interrupted is a guest sample labelled GC (ext.h).
+  if (vmstate == kVmstGc && guest > 0) {
+    put_ext(out, ext::VmState{kVmstGc});
+    vmstate = kVmstLfunc;
+  }
   put_sysprof_stacks(out, vmstate, Span<prof_guest_frame>(s.guest, size_t(guest)),
                      Span<uint64_t>(s.ips, size_t(host)));
 }

@@ -31,9 +31,10 @@ namespace prof {
 struct SampleSlot {
   static constexpr size_t kMaxHostFrames = 1024;
   static constexpr size_t kMaxGuestFrames = 256;
-  // The largest record: a weight, then a sample with every frame at its widest.
-  static constexpr size_t kMaxRecord =
-      ext::Weight::kMaxBytes + max_sample_bytes(kMaxGuestFrames, kMaxHostFrames);
+  // The largest record: a weight, a VM state, then a sample with every frame
+  // at its widest.
+  static constexpr size_t kMaxRecord = ext::Weight::kMaxBytes + ext::VmState::kMaxBytes +
+                                       max_sample_bytes(kMaxGuestFrames, kMaxHostFrames);
   static constexpr size_t kRingBytes = size_t(1) << 18;
   // The handler writes its samples out past this (stream.h).
   static constexpr size_t kFlushBytes = kRingBytes / 4;

@@ -70,7 +70,9 @@ void defer_unload(uint64_t base, void *) {
 
 // Guest symbols published since the last call, as sysprof's sample-symtab.
 void write_symbols() {
-  g_symbols.drain([](const GuestSymbol &g) { put_sysprof_symbol(*g_out, g); });
+  g_symbols.drain([](const GuestSymbol &g) {
+    put_guest_symbol(*g_out, g, [](auto &o, const GuestSymbol &s) { put_sysprof_symbol(o, s); });
+  });
 }
 
 void write_slot(SampleSlot &s) {

@@ -6,6 +6,7 @@
 ** when the agent is not loaded, so declare what you call weak and test it:
 **
 **   #pragma weak prof_register_guest
+#pragma weak prof_register_guest_recall
 **   if (prof_register_guest) prof_register_guest(my_backtracer, my_ctx);
 **
 ** (PROF_WEAK_API, defined before including this header, does that for you.)
@@ -66,6 +67,19 @@ const void *prof_guest_signal_context(void);
 void prof_register_guest(prof_guest_backtracer backtracer, void *ctx);
 
 /*
+** Optional, registered after the backtracer and for the same VM: the same
+** walk for allocation hooks only (on the allocating thread, never in a
+** signal handler), which may remember its previous call on this thread. It
+** also stores in *unchanged how many outermost frames of its result are
+** provably those of its previous call's result on this thread (0 when it
+** cannot tell), so that the agent spends nothing on them. Registering a
+** backtracer again drops it.
+*/
+typedef int (*prof_guest_recaller)(void *ctx, struct prof_guest_frame *frames, int max,
+                                   int *vmstate, int *unchanged);
+void prof_register_guest_recall(prof_guest_recaller recaller, void *ctx);
+
+/*
 ** Publishes guest symbols (not from signal context): a function prototype at
 ** addr defined in chunk at line, or a native function's name. They reach
 ** both streams as in-stream symtab records, once per address.
@@ -102,6 +116,14 @@ int prof_memory_recording(void);
 /* Names JIT trace traceno: it starts in prototype proto at line. A trace
 ** number the VM reuses is published again. */
 void prof_guest_trace_symbol(uint64_t traceno, uint64_t proto, uint64_t line);
+** Publishes that the host function containing pc (a return address into it)
+** is the guest VM's interpreter, named name (not from signal context): guest
+** frames are placed right above each host frame in it, which is shown as
+** name even in a stripped binary. A guest C frame at pc marks native code
+** re-entering the interpreter between two runs of guest frames. Returns 0
+** when the function's extent is unknown (no unwind table covers pc).
+*/
+int prof_guest_vm_function(uint64_t pc, const char *name);
 
 /* Run-time control: pause and resume recording, and label a point in time
 ** (prof_marker writes to the streams: not from a signal handler). */
@@ -111,12 +133,14 @@ void prof_marker(const char *label);
 
 #ifdef PROF_WEAK_API
 #pragma weak prof_register_guest
+#pragma weak prof_register_guest_recall
 #pragma weak prof_guest_symbol
 #pragma weak prof_guest_cfunc_symbol
 #pragma weak prof_guest_alloc
 #pragma weak prof_guest_trace_symbol
 #pragma weak prof_memory_recording
 #pragma weak prof_guest_signal_context
+#pragma weak prof_guest_vm_function
 #pragma weak prof_start
 #pragma weak prof_stop
 #pragma weak prof_marker

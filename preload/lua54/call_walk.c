@@ -187,10 +187,11 @@ void call_walk_state(struct CallWalk *w, const L54State *L, bool running) {
   const L54StackValue *stack_end = st->stack_last + L54_EXTRA_STACK;
   const L54CallInfo *base = &L->base_ci;
   bool innermost = running;
-  for (const L54CallInfo *at = st->ci; at && at != base && w->n < w->max && w->steps_left > 0;
-       innermost = false) {
+  bool fresh_above = false; /* the frame emitted last began a run of the VM */
+  const L54CallInfo *at = st->ci;
+  for (; at && at != base && w->n < w->max && w->steps_left > 0; innermost = false) {
     w->steps_left--;
-    if ((uintptr_t)at & (sizeof(void *) - 1)) return;
+    if ((uintptr_t)at & (sizeof(void *) - 1)) break;
     L54CallInfo ci_copy;
     const L54CallInfo *ci = at;
     if (w->all_safe) {
@@ -198,7 +199,107 @@ void call_walk_state(struct CallWalk *w, const L54State *L, bool running) {
       ci = &ci_copy;
     }
     at = ci->previous;
+    const bool lua = !(ci->callstatus & L54_CIST_C);
+    /* XXX: a Lua frame that native code inside the VM called (a metamethod,
+    ** an iterator, a finalizer) runs in a luaV_execute of its own though its
+    ** caller is a Lua frame: a boundary frame says so. */
+    if (fresh_above && lua && w->reentry) {
+      emit(w, PROF_FRAME_CFUNC, w->reentry, 0, NULL, false);
+      if (w->n == w->max) break;
+    }
     const bool in_flux = innermost && !w->clean_point;
-    walk_frame(w, ci, stack, stack_end, in_flux ? st->top : NULL, w->all_safe || in_flux);
+    fresh_above =
+        walk_frame(w, ci, stack, stack_end, in_flux ? st->top : NULL, w->all_safe || in_flux) &&
+        lua && (ci->callstatus & L54_CIST_FRESH);
   }
+}
+
+/* The C function a C frame runs, as walk_frame names it; 0 if unreadable. */
+static uint64_t c_function(const L54CallInfo *ci, const L54StackValue *stack,
+                           const L54StackValue *stack_end) {
+  if (ci->func < stack || ci->func >= stack_end) return 0;
+  const L54TValue *fn = &ci->func->val;
+  if (fn->tt_ == L54_VLCF) return (uint64_t)(uintptr_t)fn->value_.f;
+  if (fn->tt_ != (L54_VCCL | L54_COLLECTABLE)) return 0;
+  const L54CClosure *cl = (const L54CClosure *)fn->value_.gc;
+  return cl->tt == L54_VCCL ? (uint64_t)(uintptr_t)cl->f : 0;
+}
+
+int call_walk_remembered(struct CallWalk *w, const L54State *const *states, int nstates,
+                         struct WalkTrail *t, const void *main) {
+  /* The CallInfos first (pointers only), to align them with t's from the
+  ** bottom; state_end[k]: where the CallInfos of states[k] end. */
+  const L54CallInfo *v[TRAIL_MAX];
+  int state_end[nstates];
+  int count = 0;
+  for (int k = 0; k < nstates; k++) {
+    for (const L54CallInfo *ci = states[k]->ci; ci != &states[k]->base_ci; ci = ci->previous) {
+      if (count == TRAIL_MAX || !ci || ((uintptr_t)ci & (sizeof(void *) - 1))) {
+        t->entries = 0; /* too deep to remember: a plain walk */
+        for (int j = 0; j < nstates && w->n < w->max; j++) call_walk_state(w, states[j], j == 0);
+        return 0;
+      }
+      v[count++] = ci;
+    }
+    state_end[k] = count;
+  }
+  const bool usable = t->entries > 0 && t->epoch == w->epoch && t->reentry == w->reentry &&
+                      t->main == main;
+  const struct TrailEntry *const old = t->e[t->side];
+  struct TrailEntry *const now = t->e[!t->side];
+  const int shift = usable ? t->entries - count : -TRAIL_MAX - 1;
+  const int old_entries = usable ? t->entries : 0;
+  struct prof_guest_frame *const out = w->frames;
+  const int max = w->max;
+  int n = w->n;
+  int reused_from = count; /* the bottom run of reused CallInfos starts here */
+  int frame_at = 0;        /* out[frame_at..] are theirs */
+  bool fresh_above = false;
+  int i = 0;
+  for (int k = 0; k < nstates && n < max; k++) {
+    const L54State *L = states[k];
+    const L54StackValue *stack = L->stack;
+    const L54StackValue *stack_end = L->stack_last + L54_EXTRA_STACK;
+    fresh_above = false;
+    for (unsigned short first = TRAIL_STATE_START; i < state_end[k] && n < max; i++, first = 0) {
+      const L54CallInfo *ci = v[i];
+      const unsigned short callstatus = ci->callstatus;
+      const unsigned short status = (unsigned short)(callstatus | first);
+      const bool lua = !(callstatus & L54_CIST_C);
+      if (fresh_above && lua && w->reentry) {
+        out[n++] = (struct prof_guest_frame){PROF_FRAME_CFUNC, w->reentry, 0};
+        if (n == max) break;
+      }
+      const void *key = lua ? (const void *)ci->u.l.savedpc
+                            : (const void *)(uintptr_t)c_function(ci, stack, stack_end);
+      const int j = i + shift;
+      const int before = n;
+      /* XXX: the innermost frame is always walked: its line moves. */
+      if (i > 0 && j >= 0 && j < old_entries && old[j].ci == ci && old[j].status == status &&
+          old[j].key == key && key) {
+        out[n++] = old[j].frame;
+        now[i] = old[j];
+        if (reused_from == count) reused_from = i, frame_at = before;
+      } else {
+        reused_from = count;
+        w->n = n;
+        const bool emitted = walk_frame(w, ci, stack, stack_end, NULL, false);
+        n = w->n;
+        now[i] = (struct TrailEntry){ci, emitted ? key : NULL, status,
+                                     emitted ? out[before] : (struct prof_guest_frame){0}};
+      }
+      fresh_above = n > before && lua && (callstatus & L54_CIST_FRESH);
+    }
+  }
+  w->n = n;
+  if (n == max) {
+    t->entries = 0; /* cut: its bottom is not known */
+    return 0;
+  }
+  t->side = !t->side;
+  t->entries = count;
+  t->epoch = w->epoch;
+  t->reentry = w->reentry;
+  t->main = main;
+  return reused_from < count ? n - frame_at : 0;
 }

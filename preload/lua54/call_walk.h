@@ -15,6 +15,9 @@
 **   which reports a fault instead of taking it; a light C function caught
 **   returning (its slot holding its first result's value under its own tag)
 **   is left out.
+** - A Lua frame that began a run of the interpreter (CIST_FRESH) below
+**   another Lua frame is followed by a C frame at `reentry`, the boundary
+**   native code makes between the two runs (when reentry is set).
 ** - Lines are Lua's own current lines (luaG_getfuncline's rule); 0 means
 **   unknown. A tail-called frame stands in for its vanished caller, as in
 **   lua_getstack.
@@ -40,10 +43,30 @@ struct LineCache {
   struct LineCacheEntry e[LINE_CACHE_SLOTS];
 };
 
+/* One thread's last allocation-side walk: each CallInfo it read, innermost
+** first, with what named its frame and the frame (remembered walks). */
+#define TRAIL_MAX 256
+#define TRAIL_STATE_START 0x8000 /* beside callstatus: the first frame of a lua_State */
+struct TrailEntry {
+  const L54CallInfo *ci;
+  const void *key;        /* a Lua frame's saved pc, a C frame's function; NULL: no frame */
+  unsigned short status;  /* callstatus | TRAIL_STATE_START */
+  struct prof_guest_frame frame;
+};
+struct WalkTrail {
+  int entries;  /* 0: nothing remembered */
+  uint32_t epoch;
+  uint64_t reentry;
+  const void *main;
+  int side;     /* which of e[] holds the last walk */
+  struct TrailEntry e[2][TRAIL_MAX];
+};
+
 struct CallWalk {
   bool all_safe;           /* read everything through safe_read (layout check) */
   bool clean_point;        /* the VM is inside its allocator: no half-written frame */
   struct LineCache *cache; /* NULL: compute every line */
+  uint64_t reentry;        /* 0, or a return address into luaV_execute (boundary frames) */
   uint32_t epoch;          /* call_walk_epoch() when the walk began */
   struct prof_guest_frame *frames;
   int max, n;
@@ -56,6 +79,16 @@ struct CallWalk {
 /* Appends the frames of L, innermost first. `running` marks the state whose
 ** innermost frame may be in the middle of a call or return. */
 void call_walk_state(struct CallWalk *w, const L54State *L, bool running);
+
+/* Appends the frames of states[0..nstates) (innermost first, the first one
+** running), where no frame is half-written (an allocation call), reusing
+** t's: a CallInfo below the innermost that holds, at the same distance from
+** the bottom, the same status and saved pc (Lua) or C function gives the
+** frame it gave then, without reading more; the others are walked. Returns
+** how many outer frames are provably those of the walk t remembered (0 if
+** t was empty or another), and makes t remember this walk. */
+int call_walk_remembered(struct CallWalk *w, const L54State *const *states, int nstates,
+                         struct WalkTrail *t, const void *main);
 
 /* Copies n bytes from src, or returns false if they are not readable. */
 bool safe_read(void *dst, const void *src, size_t n);

@@ -6,6 +6,63 @@
 /* Coroutines resumed inside one another; deeper nests are cut here. */
 #define MAX_RESUME_DEPTH 256
 
+static uint64_t g_reentry;
+
+void lua54_backtrace_set_reentry(uint64_t pc) { __atomic_store_n(&g_reentry, pc, __ATOMIC_RELAXED); }
+
+
+static int vmstate_of(lua_State *main, const struct CallWalk *w) {
+  if (l54_collecting(l54_state(main)->l_G)) return PROF_VMST_GC;
+  if (w->n == 0) return PROF_VMST_INTERP;
+  return w->frames[0].type == PROF_FRAME_LFUNC ? PROF_VMST_LFUNC : PROF_VMST_CFUNC;
+}
+
+/* The walk of every state this thread runs, innermost first, into w. */
+static void walk_states(struct ThreadSlot *s, lua_State *main, struct CallWalk *w) {
+  bool running = true;
+  int depth = 0;
+  for (const struct ResumeLink *link = __atomic_load_n(&s->top, __ATOMIC_RELAXED);
+       link && depth < MAX_RESUME_DEPTH && w->n < w->max; link = link->prev, depth++) {
+    call_walk_state(w, l54_state(link->co), running);
+    running = false;
+  }
+  if (w->n < w->max) call_walk_state(w, l54_state(main), running);
+}
+
+int lua54_recall(void *ctx, struct prof_guest_frame *frames, int max, int *vmstate, int *unchanged) {
+  struct ThreadSlot *s = &lua54_slot;
+  lua_State *main = s->main;
+  struct WalkTrail *t = s->trail;
+  *unchanged = 0;
+  /* XXX: only where no frame is half-written (the allocator runs) and no
+  ** other walk is under way; else a plain walk, and the trail is dropped. */
+  if (!main || !t || s->in_alloc <= 0 || s->walking || max <= 0) {
+    if (t) t->entries = 0;
+    return lua54_backtrace(ctx, frames, max, vmstate);
+  }
+  s->walking++;
+  __atomic_signal_fence(__ATOMIC_SEQ_CST);
+  const L54State *states[MAX_RESUME_DEPTH + 1];
+  int nstates = 0;
+  for (const struct ResumeLink *link = s->top; link && nstates < MAX_RESUME_DEPTH; link = link->prev)
+    states[nstates++] = l54_state(link->co);
+  states[nstates++] = l54_state(main);
+  struct CallWalk w = {
+      .clean_point = true,
+      .cache = s->cache,
+      .reentry = __atomic_load_n(&g_reentry, __ATOMIC_RELAXED),
+      .epoch = call_walk_epoch(),
+      .frames = frames,
+      .max = max,
+      .steps_left = max + 64,
+  };
+  *unchanged = call_walk_remembered(&w, states, nstates, t, main);
+  __atomic_signal_fence(__ATOMIC_SEQ_CST);
+  s->walking--;
+  *vmstate = vmstate_of(main, &w);
+  return w.n;
+}
+
 int lua54_backtrace(void *ctx, struct prof_guest_frame *frames, int max, int *vmstate) {
   (void)ctx;
   struct ThreadSlot *s = &lua54_slot;
@@ -22,27 +79,15 @@ int lua54_backtrace(void *ctx, struct prof_guest_frame *frames, int max, int *vm
   struct CallWalk w = {
       .clean_point = s->in_alloc > 0,
       .cache = nested ? NULL : s->cache,
+      .reentry = __atomic_load_n(&g_reentry, __ATOMIC_RELAXED),
       .epoch = call_walk_epoch(),
       .frames = max > 0 ? frames : &innermost,
       .max = max > 0 ? max : 1,
       .steps_left = (max > 0 ? max : 1) + 64,
   };
-  bool running = true;
-  int depth = 0;
-  for (const struct ResumeLink *link = __atomic_load_n(&s->top, __ATOMIC_RELAXED);
-       link && depth < MAX_RESUME_DEPTH && w.n < w.max; link = link->prev, depth++) {
-    call_walk_state(&w, l54_state(link->co), running);
-    running = false;
-  }
-  if (w.n < w.max) call_walk_state(&w, l54_state(main), running);
+  walk_states(s, main, &w);
   __atomic_signal_fence(__ATOMIC_SEQ_CST);
   s->walking--;
-
-  if (l54_collecting(l54_state(main)->l_G))
-    *vmstate = PROF_VMST_GC;
-  else if (w.n == 0)
-    *vmstate = PROF_VMST_INTERP;
-  else
-    *vmstate = w.frames[0].type == PROF_FRAME_LFUNC ? PROF_VMST_LFUNC : PROF_VMST_CFUNC;
+  *vmstate = vmstate_of(main, &w);
   return max > 0 ? w.n : 0;
 }

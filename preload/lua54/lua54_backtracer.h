@@ -15,4 +15,14 @@
 
 int lua54_backtrace(void *ctx, struct prof_guest_frame *frames, int max, int *vmstate);
 
+/* The prof_guest_recaller (libprof.h): in an allocation call, a walk that
+** repeats this thread's previous one below its innermost frame (the same
+** CallInfos with the same saved pcs and C functions, the same coroutines)
+** walks that frame alone and copies the rest, *unchanged = all but one. */
+int lua54_recall(void *ctx, struct prof_guest_frame *frames, int max, int *vmstate, int *unchanged);
+
+/* From now on, Lua frames that began a run of the interpreter below another
+** Lua frame are followed by a C frame at pc (call_walk.h). */
+void lua54_backtrace_set_reentry(uint64_t pc);
+
 #endif /* PROF_LUA54_BACKTRACER_H */

@@ -34,6 +34,7 @@ typedef unsigned char l54_byte;
 
 /* CallInfo status bits. */
 #define L54_CIST_C (1 << 1)    /* the frame runs a C function */
+#define L54_CIST_FRESH (1 << 2) /* the frame began a call of luaV_execute */
 #define L54_CIST_TAIL (1 << 5) /* the frame was entered by a tail call */
 
 /* Stack slots past stack_last that Lua keeps allocated. */

@@ -17,6 +17,7 @@
 #include <lauxlib.h>
 
 #include "cfunc_names.h"
+#include "interpreter_probe.h"
 #include "layout_check.h"
 #include "libprof.h"
 #include "lua54_backtracer.h"
@@ -80,11 +81,19 @@ static void start(lua_State *L, size_t proto_size) {
   cfunc_names_start(L);
   prof_guest_cfunc_symbol((uint64_t)(uintptr_t)luaopen_prof_lua, "luaopen_prof_lua");
 
+  /* The interpreter found, host frames in it are guest code's (stripped too). */
+  const uint64_t interpreter = interpreter_probe(L);
+  if (interpreter && prof_guest_vm_function && prof_guest_vm_function(interpreter, "luaV_execute")) {
+    prof_guest_cfunc_symbol(interpreter, "luaV_execute");
+    lua54_backtrace_set_reentry(interpreter);
+  }
+
   running_state_bind(L);
   static int registered;
   if (!registered) {
     registered = 1;
     prof_register_guest(lua54_backtrace, NULL);
+    if (prof_register_guest_recall) prof_register_guest_recall(lua54_recall, NULL);
   }
 }
 

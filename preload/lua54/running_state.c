@@ -14,16 +14,18 @@ __thread struct ThreadSlot lua54_slot __attribute__((tls_model("initial-exec")))
 ** barrier orders its writes; no other thread ever reads it. */
 #define SIGNAL_FENCE() __atomic_signal_fence(__ATOMIC_SEQ_CST)
 
+static void *map_zeroed(size_t size) {
+  void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  return p == MAP_FAILED ? NULL : p;
+}
+
 void running_state_bind(lua_State *L) {
   struct ThreadSlot *s = &lua54_slot;
   lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_MAINTHREAD);
   lua_State *main = lua_tothread(L, -1);
   lua_pop(L, 1);
-  if (!s->cache) {
-    void *p = mmap(NULL, sizeof(struct LineCache), PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p != MAP_FAILED) s->cache = p;
-  }
+  if (!s->cache) s->cache = map_zeroed(sizeof(struct LineCache));
+  if (!s->trail) s->trail = map_zeroed(sizeof(struct WalkTrail));
   SIGNAL_FENCE();
   s->main = main;
 }

@@ -24,6 +24,7 @@
 #include <lua.h>
 
 struct LineCache;
+struct WalkTrail;
 
 struct ResumeLink {
   lua_State *co;
@@ -36,6 +37,7 @@ struct ThreadSlot {
   int in_alloc;             /* > 0 while the universe's allocator runs */
   int walking;              /* > 0 while a walk runs on this thread */
   struct LineCache *cache;  /* this thread's line cache (mmap'ed), or NULL */
+  struct WalkTrail *trail;  /* this thread's last allocation-side walk (mmap'ed), or NULL */
 };
 
 extern __thread struct ThreadSlot lua54_slot __attribute__((tls_model("initial-exec")));

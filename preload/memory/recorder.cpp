@@ -43,8 +43,9 @@ Where capture(const CallSite &at, ThreadScratch *s) {
   w.host = capture_host(at, s);
   if (!guest_registered()) return w;
 
-  int vmstate = 0;
-  const int g = guest_backtrace(s->guest, int(sizeof s->guest / sizeof s->guest[0]), &vmstate);
+  int vmstate = 0, unchanged = 0;
+  const int g = guest_recall_backtrace(s->guest, int(sizeof s->guest / sizeof s->guest[0]),
+                                       &vmstate, &unchanged);
   w.loc.source = kAsourceInternal;
   // The memprof location: the innermost Lua frame when a built-in or C
   // function it called allocates (as LuaJIT charges its fast functions to
@@ -60,7 +61,7 @@ Where capture(const CallSite &at, ThreadScratch *s) {
       [s](int i) {
         return FrameKey{s->guest[i].addr, kGuestBit | s->guest[i].line << 2 | (s->guest[i].type & 3)};
       },
-      g, s->guest_path);
+      g, s->guest_path, unchanged);
   drain_guest_symbols();
   return w;
 }
@@ -179,7 +180,8 @@ void drain_guest_symbols() {
   g_symbol_cursor.drain([](const GuestSymbol &g) {
     uint8_t buf[kMaxSymbolRecordBytes];  // the encoder cuts long names to fit
     SpanWriter out(buf);
-    put_memprof_symbol(out, g);
+    put_guest_symbol(out, g,
+                     [](SpanWriter &o, const GuestSymbol &s) { put_memprof_symbol(o, s); });
     g_agent.ring.append(out.data(), out.size());
   });
   g_draining.store(false, std::memory_order_release);
