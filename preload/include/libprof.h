@@ -116,6 +116,8 @@ int prof_memory_recording(void);
 /* Names JIT trace traceno: it starts in prototype proto at line. A trace
 ** number the VM reuses is published again. */
 void prof_guest_trace_symbol(uint64_t traceno, uint64_t proto, uint64_t line);
+
+/*
 ** Publishes that the host function containing pc (a return address into it)
 ** is the guest VM's interpreter, named name (not from signal context): guest
 ** frames are placed right above each host frame in it, which is shown as
