@@ -138,21 +138,4 @@ void read_ext(ByteReader &in, uint8_t header, uint64_t at, ExtRecord &out) {
   kBodyReaders[kind - 1](in, out);
 }
 
-size_t put_skip_header(uint8_t *dst, uint64_t total) {
-  size_t n = 0;
-  for (;;) {
-    // One record when some length's ULEB128 size makes the total come out.
-    for (size_t k = 1; k <= kUleb128Max && 1 + k <= total; k++) {
-      const uint64_t length = total - 1 - k;
-      if (uleb128_size(length) != k) continue;
-      dst[n++] = ext_header(ExtKind::Skip);
-      return n + encode_uleb128(length, dst + n);
-    }
-    // None (the length's size steps over the total): an empty one first.
-    dst[n++] = ext_header(ExtKind::Skip);
-    dst[n++] = 0;
-    total -= 2;
-  }
-}
-
 }  // namespace prof
