@@ -11,7 +11,7 @@ const char *ext_kind_name(ExtKind kind) {
       "?",          "stack-host", "stack-guest", "module-load", "module-unload",
       "time-mark",  "sampling",   "marker",      "stats",       "map",
       "unmap",      "process",    "sampler",     "thread",      "weight",
-      "unclean-end", "skip"};
+      "unclean-end", "skip",      "heap-total"};
   const uint8_t k = static_cast<uint8_t>(kind);
   return k <= kExtKindMax ? kNames[k] : "?";
 }
@@ -113,6 +113,11 @@ void read_body(ByteReader &in, ext::Skip &r) {
     in.bytes(passed, n);
     left -= n;
   }
+}
+
+void read_body(ByteReader &in, ext::HeapTotal &r) {
+  r.time_ns = in.uleb();
+  r.live_bytes = in.uleb();
 }
 
 template <class Record>

@@ -40,7 +40,8 @@ std::vector<ExtRecord> sample_ext() {
           ext::Thread{1234},
           ext::Weight{4},
           ext::UncleanEnd{2500000000, 96},
-          ext::Skip{5}};
+          ext::Skip{5},
+          ext::HeapTotal{7000, 1700000}};
 }
 
 // Each record's fields, to compare a decoded record with the one encoded.
@@ -74,6 +75,7 @@ auto fields(const ext::Thread &r) { return std::make_tuple(r.tid); }
 auto fields(const ext::Weight &r) { return std::make_tuple(r.sample_weight); }
 auto fields(const ext::UncleanEnd &r) { return std::make_tuple(r.time_ns, r.lost_bytes); }
 auto fields(const ext::Skip &r) { return std::make_tuple(r.length); }
+auto fields(const ext::HeapTotal &r) { return std::make_tuple(r.time_ns, r.live_bytes); }
 
 void check_same(const ExtRecord &got, const ExtRecord &want) {
   REQUIRE(ext_kind(got) == ext_kind(want));

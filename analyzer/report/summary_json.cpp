@@ -1,5 +1,6 @@
 // summary_json(): the figures of the native summary, as JSON.
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <tuple>
 
@@ -140,6 +141,18 @@ Json point_json(const Profile &profile, const HeapPoint &p) {
           {"rss_bytes", p.timed ? Json(p.rss) : Json(nullptr)}};
 }
 
+// The writer's exact count at the peak, where streams carry heap-total
+// records: one entry per such stream.
+Json peak_json(const Profile &profile) {
+  Json out = Json::array();
+  for (const StreamHeap &s : profile.memory().stream_heaps())
+    if (s.counted)
+      out.push_back({{"pid", profile.streams()[s.file]->pid},
+                     {"counted_bytes", s.counted_peak},
+                     {"time_ns", s.peak_ns}});
+  return out;
+}
+
 Json memory_json(Profile &profile, const SummaryOptions &opt) {
   const HeapModel &heap = profile.memory();
   Json m = {{"sampling_mean_bytes", heap.sampling_mean()},
@@ -147,8 +160,10 @@ Json memory_json(Profile &profile, const SummaryOptions &opt) {
             {"realloc_calls", heap.realloc_calls()},
             {"free_calls", heap.free_calls()},
             {"allocated_bytes", heap.allocated_bytes()},
+            {"allocated_bytes_ci95", 1.96 * std::sqrt(heap.allocated_variance())},
             {"allocated_blocks", heap.allocated_blocks()},
             {"peak_bytes", heap.peak_bytes()},
+            {"peak_counted", peak_json(profile)},
             {"leaked_bytes", heap.live_bytes()},
             {"leaked_blocks", heap.live_blocks()},
             {"temporary_allocations", heap.temporary()},
