@@ -136,6 +136,17 @@ TEST_CASE("the safe unwinding mode (libunwind) finds the same stacks") {
   CHECK(fallbacks == 0);
 }
 
+TEST_CASE("a process that records nothing writes no memory stream") {
+  // The stream opens with its first event: true allocates nothing.
+  const RunResult none = run_under_agent({"true"});
+  CHECK(none.exit_code == 0);
+  CHECK(none.memprof_files.empty());
+  // A shell's child that only execs records nothing either; the shell does.
+  const RunResult shell = run_under_agent({"sh", "-c", "true; true"});
+  CHECK(shell.exit_code == 0);
+  CHECK(shell.memprof_files.size() == 1);
+}
+
 TEST_CASE("the agent brings no library of its own into the program") {
   // cat prints its own memory map: the agent's runtime is linked in, hidden,
   // and libunwind is loaded only when a walk needs it (never, here).

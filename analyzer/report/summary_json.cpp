@@ -335,7 +335,7 @@ Json summary_json(Profile &profile, const SummaryOptions &opt) {
     // The agent's counts of events it could not record: leaks and frees
     // are then uncertain.
     static const char *const kMissed[] = {"signal_handlers_in_agent", "guards_abandoned",
-                                          "ring_records_abandoned"};
+                                          "ring_records_abandoned", "events_while_opening"};
     Json missed = Json::object();
     for (const char *name : kMissed) {
       const auto it = agent.find(name);

@@ -53,7 +53,7 @@ void memory(const Json &m, const SummaryOptions &opt, std::ostream &out) {
       << " frees\n"
       << "  allocated:     " << bytes(m["allocated_bytes"]);
   if (m["allocated_bytes_ci95"].get<double>() > 0)
-    out << " (+-" << bytes(m["allocated_bytes_ci95"]) << " at 95% confidence)";
+    out << " (+/- " << bytes(m["allocated_bytes_ci95"]) << " at 95% confidence)";
   out << " in " << count(m["allocated_blocks"]) << " blocks\n"
       << "  peak heap:     " << bytes(m["peak_bytes"]);
   // The writer's exact count, and when the peak was reached.
