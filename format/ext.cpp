@@ -11,7 +11,8 @@ const char *ext_kind_name(ExtKind kind) {
       "?",          "stack-host", "stack-guest", "module-load", "module-unload",
       "time-mark",  "sampling",   "marker",      "stats",       "map",
       "unmap",      "process",    "sampler",     "thread",      "weight",
-      "unclean-end", "skip",  "vm-function", "vm-state"};
+      "unclean-end", "skip",  "vm-function", "vm-state",
+      "heap-total"};
   const uint8_t k = static_cast<uint8_t>(kind);
   return k <= kExtKindMax ? kNames[k] : "?";
 }
@@ -123,6 +124,11 @@ void read_body(ByteReader &in, ext::VmFunction &r) {
 
 void read_body(ByteReader &in, ext::VmState &r) { r.vmstate = in.uleb(); }
 
+void read_body(ByteReader &in, ext::HeapTotal &r) {
+  r.time_ns = in.uleb();
+  r.live_bytes = in.uleb();
+}
+
 template <class Record>
 void read_as(ByteReader &in, ExtRecord &out) {
   read_body(in, out.emplace<Record>());
@@ -144,23 +150,6 @@ void read_ext(ByteReader &in, uint8_t header, uint64_t at, ExtRecord &out) {
   if ((header & ~kExtKindMask) != kExtFlag || kind == 0 || kind > kExtKindMax)
     in.fail(at, "unknown extension record " + hex_byte(header));
   kBodyReaders[kind - 1](in, out);
-}
-
-size_t put_skip_header(uint8_t *dst, uint64_t total) {
-  size_t n = 0;
-  for (;;) {
-    // One record when some length's ULEB128 size makes the total come out.
-    for (size_t k = 1; k <= kUleb128Max && 1 + k <= total; k++) {
-      const uint64_t length = total - 1 - k;
-      if (uleb128_size(length) != k) continue;
-      dst[n++] = ext_header(ExtKind::Skip);
-      return n + encode_uleb128(length, dst + n);
-    }
-    // None (the length's size steps over the total): an empty one first.
-    dst[n++] = ext_header(ExtKind::Skip);
-    dst[n++] = 0;
-    total -= 2;
-  }
 }
 
 }  // namespace prof

@@ -7,7 +7,7 @@
 // ext-body       := stack-host | stack-guest | module-load | module-unload |
 //                   time-mark | sampling | marker | stats | map | unmap |
 //                   process | sampler | thread | weight | unclean-end |
-//                   skip | vm-function | vm-state
+//                   skip | vm-function | vm-state | heap-total
 // stack-host     := node-id parent-id ip                         (kind 1)
 // stack-guest    := node-id parent-id frame-type frame-addr line (kind 2)
 // module-load    := base size path build-id                      (kind 3)
@@ -27,10 +27,11 @@
 // skip           := length <BYTE>{length}                        (kind 16)
 // vm-function    := start size name                              (kind 17)
 // vm-state       := vmstate                                      (kind 18)
+// heap-total     := time-ns live-bytes                           (kind 19)
 // node-id, parent-id, ip, frame-type, frame-addr, line, base, size, time-ns,
 // rss-bytes, heap-bytes, mean-bytes, count, stat-value, addr, length,
 // host-stack-id, guest-stack-id, pid, ppid, time-unix-ns, backend, mode,
-// interval-ns, tid, sample-weight, lost-bytes, start, vmstate := <ULEB128>
+// interval-ns, tid, sample-weight, lost-bytes, start, vmstate, live-bytes := <ULEB128>
 // path, build-id, label, stat-name, exe-path, name := string (as in symtab.h)
 //
 // Meaning:
@@ -89,6 +90,13 @@
 //   though its header says another: a collector step (GC) that keeps the
 //   guest stack it interrupted is written as a sample-guest (LFUNC) after
 //   vm-state 4. The body is always the one the header's state calls for.
+// - heap-total: the writer's exact count of the process's live heap at
+//   time-ns (nanoseconds since profiling started): every block allocated
+//   since then and not yet freed, at the allocator's usable size
+//   (malloc_usable_size), whether or not its event was recorded (sampling).
+//   Written whenever the count has moved by a step since the last one, at
+//   each time mark, and at every peak: the largest live-bytes of a stream is
+//   its peak, at its time-ns. Records of one thread come in time order.
 //
 // libprof's encoders write at most kMaxWrittenPath bytes of a path or
 // exe-path and kMaxWrittenLabel of a label, and an empty build-id for one
@@ -131,8 +139,9 @@ enum class ExtKind : uint8_t {
   Skip = 16,
   VmFunction = 17,
   VmState = 18,
+  HeapTotal = 19,
 };
-constexpr uint8_t kExtKindMax = 18;
+constexpr uint8_t kExtKindMax = 19;
 
 constexpr uint8_t ext_header(ExtKind kind) { return kExtFlag | static_cast<uint8_t>(kind); }
 
@@ -296,13 +305,20 @@ struct VmState {
   uint64_t vmstate = 0;  // sysprof's vmstate (sysprof.h)
 };
 
+struct HeapTotal {
+  static constexpr ExtKind kKind = ExtKind::HeapTotal;
+  static constexpr size_t kMaxBytes = 1 + 2 * kUleb128Max;
+  uint64_t time_ns = 0, live_bytes = 0;
+};
+
 }  // namespace ext
 
 // A decoded extension record: the alternative at index kind - 1.
 using ExtRecord = std::variant<ext::StackHost, ext::StackGuest, ext::ModuleLoad, ext::ModuleUnload,
                                ext::TimeMark, ext::Sampling, ext::Marker, ext::Stats, ext::Map,
                                ext::Unmap, ext::Process, ext::Sampler, ext::Thread, ext::Weight,
-                               ext::UncleanEnd, ext::Skip, ext::VmFunction, ext::VmState>;
+                               ext::UncleanEnd, ext::Skip, ext::VmFunction, ext::VmState,
+                               ext::HeapTotal>;
 
 template <size_t... I>
 constexpr bool ext_kinds_in_order(std::index_sequence<I...>) {
@@ -435,6 +451,13 @@ void put_ext(Out &out, const ext::UncleanEnd &r) {
   out.put_u8(ext_header(r.kKind));
   out.put_uleb(r.time_ns);
   out.put_uleb(r.lost_bytes);
+}
+
+template <class Out>
+void put_ext(Out &out, const ext::HeapTotal &r) {
+  out.put_u8(ext_header(r.kKind));
+  out.put_uleb(r.time_ns);
+  out.put_uleb(r.live_bytes);
 }
 
 // A skip record of `length` zero bytes (tests, tools). The agent writes

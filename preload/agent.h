@@ -20,6 +20,7 @@ struct Agent {
   EventRing ring;
   StackInterner stacks;
   std::atomic<bool> on{false};         // recording memory events
+  std::atomic<bool> stream_open{false};  // the memory stream is open (below)
   std::atomic<bool> paused{false};     // prof_stop() / toggle signal
   uint64_t start_ns = 0;               // CLOCK_MONOTONIC at start
   // Counted for the stats record.
@@ -33,6 +34,16 @@ inline bool agent_recording() {
   return g_agent.on.load(std::memory_order_relaxed) &&
          !g_agent.paused.load(std::memory_order_relaxed);
 }
+
+// The memory stream opens with the first event to record (lifecycle.cpp),
+// not at start: a process that records nothing pays nothing. Recorders call
+// memory_stream_ready() first: false when the stream cannot be opened, or
+// another thread is opening it (that event is then counted, as
+// events_while_opening()).
+bool open_memory_stream();
+uint64_t events_while_opening();
+inline bool memory_stream_opened() { return g_agent.stream_open.load(std::memory_order_acquire); }
+inline bool memory_stream_ready() { return memory_stream_opened() || open_memory_stream(); }
 
 uint64_t monotonic_ns();
 

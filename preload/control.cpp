@@ -26,6 +26,6 @@ EXPORT void prof_marker(const char *label) {
   SpanWriter out(buf);
   const std::string_view text(label, strnlen(label, kMaxWrittenLabel));
   put_ext(out, ext::MarkerView{monotonic_ns() - g_agent.start_ns, text});
-  if (g_agent.on.load()) g_agent.ring.append(out.data(), out.size());
+  if (g_agent.on.load() && memory_stream_ready()) g_agent.ring.append(out.data(), out.size());
   if (cpu_sampler_on()) sysprof_stream::write_marker(out.data(), out.size());
 }

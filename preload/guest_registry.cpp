@@ -2,7 +2,7 @@
 
 #include <atomic>
 #include <cstring>
-#include <mutex>
+#include <pthread.h>
 #include <string_view>
 #include <sys/mman.h>
 
@@ -31,7 +31,13 @@ constexpr uint64_t kBlockEntries = 4096;
 constexpr uint64_t kMaxBlocks = 4096;  // 16 M symbols
 GuestSymbol *g_blocks[kMaxBlocks];
 std::atomic<uint64_t> g_symbol_count{0};
-std::mutex g_publish_mutex;
+// XXX: a pthread mutex, not std::mutex: its lock() may throw, and the agent
+// links no exception machinery (preload/CMakeLists.txt).
+pthread_mutex_t g_publish_mutex = PTHREAD_MUTEX_INITIALIZER;
+struct PublishLock {
+  PublishLock() { pthread_mutex_lock(&g_publish_mutex); }
+  ~PublishLock() { pthread_mutex_unlock(&g_publish_mutex); }
+};
 
 // Bump arena for names, in mmap'd chunks.
 char *g_arena = nullptr;
@@ -59,7 +65,7 @@ const char *copy_name(const char *name, size_t len) {
 
 void publish(uint8_t type, uint64_t addr, const char *name, uint64_t line, uint64_t traceno = 0) {
   if (!name) name = "";
-  std::lock_guard<std::mutex> lock(g_publish_mutex);
+  PublishLock lock;
   const uint64_t index = g_symbol_count.load(std::memory_order_relaxed);
   const uint64_t block = index / kBlockEntries;
   if (block >= kMaxBlocks) return;
@@ -132,7 +138,7 @@ __attribute__((visibility("default"))) void prof_register_guest(prof_guest_backt
     g_current.store(nullptr, std::memory_order_release);
     return;
   }
-  std::lock_guard<std::mutex> lock(g_publish_mutex);
+  PublishLock lock;
   const int slot = g_registration_count < kMaxRegistrations ? g_registration_count++
                                                             : kMaxRegistrations - 1;
   g_registrations[slot] = Registration{fn, ctx, nullptr, nullptr};

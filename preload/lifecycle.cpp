@@ -1,6 +1,9 @@
-// The agent's life: start in a constructor, the header written before the
-// first event, module changes, a tick for time marks and write errors, fork
-// children with their own stream, and the flush and epilogue at exit.
+// The agent's life: armed in a constructor (settings only), the memory
+// stream opened by its first event (stack tables, the output file with its
+// header and module map, the ring and its writer), module changes, a tick
+// for time marks and write errors, fork children with their own stream, and
+// the flush and epilogue at exit. A process that records no event writes no
+// memory stream.
 #include <atomic>
 #include <cerrno>
 #include <csignal>
@@ -16,6 +19,7 @@
 
 #include "agent.h"
 #include "memory/alloc_sampling.h"
+#include "memory/heap_total.h"
 #include "memory/hooks.h"
 #include "host_stack.h"
 #include "inheritance.h"
@@ -116,10 +120,13 @@ void tick() {
         "or the output blocks); recording stopped");
     g_agent.paused.store(true);
   }
+  const uint64_t now = monotonic_ns() - g_agent.start_ns;
   uint8_t buf[ext::TimeMark::kMaxBytes];
   SpanWriter out(buf);
-  put_ext(out, ext::TimeMark{monotonic_ns() - g_agent.start_ns, rss_bytes(), 0});
+  // (The heap's exact count goes in heap-total records, not here.)
+  put_ext(out, ext::TimeMark{now, rss_bytes(), 0});
   g_agent.ring.append(out.data(), out.size());
+  write_heap_total(now);
   drain_guest_symbols();
 }
 
@@ -156,41 +163,57 @@ void toggle(int) {
   g_agent.paused.store(!g_agent.paused.load(std::memory_order_relaxed), std::memory_order_relaxed);
 }
 
-// The memory stream of a forked child: its own file, stack table and ring.
+// Whether the memory stream is open (kOpened), being opened by its first
+// event, or could not be (the agent is then off).
+enum : int { kUnopened, kOpening, kOpened, kOpenFailed };
+std::atomic<int> g_open_state{kUnopened};
+std::atomic<uint64_t> g_events_while_opening{0};
+
+bool g_ring_inherited = false;  // this process is a fork child of one that opened it
+
+// The memory stream of a forked child: its own file, stack table and ring,
+// opened by its own first event (a child that only execs records nothing).
 void restart_memory_stream_in_child() {
   const bool was_on = g_agent.on.exchange(false);
   g_file.close();  // the parent's (unless the program closed it)
   g_stream_state.store(kStreamOpen);  // even if a parent thread was finishing it
   if (!was_on || !g_agent.cfg.follow_children) return;
-  // XXX: a parent thread may have held it across fork() (dlopen); ours now.
-  pthread_mutex_init(&g_modules_mutex, nullptr);
-  g_agent.stacks.reset();
-  g_agent.unwind_failures.store(0);  // the stats count the child's events only
-  HostStack::reset_fallbacks();
-  restart_guest_symbols();
-  if (g_agent.cfg.sample_bytes) g_sampled.reset();
-  if (!open_stream(getppid())) return;
+  g_events_while_opening.store(0);
+  restart_heap_total_in_child();
+  if (memory_stream_opened()) {
+    // XXX: a parent thread may have held it across fork() (dlopen); ours now.
+    pthread_mutex_init(&g_modules_mutex, nullptr);
+    g_agent.stacks.reset();
+    g_agent.unwind_failures.store(0);  // the stats count the child's events only
+    HostStack::reset_fallbacks();
+    restart_guest_symbols();
+    if (g_agent.cfg.sample_bytes) g_sampled.reset();
+    g_ring_inherited = true;
+    g_agent.stream_open.store(false);
+  }
   g_agent.start_ns = monotonic_ns();
-  if (!g_agent.ring.restart_in_child(&g_file)) return;
+  g_open_state.store(kUnopened);
   g_agent.on.store(true);
 }
 
-bool start_memory_stream() {
-  HostStack::init(reinterpret_cast<const void *>(&start_memory_stream), g_agent.cfg.rule_walk);
+bool open_memory_stream_now() {
+  if (g_ring_inherited) {  // a fork child's: the parent's tables and ring, reset
+    if (!open_stream(getppid())) return false;
+    return g_agent.ring.restart_in_child(&g_file);
+  }
+  HostStack::init(reinterpret_cast<const void *>(&open_memory_stream_now), g_agent.cfg.rule_walk);
   if (!g_agent.stacks.init(&g_agent.ring) ||
       (g_agent.cfg.sample_bytes && !g_sampled.init())) {
     say("cannot map the agent's tables; profiling disabled");
     return false;
   }
   if (!open_stream(getppid())) return false;
-  g_agent.start_ns = monotonic_ns();
   static_assert(kMaxStreamEnd <= EventRing::kMaxUncleanEnd, "the writer's buffer");
   if (!g_agent.ring.start(&g_file, tick, put_memprof_unclean_end, put_skip_header)) {
     say("cannot map the event ring; profiling disabled");
     g_file.close();
     return false;
   }
-  g_agent.on.store(true, std::memory_order_release);
   return true;
 }
 
@@ -233,7 +256,7 @@ __attribute__((constructor(101))) void agent_start() {
     }
     g_agent.paused.store(true);
   }
-  if (g_agent.cfg.memory) start_memory_stream();
+  if (g_agent.cfg.memory) g_agent.on.store(true, std::memory_order_release);  // armed
   if (g_agent.cfg.cpu != CpuMode::Off) start_cpu_sampler();
 }
 
@@ -241,6 +264,7 @@ __attribute__((constructor(101))) void agent_start() {
 void write_memory_stream_end() {
   GuardScope guard;
   drain_guest_symbols();
+  write_heap_total(monotonic_ns() - g_agent.start_ns);
   uint8_t end[kMaxStreamEnd];
   g_agent.ring.finish(end, put_memprof_end(end));
   if (g_agent.ring.write_failed())
@@ -259,11 +283,34 @@ void finish_memory_stream() {
     while (g_stream_state.load(std::memory_order_acquire) == kStreamFinishing) sched_yield();
     return;
   }
-  if (g_agent.on.exchange(false)) write_memory_stream_end();
+  if (g_agent.on.exchange(false) && memory_stream_opened()) write_memory_stream_end();
   g_stream_state.store(kStreamFinished, std::memory_order_release);
 }
 
 }  // namespace
+
+bool open_memory_stream() {
+  int state = g_open_state.load(std::memory_order_acquire);
+  if (state == kOpened) return true;
+  // XXX: a thread that finds another opening the stream does not wait (it
+  // may hold the loader's lock that opening takes): its event is counted.
+  if (state != kUnopened || !g_open_state.compare_exchange_strong(state, kOpening)) {
+    if (g_open_state.load(std::memory_order_acquire) == kOpened) return true;
+    g_events_while_opening.fetch_add(1, std::memory_order_relaxed);
+    return false;
+  }
+  GuardScope guard;
+  if (!open_memory_stream_now()) {
+    g_agent.on.store(false);
+    g_open_state.store(kOpenFailed, std::memory_order_release);
+    return false;
+  }
+  g_agent.stream_open.store(true, std::memory_order_release);
+  g_open_state.store(kOpened, std::memory_order_release);
+  return true;
+}
+
+uint64_t events_while_opening() { return g_events_while_opening.load(std::memory_order_relaxed); }
 
 // Ends both streams (exit, exec, _exit).
 void finish_stream() {
@@ -278,7 +325,8 @@ __attribute__((destructor(101))) void agent_stop() { finish_stream(); }
 void on_modules_changed() {
   GuardScope guard;
   cpu_modules_changed();
-  if (!g_agent.on.load(std::memory_order_relaxed)) return;
+  // (An unopened stream records the modules of the moment it opens.)
+  if (!g_agent.on.load(std::memory_order_relaxed) || !memory_stream_opened()) return;
   forget_unwind_rules();
   pthread_mutex_lock(&g_modules_mutex);
   g_modules.sync(ring_load, ring_unload, nullptr);

@@ -1,5 +1,6 @@
 // ThreadState: what each thread of the profiled program carries for the
-// agent: the re-entrancy guard, the allocation-sampling countdown, and a
+// agent: the re-entrancy guard, the allocation-sampling countdown, its
+// change of the live heap count, and a
 // lazily mapped scratch area for stacks (the unwinder's and the interner's
 // memory of the thread's previous stack, and room to capture the next).
 //
@@ -36,6 +37,7 @@ struct ThreadState {
   bool sampling_ready;
   uint8_t deferred;   // program signals held back while guarded (program_signals.h)
   int64_t countdown;  // bytes until the next sampled allocation
+  int64_t heap_delta;  // live heap bytes not yet added in (memory/heap_total.h)
   uint64_t rng;
   ThreadScratch *scratch;
 };

@@ -11,7 +11,10 @@
 # taken (PROF_CPU=default), the CPU runs interleaved over CPU_ROUNDS rounds
 # (default 7); and the kernel's own floor for 1 kHz sampling signals, with
 # no profiler at all. `bash scripts/bench.sh cpu` runs only that. LuaJIT
-# binary-trees with its adapter, memory and CPU (bench_luajit).
+# binary-trees with its adapter, memory and CPU (bench_luajit). Then the
+# start of the agent: a shell loop of 1,000 short processes (/bin/true)
+# bare, under libprof.so and under heaptrack, and the start cost per
+# process; `bash scripts/bench.sh starts` runs only that.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
@@ -195,10 +198,37 @@ bench_luajit() {
     "$(echo "${best_cpu[1]} ${best_cpu[2]} ${best_cpu[0]}" | awk '{printf "%.3f", ($1 - $2) / $3}')"
 }
 
+# bench_starts N: a pipeline of N short processes, each loading the agent.
+bench_starts() {
+  local n=$1
+  rm -rf "$tmp"/*
+  configs=(""
+           "env LD_PRELOAD=$agent PROF_OUTPUT=$tmp/start"
+           "heaptrack -o $tmp/heaptrack")
+  interleave "$ROUNDS" sh -c "for i in \$(seq $n); do /bin/true; done"
+  printf 'a shell loop of %d short processes (/bin/true), best of %d interleaved rounds\n' \
+    "$n" "$ROUNDS"
+  local what times
+  for what in wall CPU; do
+    if [ $what = wall ]; then times=("${best_wall[@]}"); else times=("${best_cpu[@]}"); fi
+    printf '  %-4s bare %.3fs | libprof %.3fs (%s) | heaptrack %.3fs (%s)\n' "$what:" \
+      "${times[0]}" "${times[1]}" "$(ratio "${times[1]}" "${times[0]}")" \
+      "${times[2]}" "$(ratio "${times[2]}" "${times[0]}")"
+    printf '       start cost per process over bare: libprof %.3f ms | heaptrack %.3f ms\n' \
+      "$(echo "${times[1]} ${times[0]} $n" | awk '{print ($1 - $2) * 1000 / $3}')" \
+      "$(echo "${times[2]} ${times[0]} $n" | awk '{print ($1 - $2) * 1000 / $3}')"
+  done
+}
+
+if [ "${1:-}" = starts ]; then
+  bench_starts 1000
+  exit 0
+fi
 if [ "${1:-}" != cpu ]; then
   bench "lua5.4 binary-trees 15" lua5.4 scripts/bench/binarytrees.lua 15
   bench_lua_adapter 15
   bench "2-thread C++ malloc/free/realloc churn" "$build/churn"
+  bench_starts 1000
 fi
 for backend in perf timer; do
   bench_cpu "lua5.4 binary-trees 15" $backend "$(command -v lua5.4)" scripts/bench/binarytrees.lua 15

@@ -1,6 +1,6 @@
 # End-to-end tests of libprof.so: programs run under the agent.
 set(E2E_DIR ${CMAKE_CURRENT_SOURCE_DIR}/e2e)
-foreach(prog mem_sites mem_threads mem_lifecycle mem_dlopen mem_children mem_realloc)
+foreach(prog mem_sites mem_threads mem_lifecycle mem_dlopen mem_children mem_realloc mem_peak)
   add_executable(${prog} ${E2E_DIR}/${prog}.c)
   target_compile_options(${prog} PRIVATE -O1 -g)
 endforeach()
@@ -34,7 +34,7 @@ prof_discover_tests(agent_e2e PROPERTIES SKIP_RETURN_CODE 4)
 # Host stacks: the rule walks (in hooks, in signal handlers) against libunwind
 # on many stack shapes.
 add_executable(unwind_tests unwind_host_stack.cpp unwind_signal_stack.cpp unwind_shapes.cpp unwind_rules.cpp)
-target_link_libraries(unwind_tests PRIVATE test_main prof_unwind Threads::Threads ${CMAKE_DL_LIBS})
+target_link_libraries(unwind_tests PRIVATE test_main prof_unwind PkgConfig::LIBUNWIND Threads::Threads ${CMAKE_DL_LIBS})
 set_source_files_properties(unwind_shapes.cpp PROPERTIES COMPILE_OPTIONS -fno-omit-frame-pointer)
 prof_discover_tests(unwind_tests)
 

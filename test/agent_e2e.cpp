@@ -136,6 +136,37 @@ TEST_CASE("the safe unwinding mode (libunwind) finds the same stacks") {
   CHECK(fallbacks == 0);
 }
 
+TEST_CASE("a process that records nothing writes no memory stream") {
+  // The stream opens with its first event: true allocates nothing.
+  const RunResult none = run_under_agent({"true"});
+  CHECK(none.exit_code == 0);
+  CHECK(none.memprof_files.empty());
+  // A shell's child that only execs records nothing either; the shell does.
+  const RunResult shell = run_under_agent({"sh", "-c", "true; true"});
+  CHECK(shell.exit_code == 0);
+  CHECK(shell.memprof_files.size() == 1);
+}
+
+TEST_CASE("the agent brings no library of its own into the program") {
+  // cat prints its own memory map: the agent's runtime is linked in, hidden,
+  // and libunwind is loaded only when a walk needs it (never, here).
+  const RunResult r = run_under_agent({"cat", "/proc/self/maps"});
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("libprof.so") != std::string::npos);
+  for (const char *lib : {"libstdc++", "libgcc_s", "libunwind", "liblzma"}) {
+    INFO(lib);
+    CHECK(r.out.find(lib) == std::string::npos);
+  }
+  // The safe mode loads libunwind when its first walk needs it, and records
+  // that module like any the program loads.
+  const RunResult safe = run_under_agent({program("mem_sites")}, {"PROF_UNWIND=libunwind"});
+  const Recorded rec = read_only_memprof(safe);
+  const bool recorded = std::any_of(rec.modules.begin(), rec.modules.end(), [](const auto &m) {
+    return m.path.find("libunwind") != std::string::npos;
+  });
+  CHECK(recorded);
+}
+
 TEST_CASE("C++ new and delete are recorded through malloc and free") {
   const RunResult r = run_under_agent({program("mem_cxx")});
   CHECK(r.exit_code == 0);

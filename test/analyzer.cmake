@@ -30,8 +30,9 @@ target_compile_definitions(analyzer_reports PRIVATE
   PROF_ANALYZER_PATH="$<TARGET_FILE:prof-analyze>"
   PROF_AGENT_PATH="$<TARGET_FILE:prof>"
   PROF_SITES_PROGRAM="$<TARGET_FILE:analyzer_sites>"
+  PROF_PEAK_PROGRAM="$<TARGET_FILE:mem_peak>"
   PROF_FIXTURES_DIR="${PROF_SHARED_DIR}/fixtures/luajit")
-add_dependencies(analyzer_reports prof-analyze prof analyzer_sites)
+add_dependencies(analyzer_reports prof-analyze prof analyzer_sites mem_peak)
 prof_discover_tests(analyzer_reports PROPERTIES SKIP_RETURN_CODE 4)
 
 add_executable(analyzer_fuzz analyzer_fuzz.cpp)

@@ -580,6 +580,51 @@ TEST_CASE("bad input: a cut file is reported up to its cut, a corrupt one refuse
   CHECK(analyze({"report", fixture("s_lua_C.sysprof.bin")}).exit_code == 2);
 }
 
+TEST_CASE("sampled, the heap over time and its peak are the writer's exact count") {
+  // mem_peak.c: 1000 blocks of 1000 B, down to 200, up to 1700, down to none.
+  const RunResult run = run_under_agent({PROF_PEAK_PROGRAM}, {"PROF_SAMPLE_BYTES=512k"});
+  REQUIRE(run.exit_code == 0);
+  const Recorded rec = read_only_memprof(run);
+  REQUIRE(!rec.heap_totals.empty());
+  // The stream: the first top, a record near the valley, then the peak, in
+  // time order, and an empty heap at the end.
+  auto at_least = [&](size_t from, uint64_t bytes) {
+    for (size_t i = from; i < rec.heap_totals.size(); i++)
+      if (rec.heap_totals[i].live_bytes >= bytes) return i;
+    return rec.heap_totals.size();
+  };
+  const size_t top = at_least(0, 1000000);
+  REQUIRE(top < rec.heap_totals.size());
+  CHECK(rec.heap_totals[top].live_bytes == 1000000);
+  size_t valley = top;
+  for (size_t i = top; i < rec.heap_totals.size() && rec.heap_totals[i].live_bytes <= 1000000; i++)
+    if (rec.heap_totals[i].live_bytes < rec.heap_totals[valley].live_bytes) valley = i;
+  CHECK(rec.heap_totals[valley].live_bytes >= 200000);
+  CHECK(rec.heap_totals[valley].live_bytes <= 200000 + 65536);  // within one step
+  const size_t peak = at_least(valley, 1700000);
+  REQUIRE(peak < rec.heap_totals.size());
+  CHECK(rec.heap_totals[peak].live_bytes == 1700000);
+  // 10 ms sleeps apart: the first top, then two sleeps, the peak.
+  CHECK(rec.heap_totals[peak].time_ns >= rec.heap_totals[top].time_ns + 20000000);
+  for (size_t i = 1; i < rec.heap_totals.size(); i++)
+    CHECK(rec.heap_totals[i].time_ns >= rec.heap_totals[i - 1].time_ns);
+  CHECK(rec.heap_totals.back().live_bytes == 0);
+
+  // The analyzer: the exact peak (not the samples' estimate) and its time.
+  const RunResult s = analyze({"summary", "--json", run.memprof_files[0]});
+  REQUIRE(s.exit_code == 0);
+  const Json m = Json::parse(s.out)["memory"];
+  CHECK(m["peak_bytes"] == 1700000.0);
+  REQUIRE(m["peak_counted"].size() == 1);
+  CHECK(m["peak_counted"][0]["counted_bytes"] == 1700000.0);
+  CHECK(m["peak_counted"][0]["time_ns"] == rec.heap_totals[peak].time_ns);
+  // Allocated bytes stay an estimate, with its confidence interval.
+  CHECK(m["allocated_bytes_ci95"].get<double>() > 0);
+  size_t points = 0;
+  for (const Json &p : m["over_time"]) points += !p["time_ns"].is_null();
+  CHECK(points == rec.heap_totals.size());
+}
+
 TEST_CASE("a real program under the agent: its sites, with file, line and inlined calls") {
   const RunResult run = run_under_agent({PROF_SITES_PROGRAM});
   REQUIRE(run.exit_code == 0);

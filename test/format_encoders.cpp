@@ -187,6 +187,7 @@ TEST_CASE("extension records: header 01KKKKKK, then their body") {
         Bytes{0x43, 0x80, 0x20, 0xac, 0x02, 0x02, '/', 'l', 0x02, 0x01, 0xff});
   CHECK(ext_bytes(ext::ModuleUnload{0x1000}) == Bytes{0x44, 0x80, 0x20});
   CHECK(ext_bytes(ext::TimeMark{1000, 2, 0}) == Bytes{0x45, 0xe8, 0x07, 0x02, 0x00});
+  CHECK(ext_bytes(ext::HeapTotal{1000, 300}) == Bytes{0x53, 0xe8, 0x07, 0xac, 0x02});
   CHECK(ext_bytes(ext::Sampling{0x80000}) == Bytes{0x46, 0x80, 0x80, 0x20});
   CHECK(ext_bytes(ext::MarkerView{77, "go"}) == Bytes{0x47, 0x4d, 0x02, 'g', 'o'});
   const ext::StatView stats[] = {{"a", 1}, {"bc", 300}};
@@ -248,6 +249,7 @@ TEST_CASE("kMaxBytes bounds each record the agent encodes into a fixed buffer") 
         ext::StackGuest::kMaxBytes);
   CHECK(ext_bytes(ext::ModuleUnload{kMax}).size() == ext::ModuleUnload::kMaxBytes);
   CHECK(ext_bytes(ext::TimeMark{kMax, kMax, kMax}).size() == ext::TimeMark::kMaxBytes);
+  CHECK(ext_bytes(ext::HeapTotal{kMax, kMax}).size() == ext::HeapTotal::kMaxBytes);
   CHECK(ext_bytes(ext::Sampling{kMax}).size() == ext::Sampling::kMaxBytes);
   CHECK(ext_bytes(ext::Map{kMax, kMax, kMax, kMax}).size() == ext::Map::kMaxBytes);
   CHECK(ext_bytes(ext::Unmap{kMax, kMax}).size() == ext::Unmap::kMaxBytes);

@@ -42,7 +42,8 @@ std::vector<ExtRecord> sample_ext() {
           ext::UncleanEnd{2500000000, 96},
           ext::Skip{5},
           ext::VmFunction{0x55d0c0de1000, 0x2f40, "luaV_execute"},
-          ext::VmState{4}};
+          ext::VmState{4},
+          ext::HeapTotal{7000, 1700000}};
 }
 
 // Each record's fields, to compare a decoded record with the one encoded.
@@ -78,6 +79,7 @@ auto fields(const ext::UncleanEnd &r) { return std::make_tuple(r.time_ns, r.lost
 auto fields(const ext::Skip &r) { return std::make_tuple(r.length); }
 auto fields(const ext::VmFunction &r) { return std::make_tuple(r.start, r.size, r.name); }
 auto fields(const ext::VmState &r) { return std::make_tuple(r.vmstate); }
+auto fields(const ext::HeapTotal &r) { return std::make_tuple(r.time_ns, r.live_bytes); }
 
 void check_same(const ExtRecord &got, const ExtRecord &want) {
   REQUIRE(ext_kind(got) == ext_kind(want));

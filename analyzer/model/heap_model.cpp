@@ -26,6 +26,10 @@ void HeapModel::begin_stream(uint32_t file, uint32_t first_stack) {
   last_alloc_valid_ = false;
   peak_epoch_++;
   mapped_epoch_++;
+  rss_ = 0;
+  counted_stream_ = false;
+  counted_peak_ = 0;
+  counted_peak_ns_ = 0;
 }
 
 void HeapModel::settle_peaks(std::vector<StackStats> &table, uint64_t epoch) const {
@@ -56,7 +60,11 @@ bool HeapModel::change_held(StackStats &s, double delta, double &live, double &p
 void HeapModel::end_stream() {
   settle_peaks(stacks_, peak_epoch_);
   settle_peaks(mmap_stacks_, mapped_epoch_);
-  stream_heaps_.push_back(StreamHeap{file_, peak_events_, stream_events_, peak_, live_});
+  // XXX: a sampled stream's peak from its events is the largest of a noisy
+  // estimate, biased upward; the writer's count is exact.
+  if (counted_stream_ && mean_) peak_ = counted_peak_;
+  stream_heaps_.push_back(StreamHeap{file_, peak_events_, stream_events_, peak_, live_,
+                                     counted_stream_, counted_peak_, counted_peak_ns_});
   leaked_ += live_;
   leaked_blocks_ += heap_.size();
   peaks_ += peak_;
@@ -98,6 +106,8 @@ double HeapModel::create(uint32_t stack, uint64_t addr, uint64_t size) {
   s.max_size = std::max(s.max_size, size);
   allocated_ += w;
   allocated_count_ += count;
+  // Sampled with probability p = size / w: this block adds (1 - p) w^2.
+  if (mean_ && size) allocated_variance_ += (w - double(size)) * w;
   histogram_[size ? 64 - __builtin_clzll(size) : 0]++;
   heap_.insert(addr, Block{size, stream_events_, stack, mean_ ? float(w) : 0.0f});
   change_live(s, w);
@@ -210,7 +220,21 @@ HeapPoint HeapModel::point(bool timed, uint64_t time_ns, uint64_t rss) const {
   return p;
 }
 
-void HeapModel::time_mark(uint64_t time_ns, uint64_t rss) { timed_.add(point(true, time_ns, rss)); }
+void HeapModel::time_mark(uint64_t time_ns, uint64_t rss) {
+  rss_ = rss;
+  timed_.add(point(true, time_ns, rss));
+}
+
+void HeapModel::heap_total(uint64_t time_ns, uint64_t live_bytes) {
+  HeapPoint p = point(true, time_ns, rss_);
+  p.heap_bytes = double(live_bytes);
+  totals_.add(p);
+  if (!counted_stream_ || double(live_bytes) > counted_peak_) {
+    counted_peak_ = double(live_bytes);
+    counted_peak_ns_ = time_ns;
+  }
+  counted_stream_ = true;
+}
 
 void HeapModel::event_mark() { counted_.add(point(false, 0, 0)); }
 
@@ -245,6 +269,7 @@ void HeapModel::drop_leaks(uint32_t stack) {
 }
 
 const std::vector<HeapPoint> &HeapModel::over_time() const {
+  if (!totals_.points.empty()) return totals_.points;
   return timed_.points.empty() ? counted_.points : timed_.points;
 }
 

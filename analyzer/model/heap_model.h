@@ -58,10 +58,16 @@ struct HeapPoint {
 };
 
 // A stream's heap at its peak (the first time it reached it) and at its end.
+// With heap-total records (the writer's exact count, format/ext.h), the
+// peak's time is known, and a sampled stream's peak is that count's, exact,
+// instead of an estimate.
 struct StreamHeap {
   uint32_t file = 0;
   uint64_t peak_events = 0, end_events = 0;  // the stream's events read by then
   double peak_bytes = 0, end_bytes = 0;
+  bool counted = false;      // the stream had heap-total records
+  double counted_peak = 0;   // their largest live-bytes (usable sizes)
+  uint64_t peak_ns = 0;      // when it was reached (counted only)
 };
 
 // The RFC's heap snapshot: the heap at a point, and its largest holders.
@@ -95,6 +101,8 @@ class alignas(64) HeapModel {
   // Heap over time: a time mark, or a point by event count.
   void time_mark(uint64_t time_ns, uint64_t rss);
   void event_mark();
+  // The writer's exact count of live heap bytes at a time (heap-total).
+  void heap_total(uint64_t time_ns, uint64_t live_bytes);
   // Records the heap now with its `top` largest holders (at most kMaxPoints
   // snapshots; later ones are counted in snapshots_dropped()).
   void snapshot(bool timed, uint64_t time_ns, size_t top);
@@ -121,12 +129,17 @@ class alignas(64) HeapModel {
   const Calls &estimated_calls() const { return estimated_; }
   bool sampled() const { return sampled_; }
   double allocated_bytes() const { return allocated_; }
+  // Sampled streams: the variance of allocated_bytes()'s estimate (the
+  // Horvitz-Thompson estimator's, from the recorded blocks); 0 when exact.
+  double allocated_variance() const { return allocated_variance_; }
   double allocated_blocks() const { return allocated_count_; }
   uint64_t unknown_frees() const { return unknown_frees_; }
   uint64_t temporary() const { return temporary_; }
   uint64_t sampling_mean() const { return mean_; }
   const std::array<uint64_t, 65> &size_histogram() const { return histogram_; }
-  // The series by time marks if any stream had them, else by event counts.
+  // The series by heap-total records if any stream had them (the heap as
+  // the writer counted it, RSS from the time mark before each), else by
+  // time marks, else by event counts.
   const std::vector<HeapPoint> &over_time() const;
   const std::vector<HeapSnapshot> &snapshots() const { return snapshots_; }
   // One per stream read, in order.
@@ -184,7 +197,12 @@ class alignas(64) HeapModel {
   std::array<uint64_t, 65> histogram_{};
   LiveHeap<Block> heap_;
   std::vector<StackStats> stacks_;
-  Series timed_, counted_;
+  Series timed_, counted_, totals_;
+  uint64_t rss_ = 0;  // this stream's latest time mark's
+  bool counted_stream_ = false;
+  double counted_peak_ = 0;
+  uint64_t counted_peak_ns_ = 0;
+  double allocated_variance_ = 0;
   std::vector<HeapSnapshot> snapshots_;
   std::vector<StreamHeap> stream_heaps_;
   uint64_t snapshots_dropped_ = 0;

@@ -46,7 +46,7 @@ namespace {
 // What the reader hands the heap model: a memory event, or a record that
 // changes the model (a heap-over-time point by file offset is a Mark).
 struct HeapOp {
-  enum Kind : uint8_t { Alloc, Free, Realloc, Sampling, TimeMark, Map, Unmap, Mark } kind;
+  enum Kind : uint8_t { Alloc, Free, Realloc, Sampling, TimeMark, HeapTotal, Map, Unmap, Mark } kind;
   uint32_t stack;
   uint64_t a = 0, b = 0, c = 0;
 };
@@ -90,6 +90,7 @@ class HeapFeed {
           next_snap_ns_ = (op.a / snap_ns_ + 1) * snap_ns_;
         }
         return;
+      case HeapOp::HeapTotal: heap_.heap_total(op.a, op.b); return;
       case HeapOp::Map: heap_.map(op.stack, op.a, op.b); return;
       case HeapOp::Unmap: heap_.unmap(op.a, op.b); return;
       case HeapOp::Mark: heap_.event_mark(); return;
@@ -139,6 +140,8 @@ void Profile::read_memory(StreamContext &ctx) {
           pipe.put(HeapOp{HeapOp::Sampling, 0, s->mean_bytes});
         } else if (const auto *t = std::get_if<ext::TimeMark>(&ev.ext)) {
           pipe.put(HeapOp{HeapOp::TimeMark, 0, t->time_ns, t->rss_bytes});
+        } else if (const auto *h = std::get_if<ext::HeapTotal>(&ev.ext)) {
+          pipe.put(HeapOp{HeapOp::HeapTotal, 0, h->time_ns, h->live_bytes});
         } else if (const auto *m = std::get_if<ext::Map>(&ev.ext)) {
           const EventStacks stacks{ctx.index, 0, m->host_stack, m->guest_stack};
           pipe.put(HeapOp{HeapOp::Map, stack_ids_.id_of(stacks, key_of), m->addr, m->length});

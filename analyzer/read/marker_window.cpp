@@ -30,7 +30,9 @@ bool MarkerWindow::take_earlier(uint64_t addr, uint64_t *size) {
 
 bool MarkerWindow::pass(MemprofEvent &ev) {
   if (ev.record == MemprofRecord::Ext)
-    return state_ == State::Inside || std::holds_alternative<ext::Sampling>(ev.ext);
+    return (state_ == State::Inside &&
+            !(spec_.active() && std::holds_alternative<ext::HeapTotal>(ev.ext))) ||
+           std::holds_alternative<ext::Sampling>(ev.ext);
   uint64_t size;
   if (state_ == State::Before) {
     if (ev.record != MemprofRecord::Alloc) take_earlier(ev.oaddr, &size);

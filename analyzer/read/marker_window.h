@@ -17,7 +17,8 @@
 //   an address.
 // - Outside the window only records that set state pass (sampling mean,
 //   sampler, thread): time marks, maps, unmaps, CPU samples and weights do
-//   not.
+//   not. Heap-total records count the whole process's heap, not the
+//   window's: they never pass.
 //
 // Invariants: memory grows with the blocks live before the window opens, and
 // is released when it closes.

@@ -143,6 +143,18 @@ Json point_json(const Profile &profile, const HeapPoint &p) {
           {"rss_bytes", p.timed ? Json(p.rss) : Json(nullptr)}};
 }
 
+// The writer's exact count at the peak, where streams carry heap-total
+// records: one entry per such stream.
+Json peak_json(const Profile &profile) {
+  Json out = Json::array();
+  for (const StreamHeap &s : profile.memory().stream_heaps())
+    if (s.counted)
+      out.push_back({{"pid", profile.streams()[s.file]->pid},
+                     {"counted_bytes", s.counted_peak},
+                     {"time_ns", s.peak_ns}});
+  return out;
+}
+
 Json memory_json(Profile &profile, const SummaryOptions &opt) {
   const HeapModel &heap = profile.memory();
   // XXX: in sampled streams the calls are estimates, as bytes are; what
@@ -159,8 +171,10 @@ Json memory_json(Profile &profile, const SummaryOptions &opt) {
               {"realloc", heap.realloc_calls()},
               {"free", heap.free_calls()}}},
             {"allocated_bytes", heap.allocated_bytes()},
+            {"allocated_bytes_ci95", 1.96 * std::sqrt(heap.allocated_variance())},
             {"allocated_blocks", heap.allocated_blocks()},
             {"peak_bytes", heap.peak_bytes()},
+            {"peak_counted", peak_json(profile)},
             {"leaked_bytes", heap.live_bytes()},
             {"leaked_blocks", heap.live_blocks()},
             {"temporary_allocations", heap.temporary()},
@@ -364,7 +378,7 @@ Json summary_json(Profile &profile, const SummaryOptions &opt) {
     // The agent's counts of events it could not record: leaks and frees
     // are then uncertain.
     static const char *const kMissed[] = {"signal_handlers_in_agent", "guards_abandoned",
-                                          "ring_records_abandoned"};
+                                          "ring_records_abandoned", "events_while_opening"};
     Json missed = Json::object();
     for (const char *name : kMissed) {
       const auto it = agent.find(name);

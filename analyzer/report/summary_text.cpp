@@ -1,4 +1,5 @@
 // render_summary(): the native summary as text, read off its JSON.
+#include <cstdio>
 #include <cmath>
 #include <cstdio>
 #include <iomanip>
@@ -58,9 +59,19 @@ void memory(const Json &m, const SummaryOptions &opt, std::ostream &out) {
         << " calls sampled)";
   }
   out << "\n"
-      << "  allocated:     " << bytes(m["allocated_bytes"]) << " in "
-      << count(m["allocated_blocks"]) << " blocks\n"
-      << "  peak heap:     " << bytes(m["peak_bytes"]) << "\n"
+      << "  allocated:     " << bytes(m["allocated_bytes"]);
+  if (m["allocated_bytes_ci95"].get<double>() > 0)
+    out << " (+/- " << bytes(m["allocated_bytes_ci95"]) << " at 95% confidence)";
+  out << " in " << count(m["allocated_blocks"]) << " blocks\n"
+      << "  peak heap:     " << bytes(m["peak_bytes"]);
+  // The writer's exact count, and when the peak was reached.
+  for (const Json &p : m["peak_counted"]) {
+    char at[32];
+    snprintf(at, sizeof at, "%.3f", double(p["time_ns"].get<uint64_t>()) / 1e9);
+    out << (m["peak_counted"].size() > 1 ? "\n    pid " + std::to_string(p["pid"].get<uint64_t>()) + ":" : "")
+        << " (counted " << bytes(p["counted_bytes"]) << " at " << at << " s)";
+  }
+  out << "\n"
       << "  leaked:        " << bytes(m["leaked_bytes"]) << " in "
       << m["leaked_blocks"].get<uint64_t>() << " blocks\n"
       << "  temporary:     " << m["temporary_allocations"].get<uint64_t>()

@@ -19,6 +19,7 @@
 
 #include "agent.h"
 #include "memory/alloc_sampling.h"
+#include "memory/heap_total.h"
 #include "memory/recorder.h"
 #include "thread_state.h"
 
@@ -39,6 +40,8 @@ struct RealFunctions {
 #undef REAL_FUNCTION
 };
 RealFunctions real;
+// Not hooked: the heap count's measure of a block (memory/heap_total.h).
+decltype(&::malloc_usable_size) real_usable_size;
 std::atomic<int> g_resolved{0};  // 0 not yet, 1 resolving, 2 done
 
 // Serves allocations made while dlsym resolves the real allocator.
@@ -95,6 +98,16 @@ inline ReallocSampled realloc_sampled(const void *old, size_t size) {
   return ReallocSampled{sample_free(mean, old),
                         size && !paused() ? sample_allocation(mean, size) : Sampled::kNo};
 }
+// The heap count (memory/heap_total.h) takes every block of the program's
+// while the agent is armed: recorded, sampled out or paused alike.
+inline bool counting() { return !t_state.guard && g_agent.on.load(std::memory_order_relaxed); }
+inline void count_alloc(const void *p) {
+  if (p && counting()) count_heap(int64_t(real_usable_size(const_cast<void *>(p))));
+}
+inline void count_free(void *p) {
+  if (counting()) count_heap(-int64_t(real_usable_size(p)));
+}
+
 // The calls recorded after the fact (calloc, memalign, ...) decide in one go.
 inline bool records_alloc(size_t size) {
   return settle_allocation(alloc_sampled(size), sample_mean(), size);
@@ -109,6 +122,10 @@ void prof::resolve_real_functions() {
 #define RESOLVE(name) real.name = reinterpret_cast<decltype(real.name)>(dlsym(RTLD_NEXT, #name));
   HOOKED_FUNCTIONS(RESOLVE)
 #undef RESOLVE
+  real_usable_size =
+      reinterpret_cast<decltype(real_usable_size)>(dlsym(RTLD_NEXT, "malloc_usable_size"));
+  // XXX: an allocator without it leaves the heap uncounted (records of 0).
+  if (!real_usable_size) real_usable_size = [](void *) noexcept -> size_t { return 0; };
   g_resolved.store(2, std::memory_order_release);
 }
 
@@ -125,15 +142,21 @@ void prof::resolve_real_functions() {
 // drops with the agent's own).
 namespace {
 
-__attribute__((noinline)) void *malloc_recorded(size_t size) {
+inline void *malloc_counted(size_t size) {
   void *p = real.malloc(size);
+  count_alloc(p);
+  return p;
+}
+
+__attribute__((noinline)) void *malloc_recorded(size_t size) {
+  void *p = malloc_counted(size);
   if (p) record_alloc(HERE, p, size);
   return p;
 }
 
 // Sampling left this malloc open (Sampled::kOpen): it is settled here.
 __attribute__((noinline)) void *malloc_settled(size_t size) {
-  if (!countdown_crossed(sample_mean(), size)) return real.malloc(size);
+  if (!countdown_crossed(sample_mean(), size)) return malloc_counted(size);
   return malloc_recorded(size);
 }
 
@@ -181,12 +204,13 @@ inline void *malloc_body(size_t size) {
   // XXX: sampling decides before the block exists; a failed malloc then
   // used up some of the countdown, or a sample.
   const Sampled sampled = alloc_sampled(size);
-  if (sampled == Sampled::kNo) return real.malloc(size);
+  if (sampled == Sampled::kNo) return malloc_counted(size);
   if (sampled == Sampled::kOpen) return malloc_settled(size);
   return malloc_recorded(size);
 }
 
 inline void free_body(void *p) {
+  count_free(p);
   const Sampled sampled = free_sampled(p);
   if (sampled == Sampled::kNo) return real.free(p);
   if (sampled == Sampled::kOpen) return free_settled(p);
@@ -219,16 +243,27 @@ __attribute__((noinline)) void *realloc_from_arena(void *old, size_t size) {
   return p;
 }
 
+inline void *realloc_decided(void *old, size_t size) {
+  const ReallocSampled sampled = realloc_sampled(old, size);
+  if (sampled.old_block == Sampled::kNo && sampled.new_block == Sampled::kNo)
+    return real.realloc(old, size);
+  return realloc_recorded(old, size, sampled.old_block, sampled.new_block);
+}
+
 // XXX: out of line, apart from realloc(NULL, n) (Lua's every allocation):
 // in one function, the compiler saves registers for this path on that one.
 __attribute__((noinline)) void *realloc_block(void *old, size_t size) {
   if (in_arena(old)) return realloc_from_arena(old, size);
   if (!ready()) return arena_alloc(size);
   if (__builtin_expect(t_state.guard, 0)) return realloc_in_agent(old, size);
-  const ReallocSampled sampled = realloc_sampled(old, size);
-  if (sampled.old_block == Sampled::kNo && sampled.new_block == Sampled::kNo)
-    return real.realloc(old, size);
-  return realloc_recorded(old, size, sampled.old_block, sampled.new_block);
+  if (!counting()) return realloc_decided(old, size);
+  const int64_t before = int64_t(real_usable_size(old));
+  void *p = realloc_decided(old, size);
+  if (p)
+    count_heap(int64_t(real_usable_size(p)) - before);
+  else if (size == 0)  // glibc freed it (else a failed realloc left it be)
+    count_heap(-before);
+  return p;
 }
 
 }  // namespace
@@ -250,6 +285,7 @@ EXPORT void *calloc(size_t n, size_t size) {
   }
   if (!ready()) return arena_alloc(total);  // the arena is zeroed static memory
   void *p = real.calloc(n, size);
+  count_alloc(p);
   if (p && records_alloc(total)) record_alloc(HERE, p, total);
   return p;
 }
@@ -271,6 +307,7 @@ EXPORT void *reallocarray(void *old, size_t n, size_t size) {
 EXPORT int posix_memalign(void **out, size_t align, size_t size) {
   if (!ready()) return ENOMEM;
   const int rc = real.posix_memalign(out, align, size);
+  if (rc == 0) count_alloc(*out);
   if (rc == 0 && records_alloc(size)) record_alloc(HERE, *out, size);
   return rc;
 }
@@ -278,6 +315,7 @@ EXPORT int posix_memalign(void **out, size_t align, size_t size) {
 EXPORT void *aligned_alloc(size_t align, size_t size) {
   if (!ready()) return nullptr;
   void *p = real.aligned_alloc(align, size);
+  count_alloc(p);
   if (p && records_alloc(size)) record_alloc(HERE, p, size);
   return p;
 }
@@ -285,6 +323,7 @@ EXPORT void *aligned_alloc(size_t align, size_t size) {
 EXPORT void *memalign(size_t align, size_t size) {
   if (!ready()) return nullptr;
   void *p = real.memalign(align, size);
+  count_alloc(p);
   if (p && records_alloc(size)) record_alloc(HERE, p, size);
   return p;
 }
@@ -292,6 +331,7 @@ EXPORT void *memalign(size_t align, size_t size) {
 EXPORT void *valloc(size_t size) {
   if (!ready()) return nullptr;
   void *p = real.valloc(size);
+  count_alloc(p);
   if (p && records_alloc(size)) record_alloc(HERE, p, size);
   return p;
 }
@@ -299,6 +339,7 @@ EXPORT void *valloc(size_t size) {
 EXPORT void *pvalloc(size_t size) {
   if (!ready()) return nullptr;
   void *p = real.pvalloc(size);
+  count_alloc(p);
   if (p && records_alloc(size)) record_alloc(HERE, p, size);
   return p;
 }

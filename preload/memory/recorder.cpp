@@ -109,12 +109,14 @@ void emit_with_stacks(const CallSite &at, uint8_t aevent, const void *oaddr, con
 
 void record_alloc(const CallSite &at, const void *p, size_t size) {
   GuardScope guard;
+  if (!memory_stream_ready()) return;
   remember_sampled(g_agent.cfg.sample_bytes, p);
   emit_with_stacks(at, kAeventAlloc, nullptr, p, size);
 }
 
 void record_free(const CallSite &at, const void *p) {
   GuardScope guard;
+  if (!memory_stream_ready()) return;
   if (g_agent.cfg.free_stacks)
     emit_with_stacks(at, kAeventFree, p, nullptr, 0);
   else
@@ -123,12 +125,14 @@ void record_free(const CallSite &at, const void *p) {
 
 void record_realloc(const CallSite &at, const void *old, const void *p, size_t size) {
   GuardScope guard;
+  if (!memory_stream_ready()) return;
   remember_sampled(g_agent.cfg.sample_bytes, p);
   emit_with_stacks(at, kAeventRealloc, old, p, size);
 }
 
 void record_map(const CallSite &at, const void *p, size_t len) {
   GuardScope guard;
+  if (!memory_stream_ready()) return;
   ThreadScratch *s = thread_scratch();
   const Where w = s ? capture(at, s) : Where{};
   uint8_t buf[ext::Map::kMaxBytes];
@@ -139,6 +143,7 @@ void record_map(const CallSite &at, const void *p, size_t len) {
 
 void record_unmap(const void *p, size_t len) {
   GuardScope guard;
+  if (!memory_stream_ready()) return;
   uint8_t buf[ext::Unmap::kMaxBytes];
   SpanWriter out(buf);
   put_ext(out, ext::Unmap{uint64_t(p), len});

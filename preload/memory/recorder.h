@@ -4,7 +4,8 @@
 // Invariants: called only by the hooks, for what they decided to record
 // (sampling included: alloc_sampling.h), with the thread's guard NOT yet set;
 // each function sets the guard for its whole duration, so whatever libunwind
-// or the guest backtracer allocates is never recorded. Order (see
+// or the guest backtracer allocates is never recorded. Each opens the memory
+// stream first if this is its first event (agent.h). Order (see
 // stream/event_ring.h): record_free() runs before the real free, the others after
 // the real call returned.
 #pragma once

@@ -25,6 +25,7 @@ size_t put_stats_and_epilogue(SpanWriter &out) {
       {"signals_deferred", signals_deferred()},
       {"signals_merged", signals_merged()},
       {"signal_handlers_in_agent", handlers_in_agent()},
+      {"events_while_opening", events_while_opening()},
   };
   put_ext(out, ext::StatsView{stats});
   put_memprof_epilogue(out);

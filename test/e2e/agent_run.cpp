@@ -131,6 +131,7 @@ Recorded read_memprof(const std::string &path) {
         if (const auto *p = std::get_if<prof::ext::Process>(&x))
           rec.pid = p->pid, rec.ppid = p->ppid;
         if (const auto *m = std::get_if<prof::ext::ModuleLoad>(&x)) rec.modules.push_back(*m);
+        if (const auto *h = std::get_if<prof::ext::HeapTotal>(&x)) rec.heap_totals.push_back(*h);
         if (const auto *u = std::get_if<prof::ext::ModuleUnload>(&x)) rec.unloads.push_back(*u);
         if (const auto *s = std::get_if<prof::ext::Stats>(&x)) rec.stats.push_back(*s);
         if (const auto *e = std::get_if<prof::ext::UncleanEnd>(&x))

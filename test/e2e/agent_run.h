@@ -45,6 +45,7 @@ struct Recorded {
   std::vector<prof::ext::ModuleLoad> modules;
   std::vector<prof::ext::ModuleUnload> unloads;
   std::vector<prof::ext::Stats> stats;
+  std::vector<prof::ext::HeapTotal> heap_totals;  // the writer's heap count, in stream order
   std::map<uint64_t, std::pair<uint64_t, uint64_t>> nodes;  // id -> (parent, ip)
   std::map<uint64_t, std::vector<uint64_t>> stacks_by_size;  // host stack ids per alloc size
   std::map<uint64_t, std::vector<prof::GuestLoc>> locs_by_size;     // guest locations per alloc size

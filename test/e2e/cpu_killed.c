@@ -1,11 +1,15 @@
-/* Burns 0.5 s of its CPU time in burn(), then kills itself with SIGKILL:
-   nothing of the agent runs at the end. */
+/* Allocates one 16 B block (so that it has a memory stream: the agent
+   writes none for a process that records nothing), burns 0.5 s of its CPU
+   time in burn(), then kills itself with SIGKILL: nothing of the agent runs
+   at the end. */
 #include <signal.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include "thread_cpu.h"
 
 static volatile unsigned long sink;
+static void *volatile block;
 
 __attribute__((noinline)) static void burn(double seconds) {
   const double t0 = thread_cpu();
@@ -14,6 +18,7 @@ __attribute__((noinline)) static void burn(double seconds) {
 }
 
 int main(void) {
+  block = malloc(16);
   burn(0.5);
   kill(getpid(), SIGKILL);
   return 1;

@@ -18,13 +18,15 @@
      cpu-toggle SIG   burns 200 ms of CPU time, raise(SIG), 200 ms,
                       raise(SIG), 200 ms.
      fork             a child allocates 3 x 40 B and exits; the parent 2 x 40 B.
-     exit N           exits with N.
+     exit N           one 16 B block (so that it has a memory stream: the
+                      agent writes none for a process that records
+                      nothing), freed; exits with N.
      signals DIR      writes DIR/ready, then waits; on SIGTERM or SIGINT
                       writes how many it got in 0.3 s to DIR/TERM or
                       DIR/INT and exits with 7.
      sleep            sleeps 30 s (dies of the signals it gets).
-     raise SIG        prints "raising SIG" on stderr and dies of SIG (no
-                      core file). */
+     raise SIG        one 16 B block, freed; prints "raising SIG" on stderr
+                      and dies of SIG (no core file). */
 #define PROF_WEAK_API
 #include <signal.h>
 #include <stdio.h>
@@ -209,6 +211,10 @@ int main(int argc, char **argv) {
   if (!strcmp(mode, "fork")) return fork_child();
   if (!strcmp(mode, "cpu-phases")) return cpu_phases(arg);
   if (!strcmp(mode, "cpu-toggle")) return cpu_toggle(arg);
+  if (!strcmp(mode, "exit") || !strcmp(mode, "raise")) {
+    sink = malloc(16);
+    free(sink);
+  }
   if (!strcmp(mode, "exit")) return arg;
   if (!strcmp(mode, "signals") && argc > 2) return signals(argv[2]);
   if (!strcmp(mode, "sleep")) return sleep(30);
