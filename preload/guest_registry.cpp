@@ -148,7 +148,7 @@ __attribute__((visibility("default"))) void prof_register_guest(prof_guest_backt
 __attribute__((visibility("default"))) void prof_register_guest_recall(prof_guest_recaller fn,
                                                                         void *ctx) {
   using namespace prof;
-  std::lock_guard<std::mutex> lock(g_publish_mutex);
+  PublishLock lock;
   const Registration *now = g_current.load(std::memory_order_acquire);
   if (!now) return;
   // A new registration: the one a walk may be reading stays as it is.
