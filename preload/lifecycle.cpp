@@ -25,6 +25,7 @@
 #include "stream/output_file.h"
 #include "program_signals.h"
 #include "stream/owned_file.h"
+#include "stream/stream_compressor.h"
 #include "prologue.h"
 #include "memory/recorder.h"
 #include "memory/stream_end.h"
@@ -71,6 +72,7 @@ namespace {
 ModuleMap g_modules;
 pthread_mutex_t g_modules_mutex = PTHREAD_MUTEX_INITIALIZER;
 OwnedFile g_file;  // the memprof file
+StreamCompressor g_compressor;  // its compression, unless PROF_COMPRESS=0
 pid_t g_stream_pid = 0;  // the process the open stream belongs to
 enum : int { kStreamOpen, kStreamFinishing, kStreamFinished };
 std::atomic<int> g_stream_state{kStreamOpen};
@@ -181,6 +183,13 @@ bool start_memory_stream() {
       (g_agent.cfg.sample_bytes && !g_sampled.init())) {
     say("cannot map the agent's tables; profiling disabled");
     return false;
+  }
+  if (g_agent.cfg.compress) {
+    if (!g_compressor.init()) {
+      say("cannot map the stream's compressor; profiling disabled");
+      return false;
+    }
+    g_file.compress_with(&g_compressor);
   }
   if (!open_stream(getppid())) return false;
   g_agent.start_ns = monotonic_ns();

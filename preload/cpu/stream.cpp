@@ -15,6 +15,7 @@
 #include "stream/module_record.h"
 #include "stream/output_file.h"
 #include "stream/owned_file.h"
+#include "stream/stream_compressor.h"
 #include "stream/stream_opening.h"
 #include "cpu/sampler.h"
 #include "stream_writer.h"
@@ -25,6 +26,7 @@ namespace sysprof_stream {
 namespace {
 
 OwnedFile g_file;
+StreamCompressor g_compressor;  // the file's, unless PROF_COMPRESS=0
 pid_t g_owner = 0;
 char g_path[600];
 std::atomic<bool> g_writing{false};  // the one writer flag
@@ -57,9 +59,11 @@ bool take() {
   g_writing.store(false, std::memory_order_release);
   return false;
 }
-// Writes out what the holder encoded and lets go.
-void release() {
-  if (!g_out->flush() && !g_failed.exchange(true)) g_cpu.on.store(false);
+// Writes out what the holder encoded (synced: a compressed file then
+// decodes up to there) and lets go.
+void release(bool sync = false) {
+  if ((!g_out->flush() || (sync && g_file.sync() < 0)) && !g_failed.exchange(true))
+    g_cpu.on.store(false);
   g_writing.store(false, std::memory_order_release);
 }
 
@@ -106,6 +110,13 @@ bool timed_flush_due() {
 }  // namespace
 
 bool open(pid_t ppid) {
+  if (g_agent.cfg.compress) {
+    if (!g_compressor.init()) {
+      say("cannot map the CPU stream's compressor; CPU profiling disabled");
+      return false;
+    }
+    g_file.compress_with(&g_compressor);
+  }
   const int fd = create_output_file(g_agent.cfg.output, getpid(), "sysprof", g_path, sizeof g_path);
   if (fd < 0) {
     say("cannot create ", g_path, ": ", strerror(errno), "; CPU profiling disabled");
@@ -152,7 +163,7 @@ void flush_from_handler(SampleSlot &own, size_t min_bytes) {
     write_symbols();
     write_slot(own);
   }
-  release();
+  release(timed);
 }
 
 void flush_all(bool modules) {
@@ -180,7 +191,7 @@ void finish(Span<ext::StatView> stats) {
   write_all(false);
   put_ext(*g_out, ext::StatsView{stats});
   put_sysprof_epilogue(*g_out);
-  if (!g_out->flush()) g_failed.store(true);
+  if (!g_out->flush() || g_file.end() < 0) g_failed.store(true);
   g_open = false;
   g_writing.store(false, std::memory_order_release);
   if (g_failed.load())
