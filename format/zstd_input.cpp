@@ -13,10 +13,10 @@ bool has_zstd_magic(const uint8_t *data, size_t size) {
 }
 
 ZstdInput::ZstdInput(int fd, const uint8_t *head, size_t seen)
-    : fd_(fd), dctx_(ZSTD_createDCtx()), in_cap_(ZSTD_DStreamInSize()) {
+    : fd_(fd), dctx_(ZSTD_createDCtx()) {
   if (!dctx_) throw std::bad_alloc();
   ZSTD_DCtx_setParameter(dctx_, ZSTD_d_windowLogMax, kMaxWindowLog);
-  in_ = new uint8_t[in_cap_ > seen ? in_cap_ : seen];
+  in_ = new uint8_t[kReadSize > seen ? kReadSize : seen];
   memcpy(in_, head, seen);
   in_end_ = seen;
 }
@@ -31,7 +31,7 @@ bool ZstdInput::refill() {
   consumed_ += in_end_;
   in_pos_ = in_end_ = 0;
   for (;;) {
-    const ssize_t n = ::read(fd_, in_, in_cap_);
+    const ssize_t n = ::read(fd_, in_, kReadSize);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
       error_ = std::string("read failed: ") + strerror(errno);

@@ -28,6 +28,9 @@ class ZstdInput {
   // Decompresses fd (not owned), whose first `seen` bytes were already read
   // into `head`.
   ZstdInput(int fd, const uint8_t *head, size_t seen);
+  // Compressed bytes read at a time: small, so that bytes_read() follows
+  // the reading closely (progress, heap marks).
+  static constexpr size_t kReadSize = 16 * 1024;
   ~ZstdInput();
   ZstdInput(const ZstdInput &) = delete;
   ZstdInput &operator=(const ZstdInput &) = delete;
@@ -48,7 +51,7 @@ class ZstdInput {
   int fd_;
   ZSTD_DCtx_s *dctx_;
   uint8_t *in_;
-  size_t in_cap_, in_pos_ = 0, in_end_ = 0;
+  size_t in_pos_ = 0, in_end_ = 0;
   uint64_t consumed_ = 0;  // compressed bytes before in_[in_pos_]
   bool eof_ = false;
   std::string error_;

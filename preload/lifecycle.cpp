@@ -146,8 +146,11 @@ bool open_stream(pid_t ppid) {
       },
       [](uint64_t, void *) {}, &out);
   pthread_mutex_unlock(&g_modules_mutex);
-  if (!out.flush()) {
-    say_write_failure(g_path, g_file, out.saved_errno(), "; profiling disabled");
+  // Synced: the opening reaches the file (compressed, it would wait in
+  // zstd), so an unwritable file is known now.
+  const long rc = out.flush() ? g_file.sync() : -out.saved_errno();
+  if (rc < 0) {
+    say_write_failure(g_path, g_file, int(-rc), "; profiling disabled");
     g_file.close();
     return false;
   }

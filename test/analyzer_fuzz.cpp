@@ -73,6 +73,16 @@ std::vector<uint8_t> compress(const std::vector<uint8_t> &plain, size_t block) {
   return out;
 }
 
+// `text` without its summaries' STREAMS rows for the file at `path` and
+// heap-over-time rows.
+std::string without_stream_rows(const std::string &text, const std::string &path) {
+  std::istringstream in(text);
+  std::string out;
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("  " + path + ": ", 0) != 0 && line.rfind("  pid ", 0) != 0) out += line + "\n";
+  return out;
+}
+
 // How many bytes of the stream the first `cut` bytes of `packed` decode to.
 size_t decodable(const std::vector<uint8_t> &packed, size_t cut) {
   ZSTD_DCtx *dctx = ZSTD_createDCtx();
@@ -201,7 +211,11 @@ TEST_CASE("a compressed stream cut at any byte reads as the stream cut where its
       const std::vector<int> b = run_all(stream.path, cut_plain, &from_plain);
       // The same reports, warnings and offsets as the plain stream cut after
       // its last decodable byte (once the cut leaves zstd's magic whole).
-      same += a == b && (cut < sizeof prof::kZstdMagic || from_packed == from_plain);
+      // (Their summaries' STREAMS rows, sizes of the files, differ, and so
+      // do heap marks, placed by file bytes.)
+      same += a == b && (cut < sizeof prof::kZstdMagic ||
+                         without_stream_rows(from_packed, stream.path) ==
+                             without_stream_rows(from_plain, stream.path));
       if (cut == packed.size()) CHECK(prefix == seed.bytes.size());
     }
     CHECK(same == cuts.size());

@@ -31,6 +31,7 @@ pid_t g_owner = 0;
 char g_path[600];
 std::atomic<bool> g_writing{false};  // the one writer flag
 std::atomic<bool> g_failed{false};
+int g_failed_errno = 0;  // the first failure's
 // XXX: cleared under the flag before the file is closed: a thread exiting
 // after the end must not write to whatever file reuses the descriptor.
 std::atomic<bool> g_open{false};
@@ -62,8 +63,11 @@ bool take() {
 // Writes out what the holder encoded (synced: a compressed file then
 // decodes up to there) and lets go.
 void release(bool sync = false) {
-  if ((!g_out->flush() || (sync && g_file.sync() < 0)) && !g_failed.exchange(true))
+  const long rc = !g_out->flush() ? -g_out->saved_errno() : sync ? g_file.sync() : 0;
+  if (rc < 0 && !g_failed.exchange(true)) {
+    g_failed_errno = int(-rc);
     g_cpu.on.store(false);
+  }
   g_writing.store(false, std::memory_order_release);
 }
 
@@ -139,8 +143,11 @@ bool open(pid_t ppid) {
   put_ext(*g_out,
           ext::Sampler{uint64_t(g_cpu.backend), kModes[uint8_t(g_cpu.mode)], g_cpu.interval_ns});
   write_all(true);
-  if (!g_out->flush()) {
-    say_write_failure(g_path, g_file, g_out->saved_errno(), "; CPU profiling disabled");
+  // Synced: the opening reaches the file (compressed, it would wait in
+  // zstd), so an unwritable file is known now.
+  const long rc = g_out->flush() ? g_file.sync() : -g_out->saved_errno();
+  if (rc < 0) {
+    say_write_failure(g_path, g_file, int(-rc), "; CPU profiling disabled");
     g_open = false;
     g_file.close();
     return false;
@@ -191,11 +198,12 @@ void finish(Span<ext::StatView> stats) {
   write_all(false);
   put_ext(*g_out, ext::StatsView{stats});
   put_sysprof_epilogue(*g_out);
-  if (!g_out->flush() || g_file.end() < 0) g_failed.store(true);
+  const long rc = g_out->flush() ? g_file.end() : -g_out->saved_errno();
+  if (rc < 0 && !g_failed.exchange(true)) g_failed_errno = int(-rc);
   g_open = false;
   g_writing.store(false, std::memory_order_release);
   if (g_failed.load())
-    say_write_failure(g_path, g_file, g_out->saved_errno(), "; the CPU profile is truncated");
+    say_write_failure(g_path, g_file, g_failed_errno, "; the CPU profile is truncated");
   g_file.close();
 }
 
