@@ -10,6 +10,12 @@
 //   sync() ends the block, so that everything put so far decodes from the
 //   file (the writers sync every 100 ms: a SIGKILL of the writer loses at
 //   most that), and end() ends the frame.
+// - XXX: libzstd.a is built with the stack protector, so on the writer its
+//   functions read the canary through the thread pointer the writer shares
+//   with its creator (raw_thread.h): the thread that started the agent (or
+//   a fork child's only thread), whose thread control block must stay
+//   mapped, as the main thread's always does. The agent's own files that
+//   run on the writer are built without it.
 // - A failure of zstd itself (none is expected: the context is sized for the
 //   level) fails every later put() with -EIO: the stream ends there.
 #pragma once
