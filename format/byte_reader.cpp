@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "uleb128.h"
+#include "zstd_input.h"
 
 namespace prof {
 
@@ -18,13 +19,41 @@ std::string hex_byte(uint8_t b) {
   return std::string("0x") + kDigits[b >> 4] + kDigits[b & 15];
 }
 
-ByteReader::ByteReader(int fd) : fd_(fd), buf_(new uint8_t[kBufSize]), owned_(true) {}
+ByteReader::ByteReader(int fd) : fd_(fd), buf_(new uint8_t[kBufSize]), owned_(true) {
+  // The magic decides: the bytes read to see it are the stream's first.
+  while (end_ < sizeof kZstdMagic) {
+    const size_t n = read_source(buf_ + end_, sizeof kZstdMagic - end_);
+    if (n == 0) break;
+    end_ += n;
+  }
+  if (!has_zstd_magic(buf_, end_)) return;
+  zstd_ = std::make_unique<ZstdInput>(fd, buf_, end_);
+  end_ = 0;
+}
 
 ByteReader::ByteReader(const uint8_t *data, size_t size, uint64_t base_offset)
     : buf_(const_cast<uint8_t *>(data)), end_(size), base_(base_offset), eof_(true) {}
 
 ByteReader::~ByteReader() {
   if (owned_) delete[] buf_;
+}
+
+uint64_t ByteReader::source_bytes() const {
+  return zstd_ ? zstd_->bytes_read() : bytes_buffered();
+}
+
+size_t ByteReader::read_source(uint8_t *out, size_t cap) {
+  if (zstd_) {
+    const size_t n = zstd_->read(out, cap);
+    if (n == 0 && !zstd_->error().empty()) fail(base_ + end_, zstd_->error());
+    return n;
+  }
+  for (;;) {
+    const ssize_t n = read(fd_, out, cap);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) fail(offset(), std::string("read failed: ") + strerror(errno));
+    return size_t(n);
+  }
 }
 
 bool ByteReader::fill(size_t want) {
@@ -36,14 +65,12 @@ bool ByteReader::fill(size_t want) {
   end_ -= pos_;
   pos_ = 0;
   while (end_ < want) {
-    ssize_t n = read(fd_, buf_ + end_, kBufSize - end_);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) fail(offset(), std::string("read failed: ") + strerror(errno));
+    const size_t n = read_source(buf_ + end_, kBufSize - end_);
     if (n == 0) {
       eof_ = true;
       return false;
     }
-    end_ += static_cast<size_t>(n);
+    end_ += n;
   }
   return true;
 }

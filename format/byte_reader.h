@@ -8,10 +8,15 @@
 // - Every failure throws FormatError carrying the absolute offset at which the
 //   offending value starts. `truncated` tells "the input ended inside a value"
 //   (a killed writer) apart from "the bytes are wrong" (corruption).
+// - A descriptor is read as a plain stream or, starting with zstd's magic,
+//   decompressed on the fly (zstd_input.h): offsets then count the
+//   decompressed stream's bytes, and a cut compressed file reads as a cut
+//   stream.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <stdexcept>
 #include <string>
 
@@ -35,9 +40,11 @@ class FormatError : public std::runtime_error {
 // "0x1f": how errors name a bad header byte.
 std::string hex_byte(uint8_t b);
 
+class ZstdInput;
+
 class ByteReader {
  public:
-  // Reads a file descriptor it does not own.
+  // Reads a file descriptor it does not own, plain or zstd-compressed.
   explicit ByteReader(int fd);
   // Reads caller-owned memory (tests, fuzzing); offsets count from base_offset.
   ByteReader(const uint8_t *data, size_t size, uint64_t base_offset = 0);
@@ -71,11 +78,18 @@ class ByteReader {
   uint64_t offset() const { return base_ + pos_; }
   // Total bytes consumed from the source so far (for progress reports).
   uint64_t bytes_buffered() const { return base_ + end_; }
+  // The descriptor holds a zstd-compressed stream.
+  bool compressed() const { return zstd_ != nullptr; }
+  // Bytes of the file read so far (compressed ones, when it is).
+  uint64_t source_bytes() const;
 
   [[noreturn]] void fail(uint64_t at, const std::string &reason) const;
 
  private:
   bool fill(size_t want);  // ensures `want` bytes are buffered if the input has them
+  // Reads (or decompresses) up to cap bytes from the descriptor: their
+  // count, 0 at its end.
+  size_t read_source(uint8_t *out, size_t cap);
   uint8_t u8_refill();
   uint64_t uleb_refill();
   [[noreturn]] void truncated(uint64_t at, const char *what) const;
@@ -87,6 +101,7 @@ class ByteReader {
   size_t pos_ = 0, end_ = 0;
   uint64_t base_ = 0;  // absolute offset of buf_[0]
   bool eof_ = false;
+  std::unique_ptr<ZstdInput> zstd_;
 };
 
 }  // namespace prof

@@ -29,6 +29,7 @@
 #include "stream/output_file.h"
 #include "program_signals.h"
 #include "stream/owned_file.h"
+#include "stream/stream_compressor.h"
 #include "prologue.h"
 #include "memory/recorder.h"
 #include "memory/stream_end.h"
@@ -75,6 +76,7 @@ namespace {
 ModuleMap g_modules;
 pthread_mutex_t g_modules_mutex = PTHREAD_MUTEX_INITIALIZER;
 OwnedFile g_file;  // the memprof file
+StreamCompressor g_compressor;  // its compression, unless PROF_COMPRESS=0
 pid_t g_stream_pid = 0;  // the process the open stream belongs to
 enum : int { kStreamOpen, kStreamFinishing, kStreamFinished };
 std::atomic<int> g_stream_state{kStreamOpen};
@@ -151,8 +153,11 @@ bool open_stream(pid_t ppid) {
       },
       [](uint64_t, void *) {}, &out);
   pthread_mutex_unlock(&g_modules_mutex);
-  if (!out.flush()) {
-    say_write_failure(g_path, g_file, out.saved_errno(), "; profiling disabled");
+  // Synced: the opening reaches the file (compressed, it would wait in
+  // zstd), so an unwritable file is known now.
+  const long rc = out.flush() ? g_file.sync() : -out.saved_errno();
+  if (rc < 0) {
+    say_write_failure(g_path, g_file, int(-rc), "; profiling disabled");
     g_file.close();
     return false;
   }
@@ -206,6 +211,13 @@ bool open_memory_stream_now() {
       (g_agent.cfg.sample_bytes && !g_sampled.init())) {
     say("cannot map the agent's tables; profiling disabled");
     return false;
+  }
+  if (g_agent.cfg.compress) {
+    if (!g_compressor.init()) {
+      say("cannot map the stream's compressor; profiling disabled");
+      return false;
+    }
+    g_file.compress_with(&g_compressor);
   }
   if (!open_stream(getppid())) return false;
   static_assert(kMaxStreamEnd <= EventRing::kMaxUncleanEnd, "the writer's buffer");

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Benchmarks (not tests): wall time of the bare program, under libprof.so
 # (full capture, and Poisson-sampled at 512 KiB) and under heaptrack, from one
-# run, as ratios; bytes per recorded event; the analyzer against
+# run, as ratios; file sizes and bytes per recorded event, the agent's
+# zstd-compressed stream (the default) and its plain one (PROF_COMPRESS=0,
+# also timed, with each one's ring_full_waits) beside heaptrack's; the analyzer against
 # heaptrack_print on the same workload. The programs' runs are interleaved
 # over ROUNDS rounds (default 5), the analyzers' best of 3. Then the CPU
 # sampler at 1 kHz against the bare program and gperftools' CPU profiler
@@ -78,22 +80,29 @@ bench() {
   local name=$1
   shift
   rm -rf "$tmp"/*
-  local bare full sampled heap events bytes
+  local bare full sampled heap plain events bytes
   configs=(""
            "env LD_PRELOAD=$agent PROF_OUTPUT=$tmp/full"
            "env LD_PRELOAD=$agent PROF_OUTPUT=$tmp/sampled PROF_SAMPLE_BYTES=512k"
-           "heaptrack -o $tmp/heaptrack")
+           "heaptrack -o $tmp/heaptrack"
+           "env LD_PRELOAD=$agent PROF_OUTPUT=$tmp/plain PROF_COMPRESS=0")
   interleave "$ROUNDS" "$@"
   bare=${best_wall[0]} full=${best_wall[1]} sampled=${best_wall[2]} heap=${best_wall[3]}
-  # One more full run, kept, for the analyzer and the sizes.
-  rm -f "$tmp"/full* "$tmp"/heaptrack*
+  plain=${best_wall[4]}
+  # One more full run of each, kept, for the analyzer and the sizes.
+  rm -f "$tmp"/full* "$tmp"/plain* "$tmp"/heaptrack*
   env LD_PRELOAD="$agent" PROF_OUTPUT="$tmp/full" "$@" >/dev/null
+  env LD_PRELOAD="$agent" PROF_OUTPUT="$tmp/plain" PROF_COMPRESS=0 "$@" >/dev/null
   heaptrack -o "$tmp/heaptrack" "$@" >/dev/null 2>&1
-  local file
-  file=$(ls "$tmp"/full.memprof)
+  local file plain_file heap_file
+  file=$(ls "$tmp"/full.memprof) plain_file=$(ls "$tmp"/plain.memprof) heap_file=$(ls "$tmp"/heaptrack*)
   events=$("$analyze" summary --json "$file" |
            awk -F'[:,]' '/"alloc_calls"|"realloc_calls"|"free_calls"/ {n += $2} END {print n}')
   bytes=$(stat -c %s "$file")
+  local plain_bytes heap_bytes waits plain_waits
+  plain_bytes=$(stat -c %s "$plain_file") heap_bytes=$(stat -c %s "$heap_file")
+  waits=$("$analyze" summary --json "$file" | awk -F'[:,]' '/"ring_full_waits"/ {print $2 + 0; exit}')
+  plain_waits=$("$analyze" summary --json "$plain_file" | awk -F'[:,]' '/"ring_full_waits"/ {print $2 + 0; exit}')
   local ours theirs
   ours=$(best_of "$analyze" summary "$file")
   theirs=$(best_of heaptrack_print "$(ls "$tmp"/heaptrack*)")
@@ -102,8 +111,14 @@ bench() {
     "$bare" "$full" "$(ratio "$full" "$bare")" "$sampled" "$(ratio "$sampled" "$bare")" \
     "$heap" "$(ratio "$heap" "$bare")"
   printf '  libprof full vs heaptrack: %s of its time\n' "$(ratio "$full" "$heap")"
-  printf '  %s events, %s bytes: %.2f bytes/event\n' "$events" "$bytes" \
-    "$(echo "$bytes $events" | awk '{print $1 / $2}')"
+  per_event() { echo "$1 $events" | awk '{printf "%.3f", $1 / $2}'; }
+  printf '  %s events; file bytes (bytes/event): libprof zstd %s (%s) | plain %s (%s) | heaptrack %s (%s)\n' \
+    "$events" "$bytes" "$(per_event "$bytes")" "$plain_bytes" "$(per_event "$plain_bytes")" \
+    "$heap_bytes" "$(per_event "$heap_bytes")"
+  printf '  libprof zstd file vs heaptrack'"'"'s: %s of its size (plain: %s)\n' \
+    "$(ratio "$bytes" "$heap_bytes")" "$(ratio "$plain_bytes" "$heap_bytes")"
+  printf '  full capture, zstd %.3fs (%s), ring_full_waits %s | plain %.3fs (%s), ring_full_waits %s\n' \
+    "$full" "$(ratio "$full" "$bare")" "$waits" "$plain" "$(ratio "$plain" "$bare")" "$plain_waits"
   printf '  analyzer: prof-analyze summary %.3fs | heaptrack_print %.3fs (%s faster)\n' \
     "$ours" "$theirs" "$(ratio "$theirs" "$ours")"
 }

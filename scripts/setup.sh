@@ -12,6 +12,7 @@ packages=(
   lua5.4 liblua5.4-dev               # the Lua 5.4 guest adapter and its end-to-end tests
   luajit libluajit-5.1-dev           # the LuaJIT guest adapter and its end-to-end tests
   zlib1g-dev                         # gzip for the pprof export
+  libzstd-dev zstd                   # compressed streams (libzstd.a, linked into the agent); tests use the CLI
   libprotobuf-dev protobuf-compiler  # the pprof export's profile.proto
   chromium golang-go                 # export tests: open the SVG/HTML headless, read pprof files
   nodejs                             # CPU stacks through JIT code (cpu_stacks_e2e)

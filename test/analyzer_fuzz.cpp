@@ -2,6 +2,7 @@
 // LuaJIT fixtures and libprof's extended streams) go through every
 // subcommand in-process, in a child under a hard address-space limit. Each
 // must end in exit code 0 or 2, never a crash, a hang or a memory blow-up.
+// Compressed streams (zstd, as the agent writes them) too, cut anywhere.
 #include <catch2/catch.hpp>
 
 #include <fstream>
@@ -18,6 +19,9 @@
 #include "commands.h"
 #include "fixture_path.h"
 #include "temp_files.h"
+#include "zstd_input.h"
+
+#include <zstd.h>
 
 namespace {
 
@@ -27,8 +31,10 @@ std::vector<uint8_t> slurp(const std::string &path) {
 }
 
 // Writes `bytes` to `path` and runs the three subcommands on it; returns
-// their exit codes, -1 for a C++ exception that escaped.
-std::vector<int> run_all(const std::string &path, const std::vector<uint8_t> &bytes) {
+// their exit codes, -1 for a C++ exception that escaped (their output and
+// warnings in *out, if given).
+std::vector<int> run_all(const std::string &path, const std::vector<uint8_t> &bytes,
+                         std::string *out = nullptr) {
   std::ofstream(path, std::ios::binary | std::ios::trunc)
       .write(reinterpret_cast<const char *>(bytes.data()), std::streamsize(bytes.size()));
   prof::CommandOptions opt;
@@ -45,7 +51,52 @@ std::vector<int> run_all(const std::string &path, const std::vector<uint8_t> &by
     }
   }
   std::cerr.rdbuf(saved);
+  if (out) *out = sink.str();
   return rcs;
+}
+
+// `plain` as one zstd frame whose blocks end every `block` bytes, as the
+// agent's periodic syncs end them.
+std::vector<uint8_t> compress(const std::vector<uint8_t> &plain, size_t block) {
+  ZSTD_CCtx *cctx = ZSTD_createCCtx();
+  std::vector<uint8_t> out(ZSTD_compressBound(plain.size()) + plain.size() / block * 16 + 64);
+  ZSTD_outBuffer o{out.data(), out.size(), 0};
+  for (size_t at = 0; at < plain.size(); at += block) {
+    const size_t n = std::min(block, plain.size() - at);
+    ZSTD_inBuffer i{plain.data() + at, n, 0};
+    const bool last = at + n == plain.size();
+    while (ZSTD_compressStream2(cctx, &o, &i, last ? ZSTD_e_end : ZSTD_e_flush) != 0) {
+    }
+  }
+  ZSTD_freeCCtx(cctx);
+  out.resize(o.pos);
+  return out;
+}
+
+// `text` without its summaries' STREAMS rows for the file at `path` and
+// heap-over-time rows.
+std::string without_stream_rows(const std::string &text, const std::string &path) {
+  std::istringstream in(text);
+  std::string out;
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("  " + path + ": ", 0) != 0 && line.rfind("  pid ", 0) != 0) out += line + "\n";
+  return out;
+}
+
+// How many bytes of the stream the first `cut` bytes of `packed` decode to.
+size_t decodable(const std::vector<uint8_t> &packed, size_t cut) {
+  ZSTD_DCtx *dctx = ZSTD_createDCtx();
+  std::vector<uint8_t> buf(1 << 16);
+  ZSTD_inBuffer i{packed.data(), cut, 0};
+  size_t total = 0;
+  for (;;) {
+    ZSTD_outBuffer o{buf.data(), buf.size(), 0};
+    const size_t rc = ZSTD_decompressStream(dctx, &o, &i);
+    total += o.pos;
+    if (ZSTD_isError(rc) || o.pos == 0) break;
+  }
+  ZSTD_freeDCtx(dctx);
+  return total;
 }
 
 // Runs `body` in a child under a 2 GiB address-space limit; the child fails
@@ -137,5 +188,36 @@ TEST_CASE("a stream cut at any byte is reported up to the cut, or refused if not
       }
       return ok;
     });
+  }
+}
+
+TEST_CASE("a compressed stream cut at any byte reads as the stream cut where its decodable blocks end") {
+  const TempFile stream;
+  for (const Seed &seed : seeds()) {
+    INFO(seed.name);
+    const std::vector<uint8_t> packed = compress(seed.bytes, 97);
+    // Every offset of the small streams, about 150 offsets of the large ones,
+    // and the whole file.
+    std::vector<size_t> cuts;
+    for (size_t cut = 0; cut < packed.size(); cut += packed.size() / 150 + 1) cuts.push_back(cut);
+    cuts.push_back(packed.size());
+    size_t same = 0;
+    for (size_t cut : cuts) {
+      const size_t prefix = decodable(packed, cut);
+      const std::vector<uint8_t> cut_packed(packed.begin(), packed.begin() + long(cut));
+      const std::vector<uint8_t> cut_plain(seed.bytes.begin(), seed.bytes.begin() + long(prefix));
+      std::string from_packed, from_plain;
+      const std::vector<int> a = run_all(stream.path, cut_packed, &from_packed);
+      const std::vector<int> b = run_all(stream.path, cut_plain, &from_plain);
+      // The same reports, warnings and offsets as the plain stream cut after
+      // its last decodable byte (once the cut leaves zstd's magic whole).
+      // (Their summaries' STREAMS rows, sizes of the files, differ, and so
+      // do heap marks, placed by file bytes.)
+      same += a == b && (cut < sizeof prof::kZstdMagic ||
+                         without_stream_rows(from_packed, stream.path) ==
+                             without_stream_rows(from_plain, stream.path));
+      if (cut == packed.size()) CHECK(prefix == seed.bytes.size());
+    }
+    CHECK(same == cuts.size());
   }
 }

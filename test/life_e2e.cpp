@@ -13,6 +13,10 @@
 
 #include "agent_run.h"
 #include "lua_streams.h"
+#include "zstd_input.h"
+
+#define ZSTD_STATIC_LINKING_ONLY  // ZSTD_findFrameCompressedSize
+#include <zstd.h>
 
 namespace {
 
@@ -147,7 +151,9 @@ TEST_CASE("a forked child's stats count its own events, not its parent's") {
   REQUIRE(parent["unwind_fallbacks"] >= 1);  // the walk could not step through
   for (const auto &kv : child) {
     INFO(kv.first);
-    CHECK(kv.second == 0);  // the child's few ordinary events need none of these
+    // The child's few ordinary events need none of these (but bytes).
+    if (kv.first.rfind("stream_", 0) == 0) CHECK(kv.second > 0);
+    else CHECK(kv.second == 0);
   }
   CHECK(child.size() == parent.size());
 }
@@ -216,4 +222,64 @@ TEST_CASE("a process that leaves through exit_group keeps every event, ended as 
     CHECK(warnings.find("warning: " + r.memprof_files[0] + ": the process ended without finishing") !=
           std::string::npos);
   }
+}
+
+namespace {
+
+// The first bytes of a file, and whether it is one whole zstd frame.
+struct FileStart {
+  bool zstd = false, whole_frame = false, plain = false;
+};
+FileStart file_start(const std::string &path) {
+  const std::string bytes = read_text(path);
+  const auto *data = reinterpret_cast<const uint8_t *>(bytes.data());
+  FileStart f;
+  f.zstd = prof::has_zstd_magic(data, bytes.size());
+  f.whole_frame = ZSTD_findFrameCompressedSize(data, bytes.size()) == bytes.size();
+  f.plain = bytes.compare(0, 3, "ljs") == 0;
+  return f;
+}
+
+}  // namespace
+
+TEST_CASE("streams are zstd frames by default, plain under PROF_COMPRESS=0, with the same events") {
+  for (const char *compress : {"PROF_COMPRESS=1", "PROF_COMPRESS=0"}) {
+    INFO(compress);
+    const bool packed = compress == std::string("PROF_COMPRESS=1");
+    const RunResult r = run_under_agent({program("mem_exit_race")}, {compress, "PROF_CPU=leaf"});
+    CHECK(r.exit_code == 7);
+    CHECK(r.err.empty());
+    REQUIRE(r.memprof_files.size() == 1);
+    REQUIRE(r.sysprof_files.size() == 1);
+    for (const std::string &file : {r.memprof_files[0], r.sysprof_files[0]}) {
+      INFO(file);
+      const FileStart f = file_start(file);
+      CHECK(f.zstd == packed);
+      CHECK(f.whole_frame == packed);  // ended by the agent, not cut
+      CHECK(f.plain == !packed);
+    }
+    const Recorded rec = read_only_memprof(r);
+    CHECK_FALSE(rec.truncated);
+    CHECK(count_at(rec.allocs_by_size, 3030) == 9 * 1000);
+    CHECK(rec.stats.size() == 1);
+    CHECK_FALSE(read_guest_sysprof(r.sysprof_files[0]).truncated);
+    CHECK(analyzer_warnings(r.memprof_files[0]).empty());
+  }
+}
+
+TEST_CASE("a process killed with its writer keeps every event up to the writer's last sync") {
+  const RunResult r = run_under_agent({program("mem_killed")});
+  REQUIRE(r.signal == SIGKILL);  // (exit code 3: no writer task found)
+  const FileStart f = file_start(r.memprof_files.at(0));
+  CHECK(f.zstd);
+  CHECK_FALSE(f.whole_frame);  // no one ended it
+  const Recorded rec = read_only_memprof(r);
+  CHECK(rec.truncated);
+  CHECK_FALSE(rec.unclean_end);
+  CHECK(count_at(rec.allocs_by_size, 9009) == 1000);
+  CHECK(count_at(rec.frees_by_size, 9009) == 400);
+  CHECK(count_at(rec.leaks_by_size, 9009) == 600);
+  const std::string warnings = analyzer_warnings(r.memprof_files[0]);
+  CHECK(lines(warnings) == 1);
+  CHECK(warnings.find("truncated") != std::string::npos);
 }

@@ -5,7 +5,9 @@
 // writer thread flushes. Every record must reach the file whole, once, and
 // in its thread's order, and glibc must not have counted the writer. Then
 // threads that leave an append half-done (a longjmp out of the copy): the
-// stream goes on, a gap where their record would have been.
+// stream goes on, a gap where their record would have been. And the same
+// ring writing a zstd-compressed file: decodable every 100 ms, one whole
+// frame at the end.
 #include <catch2/catch.hpp>
 
 #include <atomic>
@@ -21,9 +23,15 @@
 #include <unistd.h>
 #include <vector>
 
+#include "byte_reader.h"
 #include "stream/event_ring.h"
 #include "stream/owned_file.h"
+#include "stream/stream_compressor.h"
 #include "temp_files.h"
+#include "zstd_input.h"
+
+#define ZSTD_STATIC_LINKING_ONLY  // ZSTD_findFrameCompressedSize
+#include <zstd.h>
 
 using prof::EventRing;
 
@@ -52,17 +60,36 @@ size_t gap_header(uint8_t *dst, uint64_t len) {
   return 6;
 }
 
-// The ring's output: a temporary file, its descriptor owned as the agent's are.
+// The ring's output: a temporary file, its descriptor owned as the agent's
+// are; compressed as the agent's are by default, if asked.
 struct RingFile {
-  RingFile() {
+  explicit RingFile(prof::StreamCompressor *compressor = nullptr) {
     const int created = open(written.path.c_str(), O_RDWR);
     REQUIRE(created >= 0);
+    out.compress_with(compressor);
     out.adopt(created, written.path.c_str());
   }
   ~RingFile() { out.close(); }
   const TempFile written;
   prof::OwnedFile out;
 };
+
+// The whole file as written.
+std::vector<uint8_t> file_bytes(int fd) {
+  std::vector<uint8_t> file(size_t(lseek(fd, 0, SEEK_END)));
+  REQUIRE(pread(fd, file.data(), file.size(), 0) == ssize_t(file.size()));
+  return file;
+}
+
+// The stream a file holds, decompressed by the analyzer's reader if it is
+// compressed (all it can decode, if the frame is not ended).
+std::vector<uint8_t> stream_bytes(int fd) {
+  REQUIRE(lseek(fd, 0, SEEK_SET) == 0);
+  prof::ByteReader in(fd);
+  std::vector<uint8_t> bytes;
+  while (!in.at_end()) bytes.push_back(in.u8());
+  return bytes;
+}
 
 EventRing *g_ring;
 uint32_t g_ticks;
@@ -180,9 +207,7 @@ struct Parsed {
   size_t bad = 0;
 };
 
-Parsed parse(int fd) {
-  std::vector<uint8_t> file(size_t(lseek(fd, 0, SEEK_END)));
-  REQUIRE(pread(fd, file.data(), file.size(), 0) == ssize_t(file.size()));
+Parsed parse(const std::vector<uint8_t> &file) {
   Parsed p;
   size_t at = 0;
   while (at + 6 <= file.size() && !p.ended) {
@@ -265,7 +290,7 @@ TEST_CASE("a record its thread never finishes becomes a gap, and the stream goes
     ring->finish(b, encode(b, kEndThread, 0));
   }).join();
 
-  const Parsed p = parse(fd);
+  const Parsed p = parse(file_bytes(fd));
   INFO("the first thread's appends took " << waited << " s");
   CHECK(p.ended);
   CHECK(p.bad == 0);
@@ -276,4 +301,61 @@ TEST_CASE("a record its thread never finishes becomes a gap, and the stream goes
   CHECK(p.gaps == std::vector<size_t>{encode(buf, 1, kLost), encode(buf, 2, 50)});
   CHECK(ring->abandoned_records() == 2);
   CHECK(waited < 30);
+}
+
+TEST_CASE("a compressed stream decodes every 100 ms and ends as one whole zstd frame") {
+  prof::StreamCompressor compressor;
+  REQUIRE(compressor.init());
+  RingFile output(&compressor);
+  const int fd = output.out.fd();
+  auto ring = std::make_unique<EventRing>();
+  REQUIRE(ring->start(&output.out, nullptr, nullptr, gap_header));
+  // (Threads of their own, as above.)
+  constexpr uint32_t kFirst = 5000, kCount = 300000;  // more than the ring holds
+  std::thread([&] {
+    uint8_t b[64];
+    for (uint32_t seq = 0; seq < kFirst; seq++) ring->append(b, encode(b, 0, seq));
+  }).join();
+  // The writer's next 100 ms sync: what was appended decodes from the file,
+  // its frame still open.
+  std::this_thread::sleep_for(std::chrono::milliseconds(350));
+  {
+    const std::vector<uint8_t> file = file_bytes(fd);
+    REQUIRE(prof::has_zstd_magic(file.data(), file.size()));
+    CHECK(ZSTD_isError(ZSTD_findFrameCompressedSize(file.data(), file.size())));  // not ended
+    const Parsed early = parse(stream_bytes(fd));
+    CHECK(early.bad == 0);
+    REQUIRE(early.seqs.count(0));
+    CHECK(early.seqs.at(0).size() == kFirst);
+  }
+  std::vector<std::thread> threads;
+  for (uint8_t t = 1; t <= 2; t++)
+    threads.emplace_back([&, t] {
+      uint8_t b[64];
+      for (uint32_t seq = 0; seq < kCount; seq++) ring->append(b, encode(b, t, seq));
+    });
+  for (auto &t : threads) t.join();
+  std::thread([&] {
+    uint8_t b[64];
+    ring->finish(b, encode(b, kEndThread, 0));
+  }).join();
+  CHECK_FALSE(ring->write_failed());
+
+  const std::vector<uint8_t> file = file_bytes(fd);
+  CHECK(ZSTD_findFrameCompressedSize(file.data(), file.size()) == file.size());  // one frame, ended
+  const std::vector<uint8_t> stream = stream_bytes(fd);
+  CHECK(file.size() * 2 < stream.size());
+  const Parsed p = parse(stream);
+  CHECK(p.ended);
+  CHECK(p.bad == 0);
+  CHECK(p.gaps.empty());
+  for (uint8_t t = 0; t <= 2; t++) {
+    INFO("thread " << int(t));
+    REQUIRE(p.seqs.count(t));
+    const std::vector<uint32_t> &got = p.seqs.at(t);
+    CHECK(got.size() == (t == 0 ? kFirst : kCount));
+    bool in_order = true;
+    for (uint32_t i = 0; i < got.size(); i++) in_order &= got[i] == i;
+    CHECK(in_order);
+  }
 }

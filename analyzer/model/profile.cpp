@@ -121,7 +121,10 @@ void Profile::read_memory(StreamContext &ctx) {
       pipe.stop();
     }
   });
+  // Heap marks every 64th of the file: by the stream's offsets, or for a
+  // compressed file (whose stream's size is unknown) by the bytes read.
   const uint64_t mark_step = ctx.file.size() / 64 + 1;
+  ByteReader &in = ctx.file.reader();
   uint64_t next_mark = mark_step;
   uint64_t offset = 0;  // of the event read
   auto key_of = [&](const EventStacks &s) {
@@ -131,9 +134,10 @@ void Profile::read_memory(StreamContext &ctx) {
   try {
     ctx.read_memprof([&](const MemprofEvent &ev) {
       offset = ev.offset;
-      if (ev.offset >= next_mark) {
+      const uint64_t at = in.compressed() ? in.source_bytes() : ev.offset;
+      if (at >= next_mark) {
         pipe.put(HeapOp{HeapOp::Mark, 0});
-        next_mark = ev.offset + mark_step;
+        next_mark = at + mark_step;
       }
       if (ev.record == MemprofRecord::Ext) {
         if (const auto *s = std::get_if<ext::Sampling>(&ev.ext)) {

@@ -65,6 +65,9 @@ struct StreamContext {
     bool seen = false;
     uint64_t time_ns = 0, lost_bytes = 0;
   } unclean;
+  // What was read: allocation events (or samples), and the stream's bytes
+  // (decompressed, when the file is compressed).
+  uint64_t events = 0, stream_bytes = 0;
   MarkerWindow window;  // set before reading: every record by default
   // Bumped by every record that can change a name (symbols, modules): names
   // cached by a reader stay valid while it is unchanged.
@@ -102,8 +105,9 @@ struct StreamContext {
         Record r;
         while (reader.next(r)) {
           offset = r.offset;
-          progress.at(r.offset);
+          progress.at(file.reader().source_bytes());
           using Kind = decltype(r.record);
+          events += r.record != Kind::Symbol && r.record != Kind::Ext;
           if (r.record == Kind::Symbol) {
             add_symbol(r.symbol);
             continue;
@@ -114,6 +118,7 @@ struct StreamContext {
           fn(r);
         }
       });
+      stream_bytes = file.reader().offset();
     } catch (const std::bad_alloc &) {
       throw OutOfMemory(offset);
     }

@@ -370,6 +370,12 @@ Json summary_json(Profile &profile, const SummaryOptions &opt) {
          {"markers", markers},
          {"markers_dropped", ctx->markers_dropped},
          {"stats", stats},
+         {"file_bytes", ctx->file.size()},
+         {"compressed", ctx->file.reader().compressed()},
+         {"stream_bytes", ctx->stream_bytes},
+         {"events", ctx->events},
+         {"bytes_per_event", ctx->events ? Json(double(ctx->file.size()) / double(ctx->events))
+                                         : Json(nullptr)},
          {"window", ctx->window.spec().active() ? ctx->window.to_json() : Json(nullptr)}});
   }
   j["streams"] = streams;

@@ -246,6 +246,16 @@ void render_summary(const Json &summary, const SummaryOptions &opt, std::ostream
     for (const auto &kv : summary["agent"].items())
       text << "  " << kv.key() << ": " << kv.value().get<uint64_t>() << "\n";
   }
+  text << "\nSTREAMS\n";
+  for (const Json &s : summary["streams"]) {
+    text << "  " << s["path"].get<std::string>() << ": " << bytes(s["file_bytes"]);
+    if (s["compressed"].get<bool>()) text << " (zstd; " << bytes(s["stream_bytes"]) << " decompressed)";
+    text << ", " << s["events"].get<uint64_t>() << " events";
+    if (!s["bytes_per_event"].is_null())
+      text << ", " << std::fixed << std::setprecision(2) << s["bytes_per_event"].get<double>()
+           << std::defaultfloat << " bytes per event";
+    text << "\n";
+  }
   for (const Json &s : summary["streams"])
     for (const Json &m : s["markers"])
       text << "marker " << m["label"].get<std::string>() << " at "

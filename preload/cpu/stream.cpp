@@ -15,6 +15,7 @@
 #include "stream/module_record.h"
 #include "stream/output_file.h"
 #include "stream/owned_file.h"
+#include "stream/stream_compressor.h"
 #include "stream/stream_opening.h"
 #include "cpu/sampler.h"
 #include "stream_writer.h"
@@ -25,10 +26,12 @@ namespace sysprof_stream {
 namespace {
 
 OwnedFile g_file;
+StreamCompressor g_compressor;  // the file's, unless PROF_COMPRESS=0
 pid_t g_owner = 0;
 char g_path[600];
 std::atomic<bool> g_writing{false};  // the one writer flag
 std::atomic<bool> g_failed{false};
+int g_failed_errno = 0;  // the first failure's
 // XXX: cleared under the flag before the file is closed: a thread exiting
 // after the end must not write to whatever file reuses the descriptor.
 std::atomic<bool> g_open{false};
@@ -57,9 +60,14 @@ bool take() {
   g_writing.store(false, std::memory_order_release);
   return false;
 }
-// Writes out what the holder encoded and lets go.
-void release() {
-  if (!g_out->flush() && !g_failed.exchange(true)) g_cpu.on.store(false);
+// Writes out what the holder encoded (synced: a compressed file then
+// decodes up to there) and lets go.
+void release(bool sync = false) {
+  const long rc = !g_out->flush() ? -g_out->saved_errno() : sync ? g_file.sync() : 0;
+  if (rc < 0 && !g_failed.exchange(true)) {
+    g_failed_errno = int(-rc);
+    g_cpu.on.store(false);
+  }
   g_writing.store(false, std::memory_order_release);
 }
 
@@ -108,6 +116,13 @@ bool timed_flush_due() {
 }  // namespace
 
 bool open(pid_t ppid) {
+  if (g_agent.cfg.compress) {
+    if (!g_compressor.init()) {
+      say("cannot map the CPU stream's compressor; CPU profiling disabled");
+      return false;
+    }
+    g_file.compress_with(&g_compressor);
+  }
   const int fd = create_output_file(g_agent.cfg.output, getpid(), "sysprof", g_path, sizeof g_path);
   if (fd < 0) {
     say("cannot create ", g_path, ": ", strerror(errno), "; CPU profiling disabled");
@@ -130,8 +145,11 @@ bool open(pid_t ppid) {
   put_ext(*g_out,
           ext::Sampler{uint64_t(g_cpu.backend), kModes[uint8_t(g_cpu.mode)], g_cpu.interval_ns});
   write_all(true);
-  if (!g_out->flush()) {
-    say_write_failure(g_path, g_file, g_out->saved_errno(), "; CPU profiling disabled");
+  // Synced: the opening reaches the file (compressed, it would wait in
+  // zstd), so an unwritable file is known now.
+  const long rc = g_out->flush() ? g_file.sync() : -g_out->saved_errno();
+  if (rc < 0) {
+    say_write_failure(g_path, g_file, int(-rc), "; CPU profiling disabled");
     g_open = false;
     g_file.close();
     return false;
@@ -154,7 +172,7 @@ void flush_from_handler(SampleSlot &own, size_t min_bytes) {
     write_symbols();
     write_slot(own);
   }
-  release();
+  release(timed);
 }
 
 void flush_all(bool modules) {
@@ -182,11 +200,12 @@ void finish(Span<ext::StatView> stats) {
   write_all(false);
   put_ext(*g_out, ext::StatsView{stats});
   put_sysprof_epilogue(*g_out);
-  if (!g_out->flush()) g_failed.store(true);
+  const long rc = g_out->flush() ? g_file.end() : -g_out->saved_errno();
+  if (rc < 0 && !g_failed.exchange(true)) g_failed_errno = int(-rc);
   g_open = false;
   g_writing.store(false, std::memory_order_release);
   if (g_failed.load())
-    say_write_failure(g_path, g_file, g_out->saved_errno(), "; the CPU profile is truncated");
+    say_write_failure(g_path, g_file, g_failed_errno, "; the CPU profile is truncated");
   g_file.close();
 }
 

@@ -26,6 +26,8 @@ size_t put_stats_and_epilogue(SpanWriter &out) {
       {"signals_merged", signals_merged()},
       {"signal_handlers_in_agent", handlers_in_agent()},
       {"events_while_opening", events_while_opening()},
+      {"stream_bytes", g_agent.ring.stream_bytes()},
+      {"stream_file_bytes", g_agent.ring.file_bytes()},
   };
   put_ext(out, ext::StatsView{stats});
   put_memprof_epilogue(out);

@@ -42,6 +42,12 @@ void release_slot(void *p) {
 }
 void make_slot_key() { pthread_key_create(&g_slot_key, release_slot); }
 
+// Where the file's next byte goes, if it is ring position 0's plus the ring
+// position (-1: not seekable, or compressed, where the two do not match).
+long file_position(OwnedFile *file) {
+  return file->compressed() ? -1 : long(lseek(file->fd(), 0, SEEK_CUR));
+}
+
 }  // namespace
 
 __thread EventRing::Slot *t_ring_slot __attribute__((tls_model("initial-exec")));
@@ -55,7 +61,7 @@ bool EventRing::start(OwnedFile *file, void (*on_tick)(), UncleanEndFn on_unclea
     return false;
   }
   file_ = file;
-  file_base_ = long(lseek(file->fd(), 0, SEEK_CUR));
+  file_base_ = file_position(file);
   g_ring = this;
   on_tick_ = on_tick;
   on_unclean_end_ = on_unclean_end;
@@ -75,6 +81,10 @@ bool EventRing::launch() {
   // Without a raw thread (clone refused, not x86-64) the producers write.
   if (!writer_.start(writer_main, this, file_->fd())) running_.store(false);
   return true;
+}
+
+uint64_t EventRing::file_bytes() const {
+  return file_ ? file_->written() : 0;
 }
 
 void EventRing::wake_writer() {
@@ -141,7 +151,7 @@ void EventRing::after_append(uint64_t end) {
   const int saved_errno = errno;
   if (due != 0 && on_tick_) on_tick_();
   errno = saved_errno;
-  if (!writer) flush(1, t_ring_slot);
+  if (!writer) flush(1, t_ring_slot, /*sync=*/true);
 }
 
 void EventRing::reset_solo(Slot *slot) {
@@ -266,6 +276,15 @@ uint64_t EventRing::complete() const {
   return busy < done ? busy : done;
 }
 
+void EventRing::sync_file(long (OwnedFile::*how)()) {
+  if (discard_.load(std::memory_order_relaxed) || failed_.load(std::memory_order_relaxed)) return;
+  const long rc = (file_->*how)();
+  if (rc < 0) {
+    write_errno_ = int(-rc);
+    failed_.store(true, std::memory_order_relaxed);
+  }
+}
+
 void EventRing::write_out(uint64_t from, uint64_t to) {
   // Nothing past an early end of the stream.
   const uint64_t stop = stopped_at_.load(std::memory_order_acquire);
@@ -285,7 +304,7 @@ void EventRing::write_out(uint64_t from, uint64_t to) {
   }
 }
 
-bool EventRing::flush(size_t min_bytes, Slot *owner) {
+bool EventRing::flush(size_t min_bytes, Slot *owner, bool sync) {
   if (flushing_.exchange(true, std::memory_order_acquire)) return false;
   flush_owner_.store(owner, std::memory_order_relaxed);
   const uint64_t from = flushed_.load(std::memory_order_relaxed);
@@ -299,6 +318,7 @@ bool EventRing::flush(size_t min_bytes, Slot *owner) {
     write_out(from, to);
     flushed_.store(to, std::memory_order_release);
   }
+  if (sync) sync_file(&OwnedFile::sync);
   flush_owner_.store(nullptr, std::memory_order_relaxed);
   flushing_.store(false, std::memory_order_release);
   return any;
@@ -362,7 +382,9 @@ void EventRing::recover_abandoned_append() {
   Slot *own = t_ring_slot;
   if (!own) return;
   if (flush_owner_.load(std::memory_order_relaxed) == own) {
-    // Left half-way through a flush: the file has what write() took.
+    // Left half-way through a flush: the file has what write() took. The
+    // compressor's state is unknown then: the stream ends there.
+    if (file_->compressed()) stop_at(flushed_.load(std::memory_order_relaxed));
     if (file_base_ >= 0) {
       const long at = long(lseek(file_->fd(), 0, SEEK_CUR));
       if (at >= file_base_ && uint64_t(at - file_base_) > flushed_.load(std::memory_order_relaxed))
@@ -409,8 +431,9 @@ int EventRing::writer_main(void *arg) {
     const uint64_t now = raw_monotonic_ns();
     if (now - last >= 100000000u) {
       last = now;
-      // A quiet program's events reach the file within 100 ms.
-      self->flush(1, nullptr);
+      // A quiet program's events reach the file within 100 ms (and, the
+      // file compressed, decode from it).
+      self->flush(1, nullptr, /*sync=*/true);
     }
   }
 }
@@ -453,6 +476,7 @@ void EventRing::write_last(uint64_t end) {
   const uint64_t to = limit();
   write_out(flushed_.load(std::memory_order_relaxed), to);
   if (to < end) write_unclean_end(end - to);
+  sync_file(&OwnedFile::end);
   flushed_.store(end, std::memory_order_release);
   // Whatever late producers still copy is past the stream's end.
   discard_.store(true);
@@ -474,6 +498,7 @@ void EventRing::write_orphaned() {
   if (to > stop) to = stop;
   write_out(flushed_.load(std::memory_order_relaxed), to);
   write_unclean_end(head - to);
+  sync_file(&OwnedFile::end);
   flushed_.store(head, std::memory_order_release);
   discard_.store(true);
 }
@@ -517,7 +542,7 @@ bool EventRing::restart_in_child(OwnedFile *file) {
   full_waits_.store(0);  // the child's own counts
   shared_uses_.store(0);
   file_ = file;
-  file_base_ = long(lseek(file->fd(), 0, SEEK_CUR));
+  file_base_ = file_position(file);
   running_.store(false);
   writer_.forget();  // the parent's writer is not the child's
   membarrier_ = register_membarrier();

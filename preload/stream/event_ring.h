@@ -25,7 +25,9 @@
 // - The writer is a raw thread (raw_thread.h), which glibc does not count:
 //   a pthread would make glibc's malloc take its multi-threaded paths in the
 //   program. It only writes, with raw calls, in position order: a segment's
-//   worth, and every 100 ms whatever is complete. While it runs it is the
+//   worth, and every 100 ms whatever is complete, then syncs the file (a
+//   compressed one then decodes up to there; the stream's end closes its
+//   frame). While it runs it is the
 //   only one: a producer that needs room wakes it and waits. finish() hands
 //   it the last record; it writes up to there, and exits.
 // - The writer outlives the program (raw_thread.h): when the program ends
@@ -142,6 +144,11 @@ class EventRing {
   uint64_t abandoned_records() const { return abandoned_.load(std::memory_order_relaxed); }
   int write_errno() const { return write_errno_; }
   uint64_t full_waits() const { return full_waits_.load(std::memory_order_relaxed); }
+  // The bytes appended so far (the stream's after its opening), and the
+  // file's bytes written so far (fewer when it is compressed, and short of
+  // what the ring and zstd still hold).
+  uint64_t stream_bytes() const { return head_.load(std::memory_order_relaxed); }
+  uint64_t file_bytes() const;
   // Threads that found every slot taken and shared the locked one.
   uint64_t shared_slot_uses() const { return shared_uses_.load(std::memory_order_relaxed); }
   // True while a solo producer appends without the fetch_add (the writer's
@@ -216,7 +223,10 @@ class EventRing {
   // Writes the complete bytes (at least `min_bytes` of them, else nothing)
   // if no one else is flushing; true when it wrote something. `owner`: the
   // calling thread's slot (nullptr on the writer).
-  bool flush(size_t min_bytes, Slot *owner);
+  // With sync, the file is then synced (owned_file.h): what it holds decodes.
+  bool flush(size_t min_bytes, Slot *owner, bool sync = false);
+  // file_->sync() or end(), unless the stream was discarded or failed.
+  void sync_file(long (OwnedFile::*how)());
   // The abandoned reservation of `slot`, busy from `from`, becomes a gap
   // (or, its extent unknown, the end of the stream), and the slot idle.
   void take_over(Slot *slot, uint64_t from);

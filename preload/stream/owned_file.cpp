@@ -8,6 +8,7 @@
 #include <sys/syscall.h>
 
 #include "stream/raw_thread.h"
+#include "stream/stream_compressor.h"
 
 namespace prof {
 namespace {
@@ -41,6 +42,7 @@ void OwnedFile::adopt(int fd, const char *path) {
   raw_fstat(fd_, &st);
   dev_ = st.st_dev, ino_ = st.st_ino;
   seekable_ = S_ISREG(st.st_mode);
+  if (compressor_) compressor_->start();
   // Absolute, should the program change directory before a reopen.
   size_t n = 0;
   if (path[0] != '/') {
@@ -77,6 +79,25 @@ long OwnedFile::reopen() {
 }
 
 long OwnedFile::write_all(const uint8_t *data, size_t len) {
+  if (!compressor_) return write_bytes(data, len);
+  return compressor_->put(data, len, StreamCompressor::Mode::Continue, write_bytes_to, this);
+}
+
+long OwnedFile::sync() {
+  if (!compressor_) return 0;
+  return compressor_->put(nullptr, 0, StreamCompressor::Mode::Sync, write_bytes_to, this);
+}
+
+long OwnedFile::end() {
+  if (!compressor_) return 0;
+  return compressor_->put(nullptr, 0, StreamCompressor::Mode::End, write_bytes_to, this);
+}
+
+long OwnedFile::write_bytes_to(void *file, const uint8_t *data, size_t len) {
+  return static_cast<OwnedFile *>(file)->write_bytes(data, len);
+}
+
+long OwnedFile::write_bytes(const uint8_t *data, size_t len) {
   if (lost_ || fd_ < 0) return -EBADF;
   if (!names_file(fd_)) {
     // The program closed it (its number may be one of the program's files
@@ -90,7 +111,7 @@ long OwnedFile::write_all(const uint8_t *data, size_t len) {
     fd_ = int(fd);
   }
   const long rc = raw_write_all(fd_, data, len);
-  if (rc == 0) written_ += len;
+  if (rc == 0) __atomic_store_n(&written_, written_ + len, __ATOMIC_RELAXED);
   return rc;
 }
 

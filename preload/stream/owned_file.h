@@ -14,6 +14,10 @@
 //   nor closes, a descriptor of the program's.
 // - Raw system calls only, errno untouched: usable in signal handlers and on
 //   the ring's raw writer. One writer at a time (the caller's flag).
+// - With a compressor (compress_with()), what write_all() is given goes
+//   through it (stream_compressor.h): the file is one zstd frame, which
+//   sync() makes decodable up to there and end() closes. written() counts
+//   the file's (compressed) bytes.
 #pragma once
 
 #include <cstddef>
@@ -21,17 +25,27 @@
 
 namespace prof {
 
+class StreamCompressor;
+
 class OwnedFile {
  public:
+  // Compresses what is written to the files adopted from now on (nullptr:
+  // plain).
+  void compress_with(StreamCompressor *compressor) { compressor_ = compressor; }
+  bool compressed() const { return compressor_ != nullptr; }
   // Takes fd, just opened at `path` (relative to the current directory).
   void adopt(int fd, const char *path);
   // Writes all of [data, data + len); 0, or -errno.
   long write_all(const uint8_t *data, size_t len);
+  // Compressed: everything written so far reaches the file, decodable
+  // (sync), and the frame ends (end). Plain: nothing to do. 0, or -errno.
+  long sync();
+  long end();
   // Closes the descriptor if it still names the file; forgets it either way.
   void close();
   int fd() const { return fd_; }
-  // Bytes written so far: where the file ends.
-  uint64_t written() const { return written_; }
+  // Bytes written so far: where the file ends (read from any thread).
+  uint64_t written() const { return __atomic_load_n(&written_, __ATOMIC_RELAXED); }
   // The program closed the descriptor and the file could not be opened
   // again (write_all() then fails with the reason): the stream ends at
   // written().
@@ -41,12 +55,16 @@ class OwnedFile {
   bool names_file(int fd) const;
   // A descriptor naming the file again, or -errno.
   long reopen();
+  // Writes bytes to the file as they are; 0, or -errno.
+  long write_bytes(const uint8_t *data, size_t len);
+  static long write_bytes_to(void *file, const uint8_t *data, size_t len);
 
   int fd_ = -1;
   uint64_t dev_ = 0, ino_ = 0;
   bool seekable_ = false;
   bool lost_ = false;
   uint64_t written_ = 0;
+  StreamCompressor *compressor_ = nullptr;
   char path_[4096 + 608] = {};  // the current directory, '/', the path
 };
 
