@@ -83,7 +83,16 @@ class LiveHeap {
   }
 
   // Starts loading the slot of addr into cache (a hint; see HeapModel).
-  void prefetch(uint64_t addr) const { __builtin_prefetch(&slots_[home(addr)]); }
+  // XXX: GCC 12 found the wrappers of __builtin_prefetch pure and deleted
+  // their calls: the analyzer had no prefetch instruction at all. A volatile
+  // asm statement cannot be deleted.
+  void prefetch(uint64_t addr) const {
+#if defined(__x86_64__) || defined(__i386__)
+    asm volatile("prefetcht0 %0" : : "m"(slots_[home(addr)]));
+#else
+    __builtin_prefetch(&slots_[home(addr)]);
+#endif
+  }
 
   uint64_t size() const { return count_; }
 
