@@ -82,8 +82,14 @@ class LiveHeap {
     return true;
   }
 
-  // Starts loading the slot of addr into cache (a hint; see HeapModel).
-  void prefetch(uint64_t addr) const { __builtin_prefetch(&slots_[home(addr)]); }
+  // Starts loading the slot of addr and the next into cache (a hint; see
+  // HeapModel): an insert that finds its home taken, and every take's
+  // backward shift, read the next slot, on another cache line half the time.
+  void prefetch(uint64_t addr) const {
+    const size_t i = home(addr);
+    prefetch_line(&slots_[i]);
+    prefetch_line(&slots_[(i + 1) & mask_]);
+  }
 
   uint64_t size() const { return count_; }
 
@@ -100,6 +106,17 @@ class LiveHeap {
   // event. Clustered addresses cannot make an operation cost more than
   // kMaxProbe slots (see overflow_).
   size_t home(uint64_t addr) const { return size_t(addr >> 4) & mask_; }
+
+  // XXX: GCC 12 found the wrappers of __builtin_prefetch pure and deleted
+  // their calls: the analyzer had no prefetch instruction at all. A volatile
+  // asm statement cannot be deleted.
+  static void prefetch_line(const Slot *slot) {
+#if defined(__x86_64__) || defined(__i386__)
+    asm volatile("prefetcht0 %0" : : "m"(*slot));
+#else
+    __builtin_prefetch(slot);
+#endif
+  }
 
   // Moves the oldest younger block at addr into *out; false if none.
   bool take_later(uint64_t addr, Block *out) {
