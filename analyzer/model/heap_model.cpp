@@ -48,6 +48,46 @@ void HeapModel::end_stream() {
   mappings_.clear();
 }
 
+void HeapModel::add_measured(uint32_t stack, const LlvmMemprofMib &mib) {
+  StackStats &s = stats(stacks_, stack);
+  s.allocs += mib.alloc_count;
+  s.alloc_count += double(mib.alloc_count);
+  s.alloc_bytes += double(mib.total_size);
+  s.min_size = std::min(s.min_size, mib.min_size);
+  s.max_size = std::max(s.max_size, mib.max_size);
+  s.measured++;
+  s.accesses += double(mib.total_access);
+  s.min_accesses = std::min(s.min_accesses, mib.min_access);
+  s.max_accesses = std::max(s.max_accesses, mib.max_access);
+  s.lifetime_ms += double(mib.total_lifetime);
+  s.min_life_ms = std::min(s.min_life_ms, mib.min_lifetime);
+  s.max_life_ms = std::max(s.max_life_ms, mib.max_lifetime);
+  s.lifetime_overlaps += double(mib.lifetime_overlaps);
+  s.cpu_migrations += double(mib.migrations);
+  alloc_calls_ += mib.alloc_count;
+  allocated_ += double(mib.total_size);
+  allocated_count_ += double(mib.alloc_count);
+  measured_++;
+}
+
+double access_density(const StackStats &s) {
+  if (s.measured == 0 || s.alloc_bytes <= 0 || s.alloc_count <= 0) return 0;
+  const double mean_life_s = std::max(s.lifetime_ms / s.alloc_count, 1.0) / 1000;
+  return s.accesses / s.alloc_bytes / mean_life_s;
+}
+
+void merge_measures(StackStats &to, const StackStats &from) {
+  to.measured += from.measured;
+  to.accesses += from.accesses;
+  to.lifetime_ms += from.lifetime_ms;
+  to.lifetime_overlaps += from.lifetime_overlaps;
+  to.cpu_migrations += from.cpu_migrations;
+  to.min_accesses = std::min(to.min_accesses, from.min_accesses);
+  to.max_accesses = std::max(to.max_accesses, from.max_accesses);
+  to.min_life_ms = std::min(to.min_life_ms, from.min_life_ms);
+  to.max_life_ms = std::max(to.max_life_ms, from.max_life_ms);
+}
+
 StackStats &HeapModel::stats(std::vector<StackStats> &table, uint32_t stack) {
   if (stack >= table.size()) table.resize(size_t(stack) + 1);
   return table[stack];

@@ -30,6 +30,7 @@
 #include <utility>
 #include <vector>
 
+#include "llvm_memprof.h"
 #include "model/live_heap.h"
 
 namespace prof {
@@ -41,7 +42,20 @@ struct StackStats {
   uint64_t min_size = UINT64_MAX, max_size = 0;
   uint64_t min_life = UINT64_MAX, max_life = 0, sum_life = 0;
   uint64_t peak_epoch = 0;  // internal: the peak its peak_bytes belongs to
+  // LLVM MemProf contexts only (add_measured): what the runtime measured of
+  // the blocks, summed over the `measured` MIB records merged here.
+  uint64_t measured = 0;
+  double accesses = 0, lifetime_ms = 0, lifetime_overlaps = 0, cpu_migrations = 0;
+  uint64_t min_accesses = UINT64_MAX, max_accesses = 0;
+  uint64_t min_life_ms = UINT64_MAX, max_life_ms = 0;
 };
+
+// Accesses per byte per second of a measured stack's mean lifetime (taken
+// as at least 1 ms, as MemProf does): the hot and cold of heap-profile-guided
+// optimisation; 0 for stacks without measures.
+double access_density(const StackStats &s);
+// Adds the MemProf measures of `from` to `to` (stacks merged by frames).
+void merge_measures(StackStats &to, const StackStats &from);
 
 // A point of the heap over time: at a time mark (timed) or after a number of
 // events of a stream without time marks.
@@ -82,6 +96,9 @@ class alignas(64) HeapModel {
   void alloc(uint32_t stack, uint64_t addr, uint64_t size);
   void free(uint64_t addr);
   void realloc(uint32_t stack, uint64_t oaddr, uint64_t naddr, uint64_t nsize);
+  // An LLVM MemProf context: blocks counted, sized and measured by the
+  // runtime, not seen one by one (no peak, no leaks, no frees).
+  void add_measured(uint32_t stack, const LlvmMemprofMib &mib);
   void map(uint32_t stack, uint64_t addr, uint64_t len);
   void unmap(uint64_t addr, uint64_t len);
   // Heap over time: a time mark, or a point by event count.
@@ -108,6 +125,7 @@ class alignas(64) HeapModel {
   double allocated_blocks() const { return allocated_count_; }
   uint64_t unknown_frees() const { return unknown_frees_; }
   uint64_t temporary() const { return temporary_; }
+  uint64_t measured_contexts() const { return measured_; }
   uint64_t sampling_mean() const { return mean_; }
   const std::array<uint64_t, 65> &size_histogram() const { return histogram_; }
   // The series by time marks if any stream had them, else by event counts.
@@ -153,6 +171,7 @@ class alignas(64) HeapModel {
   uint64_t leaked_blocks_ = 0;
   uint64_t peak_epoch_ = 1;
   uint64_t temporary_ = 0;
+  uint64_t measured_ = 0;
   uint64_t last_alloc_addr_ = 0;
   bool last_alloc_valid_ = false;
   std::array<uint64_t, 65> histogram_{};

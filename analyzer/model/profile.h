@@ -36,6 +36,7 @@ struct ProfileOptions {
   uint64_t snap_events = 0;
   size_t snap_top = 10;
   WindowSpec window;  // only the records between two markers (marker_window.h)
+  std::string binary;  // LLVM MemProf raw profiles: the profiled program (--binary)
 };
 
 // The leaks a suppression pattern left out.
@@ -71,6 +72,7 @@ class Profile {
 
  private:
   void read_memory(StreamContext &ctx);
+  void read_measured(StreamContext &ctx);
   uint32_t site_of(StreamContext &ctx, const GuestLoc &loc);
 
   ProfileOptions opt_;

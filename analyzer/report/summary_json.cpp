@@ -37,6 +37,7 @@ void merge_into(StackStats &to, const StackStats &s) {
   to.min_life = std::min(to.min_life, s.min_life);
   to.max_life = std::max(to.max_life, s.max_life);
   to.sum_life += s.sum_life;
+  merge_measures(to, s);
 }
 
 // The stacks of a map, merged by their frames' labels when several streams
@@ -102,6 +103,17 @@ Json row_json(Profile &profile, const Row &r) {
                                  {"avg", double(s.sum_life) / double(s.frees)},
                                  {"max", s.max_life}}
                           : Json(nullptr);
+  j["measured"] = s.measured ? Json{{"accesses", {{"total", s.accesses},
+                                                   {"min", s.min_accesses},
+                                                   {"max", s.max_accesses}}},
+                                     {"access_density", access_density(s)},
+                                     {"lifetime_ms", {{"total", s.lifetime_ms},
+                                                      {"min", s.min_life_ms},
+                                                      {"avg", s.lifetime_ms / s.alloc_count},
+                                                      {"max", s.max_life_ms}}},
+                                     {"lifetime_overlaps", s.lifetime_overlaps},
+                                     {"cpu_migrations", s.cpu_migrations}}
+                              : Json(nullptr);
   j["stack"] = stack_json(profile.frames(r.stack));
   return j;
 }
@@ -140,6 +152,23 @@ Json point_json(const Profile &profile, const HeapPoint &p) {
           {"rss_bytes", p.timed ? Json(p.rss) : Json(nullptr)}};
 }
 
+// LLVM MemProf measures: the contexts by what the runtime saw of their
+// blocks; "cold" ranks bytes per access (blocks allocated and barely read).
+Json measured_json(Profile &profile, const Rows &rows, const SummaryOptions &opt) {
+  const HeapModel &heap = profile.memory();
+  Json j = {{"contexts", heap.measured_contexts()}};
+  j["accessed"] = table(profile, rows, opt.top, [](const StackStats &s) { return s.accesses; });
+  j["hot"] = table(profile, rows, opt.top, access_density);
+  j["cold"] = table(profile, rows, opt.top, [](const StackStats &s) {
+    return s.measured ? s.alloc_bytes / std::max(s.accesses, 1.0) : 0.0;
+  });
+  j["long_lived"] = table(profile, rows, opt.top, [](const StackStats &s) { return s.lifetime_ms; });
+  j["overlapping"] =
+      table(profile, rows, opt.top, [](const StackStats &s) { return s.lifetime_overlaps; });
+  j["migrating"] = table(profile, rows, opt.top, [](const StackStats &s) { return s.cpu_migrations; });
+  return j;
+}
+
 Json memory_json(Profile &profile, const SummaryOptions &opt) {
   const HeapModel &heap = profile.memory();
   Json m = {{"sampling_mean_bytes", heap.sampling_mean()},
@@ -165,6 +194,8 @@ Json memory_json(Profile &profile, const SummaryOptions &opt) {
   m["calls"] = table(profile, rows, opt.top, [](const StackStats &s) { return s.alloc_count; });
   m["temporary"] =
       table(profile, rows, opt.top, [](const StackStats &s) { return double(s.temporary); });
+
+  m["measured"] = heap.measured_contexts() ? measured_json(profile, rows, opt) : Json(nullptr);
 
   Json hist = Json::array();
   const auto &h = heap.size_histogram();
@@ -300,7 +331,9 @@ Json summary_json(Profile &profile, const SummaryOptions &opt) {
     }
     streams.push_back(
         {{"path", ctx->file.path()},
-         {"kind", ctx->file.kind() == SectionKind::Memprof ? "memprof" : "sysprof"},
+         {"kind", ctx->file.llvm_memprof()                   ? "llvm-memprof"
+                  : ctx->file.kind() == SectionKind::Memprof ? "memprof"
+                                                             : "sysprof"},
          {"extended", ctx->file.prologue().extended},
          {"pid", ctx->pid},
          {"ppid", ctx->ppid},
