@@ -179,7 +179,7 @@ void LlvmMemprofReader::read_mib(LlvmMemprofItem &item) {
     const uint64_t section_end = start_ + header_.stack_offset;
     const uint64_t at = in_.offset();
     if (m.histogram_size > (section_end - (at < section_end ? at : section_end)) / 8)
-      in_.fail(item.offset + 8 + 136, "histogram of " + std::to_string(m.histogram_size) +
+      in_.fail(item.offset + 8 + 132, "histogram of " + std::to_string(m.histogram_size) +
                                           " buckets runs past the MIB section");
     skip_to(at + m.histogram_size * 8, "the next MIB record");
   }

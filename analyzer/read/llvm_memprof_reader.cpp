@@ -69,6 +69,12 @@ class ProfiledBinary {
 
   uint64_t size() const { return text_.p_vaddr + text_.p_memsz; }
 
+  // Whether a segment is the binary's, placed at `bias`.
+  bool owns(uint64_t version, const LlvmMemprofSegment &s, uint64_t bias) const {
+    if (version == 1) return s.start == bias + (text_.p_vaddr & ~(kPage - 1));
+    return s.build_id == file_->build_id();
+  }
+
  private:
   // XXX: version 1 leaves build-ids zero; the mapping of the executable
   // segment (page-aligned file offset and length) is what identifies it.
@@ -182,19 +188,45 @@ void read_llvm_memprof(StreamContext &ctx, const std::string &binary,
   std::vector<LlvmMemprofSegment> segments;
   std::vector<char> done;  // by index in pending.mibs: handed over
   bool named = false;      // the binary is placed for this profile
-  bool loaded = false;
+  std::vector<uint64_t> placed;  // the load biases of the modules named
   uint64_t bias = 0;
+  // XXX: the other objects' paths are unknown; named by build-id (or as
+  // without one) and offset from their load bias, their frames stay the
+  // same from run to run, so diffs and merges match them.
+  auto place_others = [&](uint64_t version) {
+    std::map<uint64_t, std::pair<uint64_t, std::string>> objects;  // bias -> (end, name)
+    for (const LlvmMemprofSegment &s : segments) {
+      if (exe.given() && exe.owns(version, s, bias)) continue;
+      const uint64_t object_bias = version == 1 ? s.start - s.offset : s.offset;
+      if (object_bias > s.start) continue;
+      auto &o = objects[object_bias];
+      o.first = std::max(o.first, s.end);
+      o.second = s.build_id.empty() ? "[no build-id]"
+                                    : "[build-id " + hex_id(s.build_id.substr(0, 6)) + "]";
+    }
+    for (const auto &[object_bias, o] : objects) {
+      ext::ModuleLoad load;
+      load.base = object_bias;
+      load.size = o.first - object_bias;
+      load.path = o.second;
+      ctx.symbolizer.module_load(load);
+      placed.push_back(object_bias);
+    }
+  };
   auto place_binary = [&](uint64_t version) {
     named = true;
-    if (!exe.given()) return;
-    if (loaded) ctx.symbolizer.module_unload(bias);
-    bias = exe.load_bias(version, segments);
-    loaded = true;
-    ext::ModuleLoad load;
-    load.base = bias;
-    load.size = exe.size();
-    load.path = exe.path();
-    ctx.symbolizer.module_load(load);
+    for (uint64_t base : placed) ctx.symbolizer.module_unload(base);
+    placed.clear();
+    if (exe.given()) {
+      bias = exe.load_bias(version, segments);
+      ext::ModuleLoad load;
+      load.base = bias;
+      load.size = exe.size();
+      load.path = exe.path();
+      ctx.symbolizer.module_load(load);
+      placed.push_back(bias);
+    }
+    place_others(version);
     ctx.naming_epoch++;
   };
   auto finish_profile = [&](bool complete) {
