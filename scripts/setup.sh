@@ -13,6 +13,8 @@ packages=(
   zlib1g-dev                         # gzip for the pprof export
   libprotobuf-dev protobuf-compiler  # the pprof export's profile.proto
   chromium golang-go                 # export tests: open the SVG/HTML headless, read pprof files
+  clang-14 libclang-rt-14-dev        # LLVM MemProf tests: -fmemory-profile, raw profile version 1
+  clang-19 libclang-rt-19-dev        # LLVM MemProf tests: raw profile version 4
 )
 
 missing=()

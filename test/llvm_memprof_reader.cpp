@@ -58,7 +58,7 @@ void put_u64(std::vector<uint8_t> &b, size_t at, uint64_t v) {
 
 }  // namespace
 
-TEST_CASE("each version's records decode as written", "[llvm_memprof]") {
+TEST_CASE("MemProf raw: each version's records decode as written", "[llvm_memprof]") {
   for (uint64_t version : {1, 3, 4}) {
     CAPTURE(version);
     ProfileBytes p(version);
@@ -93,7 +93,7 @@ TEST_CASE("each version's records decode as written", "[llvm_memprof]") {
   }
 }
 
-TEST_CASE("profiles concatenated in one file are read one after the other", "[llvm_memprof]") {
+TEST_CASE("MemProf raw: profiles concatenated in one file are read one after the other", "[llvm_memprof]") {
   std::vector<uint8_t> two = sample(4);
   const std::vector<uint8_t> second = sample(1);
   two.insert(two.end(), second.begin(), second.end());
@@ -105,7 +105,7 @@ TEST_CASE("profiles concatenated in one file are read one after the other", "[ll
   CHECK(d.items.size() == 2 * (1 + 2 + 2 + 2));
 }
 
-TEST_CASE("corruption is named at the offset of the value", "[llvm_memprof]") {
+TEST_CASE("MemProf raw: corruption is named at the offset of the value", "[llvm_memprof]") {
   const std::vector<uint8_t> good = sample(4);
   struct Case {
     const char *what;
@@ -152,7 +152,7 @@ TEST_CASE("corruption is named at the offset of the value", "[llvm_memprof]") {
   }
 }
 
-TEST_CASE("a profile cut at every byte is a truncation, never anything else", "[llvm_memprof]") {
+TEST_CASE("MemProf raw: a profile cut at every byte is a truncation, never anything else", "[llvm_memprof]") {
   for (uint64_t version : {1, 4}) {
     const std::vector<uint8_t> full = sample(version);
     for (size_t n = 0; n < full.size(); n++) {
@@ -165,7 +165,7 @@ TEST_CASE("a profile cut at every byte is a truncation, never anything else", "[
   }
 }
 
-TEST_CASE("random bytes end in a FormatError or a clean read", "[llvm_memprof]") {
+TEST_CASE("MemProf raw: random bytes end in a FormatError or a clean read", "[llvm_memprof]") {
   std::mt19937_64 rng(21);
   const std::vector<uint8_t> good = sample(4);
   for (int round = 0; round < 20000; round++) {
@@ -212,7 +212,7 @@ std::string own_build_id() {
 
 }  // namespace
 
-TEST_CASE("the analyzer counts contexts by stack, checking the binary's build-id",
+TEST_CASE("MemProf raw: the analyzer counts contexts by stack, checking the binary's build-id",
           "[llvm_memprof]") {
   const std::string id = own_build_id();
   SECTION("counts and sizes per context") {
