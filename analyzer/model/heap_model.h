@@ -27,6 +27,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -35,6 +36,38 @@
 
 namespace prof {
 
+// What an LLVM MemProf runtime measured of a stack's blocks, summed over the
+// `records` (MIBs) merged into it.
+struct Measures {
+  uint64_t records = 0;
+  double accesses = 0, lifetime_ms = 0, lifetime_overlaps = 0, cpu_migrations = 0;
+  uint64_t min_accesses = UINT64_MAX, max_accesses = 0;
+  uint64_t min_life_ms = UINT64_MAX, max_life_ms = 0;
+};
+
+// A stack's Measures, allocated only for the stacks that have them (so the
+// stacks of libprof's streams do not pay for them); copies are deep.
+class MeasuresSlot {
+ public:
+  MeasuresSlot() = default;
+  MeasuresSlot(const MeasuresSlot &o) : p_(o.p_ ? std::make_unique<Measures>(*o.p_) : nullptr) {}
+  MeasuresSlot &operator=(const MeasuresSlot &o) {
+    if (this != &o) p_ = o.p_ ? std::make_unique<Measures>(*o.p_) : nullptr;
+    return *this;
+  }
+  MeasuresSlot(MeasuresSlot &&) noexcept = default;
+  MeasuresSlot &operator=(MeasuresSlot &&) noexcept = default;
+
+  const Measures *get() const { return p_.get(); }
+  Measures &make() {
+    if (!p_) p_ = std::make_unique<Measures>();
+    return *p_;
+  }
+
+ private:
+  std::unique_ptr<Measures> p_;
+};
+
 struct StackStats {
   double alloc_bytes = 0, alloc_count = 0;  // estimated (scaled when sampled)
   double live_bytes = 0, peak_bytes = 0;    // now / at its stream's peak
@@ -42,13 +75,11 @@ struct StackStats {
   uint64_t min_size = UINT64_MAX, max_size = 0;
   uint64_t min_life = UINT64_MAX, max_life = 0, sum_life = 0;
   uint64_t peak_epoch = 0;  // internal: the peak its peak_bytes belongs to
-  // LLVM MemProf contexts only (add_measured): what the runtime measured of
-  // the blocks, summed over the `measured` MIB records merged here.
-  uint64_t measured = 0;
-  double accesses = 0, lifetime_ms = 0, lifetime_overlaps = 0, cpu_migrations = 0;
-  uint64_t min_accesses = UINT64_MAX, max_accesses = 0;
-  uint64_t min_life_ms = UINT64_MAX, max_life_ms = 0;
+  MeasuresSlot measures;  // LLVM MemProf contexts only (add_measured)
 };
+
+// The measures of a stack, all 0 for stacks without.
+const Measures &measures_of(const StackStats &s);
 
 // Accesses per byte per second of a measured stack's mean lifetime (taken
 // as at least 1 ms, as MemProf does): the hot and cold of heap-profile-guided

@@ -27,8 +27,9 @@ StackValues stack_values(Profile &profile) {
                                            double(s.live_blocks) * per_block, s.live_bytes,
                                            s.peak_bytes});
       if (measured)
-        out.values.insert(out.values.end(), {s.accesses, access_density(s), s.lifetime_ms,
-                                             s.lifetime_overlaps, s.cpu_migrations});
+        out.values.insert(out.values.end(),
+                          {measures_of(s).accesses, access_density(s), measures_of(s).lifetime_ms,
+                           measures_of(s).lifetime_overlaps, measures_of(s).cpu_migrations});
     }
     return out;
   }

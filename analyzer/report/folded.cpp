@@ -49,15 +49,15 @@ const std::vector<MemoryMetric> &memory_metrics() {
       {"peak-bytes", "bytes", "Memory: bytes held at the peak",
        [](const StackStats &s) { return s.peak_bytes; }},
       {"access-count", "accesses", "MemProf: accesses to the blocks",
-       [](const StackStats &s) { return s.accesses; }, true},
+       [](const StackStats &s) { return measures_of(s).accesses; }, true},
       {"access-density", "accesses/byte/s", "MemProf: accesses per byte per second of lifetime",
        access_density, true},
       {"lifetime-ms", "ms", "MemProf: block lifetimes, summed",
-       [](const StackStats &s) { return s.lifetime_ms; }, true},
+       [](const StackStats &s) { return measures_of(s).lifetime_ms; }, true},
       {"lifetime-overlaps", "overlaps", "MemProf: blocks allocated before the previous one died",
-       [](const StackStats &s) { return s.lifetime_overlaps; }, true},
+       [](const StackStats &s) { return measures_of(s).lifetime_overlaps; }, true},
       {"cpu-migrations", "migrations", "MemProf: blocks freed on another CPU than allocated",
-       [](const StackStats &s) { return s.cpu_migrations; }, true},
+       [](const StackStats &s) { return measures_of(s).cpu_migrations; }, true},
   };
   return kMetrics;
 }

@@ -27,7 +27,8 @@ using Figures = std::array<double, 8>;
 
 Figures figures_of(const StackStats &s) {
   return {s.alloc_bytes, s.alloc_count,  s.live_bytes,        s.peak_bytes,
-          s.accesses,    s.lifetime_ms,  s.lifetime_overlaps, s.cpu_migrations};
+          measures_of(s).accesses,          measures_of(s).lifetime_ms,
+          measures_of(s).lifetime_overlaps, measures_of(s).cpu_migrations};
 }
 
 // The stacks of both profiles by their frames' labels (NameTree nodes): a

@@ -103,17 +103,18 @@ Json row_json(Profile &profile, const Row &r) {
                                  {"avg", double(s.sum_life) / double(s.frees)},
                                  {"max", s.max_life}}
                           : Json(nullptr);
-  j["measured"] = s.measured ? Json{{"accesses", {{"total", s.accesses},
-                                                   {"min", s.min_accesses},
-                                                   {"max", s.max_accesses}}},
-                                     {"access_density", access_density(s)},
-                                     {"lifetime_ms", {{"total", s.lifetime_ms},
-                                                      {"min", s.min_life_ms},
-                                                      {"avg", s.lifetime_ms / s.alloc_count},
-                                                      {"max", s.max_life_ms}}},
-                                     {"lifetime_overlaps", s.lifetime_overlaps},
-                                     {"cpu_migrations", s.cpu_migrations}}
-                              : Json(nullptr);
+  const Measures *m = s.measures.get();
+  j["measured"] = m ? Json{{"accesses", {{"total", m->accesses},
+                                         {"min", m->min_accesses},
+                                         {"max", m->max_accesses}}},
+                           {"access_density", access_density(s)},
+                           {"lifetime_ms", {{"total", m->lifetime_ms},
+                                            {"min", m->min_life_ms},
+                                            {"avg", m->lifetime_ms / s.alloc_count},
+                                            {"max", m->max_life_ms}}},
+                           {"lifetime_overlaps", m->lifetime_overlaps},
+                           {"cpu_migrations", m->cpu_migrations}}
+                    : Json(nullptr);
   j["stack"] = stack_json(profile.frames(r.stack));
   return j;
 }
@@ -157,15 +158,15 @@ Json point_json(const Profile &profile, const HeapPoint &p) {
 Json measured_json(Profile &profile, const Rows &rows, const SummaryOptions &opt) {
   const HeapModel &heap = profile.memory();
   Json j = {{"contexts", heap.measured_contexts()}};
-  j["accessed"] = table(profile, rows, opt.top, [](const StackStats &s) { return s.accesses; });
+  j["accessed"] = table(profile, rows, opt.top, [](const StackStats &s) { return measures_of(s).accesses; });
   j["hot"] = table(profile, rows, opt.top, access_density);
   j["cold"] = table(profile, rows, opt.top, [](const StackStats &s) {
-    return s.measured ? s.alloc_bytes / std::max(s.accesses, 1.0) : 0.0;
+    return s.measures.get() ? s.alloc_bytes / std::max(measures_of(s).accesses, 1.0) : 0.0;
   });
-  j["long_lived"] = table(profile, rows, opt.top, [](const StackStats &s) { return s.lifetime_ms; });
+  j["long_lived"] = table(profile, rows, opt.top, [](const StackStats &s) { return measures_of(s).lifetime_ms; });
   j["overlapping"] =
-      table(profile, rows, opt.top, [](const StackStats &s) { return s.lifetime_overlaps; });
-  j["migrating"] = table(profile, rows, opt.top, [](const StackStats &s) { return s.cpu_migrations; });
+      table(profile, rows, opt.top, [](const StackStats &s) { return measures_of(s).lifetime_overlaps; });
+  j["migrating"] = table(profile, rows, opt.top, [](const StackStats &s) { return measures_of(s).cpu_migrations; });
   return j;
 }
 
