@@ -18,6 +18,12 @@ std::string hex_byte(uint8_t b) {
   return std::string("0x") + kDigits[b >> 4] + kDigits[b & 15];
 }
 
+std::string hex_bytes(const std::string &raw) {
+  std::string out;
+  for (unsigned char c : raw) out += hex_byte(c).substr(2);
+  return out;
+}
+
 ByteReader::ByteReader(int fd) : fd_(fd), buf_(new uint8_t[kBufSize]), owned_(true) {}
 
 ByteReader::ByteReader(const uint8_t *data, size_t size, uint64_t base_offset)

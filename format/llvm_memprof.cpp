@@ -1,6 +1,7 @@
 #include "llvm_memprof.h"
 
 #include <cstring>
+#include <iterator>
 
 namespace prof {
 namespace {
@@ -104,6 +105,8 @@ void LlvmMemprofReader::read_header(LlvmMemprofItem &item) {
                               ", segments " + std::to_string(h.segment_offset) + ", mibs " +
                               std::to_string(h.mib_offset) + ", stacks " +
                               std::to_string(h.stack_offset) + ")");
+  if (h.total_size > UINT64_MAX - start_)
+    in_.fail(start_ + 16, "total size " + std::to_string(h.total_size) + " runs past 2^64");
   header_ = h;
   item.record = LlvmMemprofRecord::Header;
   item.header = h;
@@ -203,57 +206,47 @@ void LlvmMemprofReader::read_stack(LlvmMemprofItem &item) {
 }
 
 bool LlvmMemprofReader::next(LlvmMemprofItem &item) {
-  const VersionLayout *l = layout_of(header_.version);
   for (;;) {
-    switch (part_) {
-      case Part::Header:
-        // XXX: runs concatenated into one file: a new header follows the
-        // previous profile's total size, until the input ends.
-        if (any_ && in_.at_end()) return false;
-        read_header(item);
-        any_ = true;
-        part_ = Part::Segments;
-        left_ = SIZE_MAX;
-        return true;
-      case Part::Segments:
-        if (left_ == SIZE_MAX)
-          left_ = open_section(header_.segment_offset, header_.mib_offset, l->segment_bytes,
-                               "segment section");
-        if (left_ > 0) {
-          left_--;
-          read_segment(item);
-          return true;
-        }
-        part_ = Part::Mibs;
-        left_ = SIZE_MAX;
-        continue;
-      case Part::Mibs:
-        if (left_ == SIZE_MAX)
-          left_ = open_section(header_.mib_offset, header_.stack_offset, 8 + l->mib_bytes,
-                               "MIB section");
-        if (left_ > 0) {
-          left_--;
-          read_mib(item);
-          return true;
-        }
-        part_ = Part::Stacks;
-        left_ = SIZE_MAX;
-        continue;
-      case Part::Stacks:
-        if (left_ == SIZE_MAX)
-          left_ = open_section(header_.stack_offset, header_.total_size, 16, "stack section");
-        if (left_ > 0) {
-          left_--;
-          read_stack(item);
-          return true;
-        }
-        part_ = Part::End;
-        continue;
-      case Part::End:
-        skip_to(start_ + header_.total_size, "next profile");
-        part_ = Part::Header;
-        continue;
+    if (part_ == kHeader) {
+      // XXX: runs concatenated into one file: a new header follows the
+      // previous profile's total size, until the input ends.
+      if (any_ && in_.at_end()) return false;
+      read_header(item);
+      any_ = true;
+      part_ = 0;
+      left_ = kUnopened;
+      return true;
     }
+    // The sections in file order: where each starts and must end, the bytes
+    // of its smallest entry, and how an entry is read.
+    struct Section {
+      uint64_t offset, limit, entry_bytes;
+      const char *name;
+      void (LlvmMemprofReader::*read)(LlvmMemprofItem &);
+    };
+    const VersionLayout &l = *layout_of(header_.version);
+    const Section sections[] = {
+        {header_.segment_offset, header_.mib_offset, l.segment_bytes, "segment section",
+         &LlvmMemprofReader::read_segment},
+        {header_.mib_offset, header_.stack_offset, 8 + l.mib_bytes, "MIB section",
+         &LlvmMemprofReader::read_mib},
+        {header_.stack_offset, header_.total_size, 16, "stack section",
+         &LlvmMemprofReader::read_stack},
+    };
+    if (part_ == std::size(sections)) {
+      skip_to(start_ + header_.total_size, "next profile");
+      part_ = kHeader;
+      continue;
+    }
+    const Section &s = sections[part_];
+    if (left_ == kUnopened) left_ = open_section(s.offset, s.limit, s.entry_bytes, s.name);
+    if (left_ > 0) {
+      left_--;
+      (this->*s.read)(item);
+      return true;
+    }
+    part_++;
+    left_ = kUnopened;
   }
 }
 

@@ -47,6 +47,7 @@
 // and anything else wrong throws FormatError at the offset of the value.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -118,7 +119,8 @@ class LlvmMemprofReader {
   const LlvmMemprofHeader &header() const { return header_; }
 
  private:
-  enum class Part : uint8_t { Header, Segments, Mibs, Stacks, End };
+  static constexpr size_t kHeader = SIZE_MAX;     // part_: the next header
+  static constexpr uint64_t kUnopened = UINT64_MAX;  // left_: count not read yet
   void read_header(LlvmMemprofItem &item);
   // Moves to the section at `offset` of the profile and reads its count,
   // checked against the bytes up to `limit` for entries of `entry_bytes`.
@@ -131,7 +133,7 @@ class LlvmMemprofReader {
   uint64_t u64(const char *what);
 
   ByteReader &in_;
-  Part part_ = Part::Header;
+  size_t part_ = kHeader;  // else the section being read, in file order (3: past the last)
   uint64_t start_ = 0;  // of the profile being read
   uint64_t left_ = 0;   // records left in the section being read
   bool any_ = false;    // a profile was read

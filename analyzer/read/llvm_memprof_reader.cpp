@@ -15,16 +15,6 @@ namespace {
 
 constexpr uint64_t kPage = 4096;
 
-std::string hex_id(const std::string &bytes) {
-  static const char kDigits[] = "0123456789abcdef";
-  std::string out;
-  for (unsigned char c : bytes) {
-    out += kDigits[c >> 4];
-    out += kDigits[c & 15];
-  }
-  return out;
-}
-
 // The binary named by --binary, and how to find it among a profile's segments.
 class ProfiledBinary {
  public:
@@ -59,10 +49,10 @@ class ProfiledBinary {
     std::string seen;
     for (const LlvmMemprofSegment &s : segments) {
       if (s.build_id == id) return s.offset;
-      if (!s.build_id.empty() && seen.find(hex_id(s.build_id)) == std::string::npos)
-        seen += (seen.empty() ? "" : ", ") + hex_id(s.build_id);
+      if (!s.build_id.empty() && seen.find(hex_bytes(s.build_id)) == std::string::npos)
+        seen += (seen.empty() ? "" : ", ") + hex_bytes(s.build_id);
     }
-    throw std::runtime_error("--binary " + path_ + " (build-id " + hex_id(id) +
+    throw std::runtime_error("--binary " + path_ + " (build-id " + hex_bytes(id) +
                              ") is not in this profile (its build-ids: " +
                              (seen.empty() ? "none" : seen) + ")");
   }
@@ -202,7 +192,7 @@ void read_llvm_memprof(StreamContext &ctx, const std::string &binary,
       auto &o = objects[object_bias];
       o.first = std::max(o.first, s.end);
       o.second = s.build_id.empty() ? "[no build-id]"
-                                    : "[build-id " + hex_id(s.build_id.substr(0, 6)) + "]";
+                                    : "[build-id " + hex_bytes(s.build_id.substr(0, 6)) + "]";
     }
     for (const auto &[object_bias, o] : objects) {
       ext::ModuleLoad load;
