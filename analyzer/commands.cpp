@@ -116,6 +116,8 @@ int run_report(const CommandOptions &opt, std::ostream &out) {
       StreamContext &ctx = *streams.back();
       if (ctx.file.kind() != SectionKind::Memprof)
         throw std::runtime_error("not a memory profile (memprof) stream; try `summary`");
+      if (ctx.file.llvm_memprof())
+        throw std::runtime_error("an LLVM MemProf raw profile has no events to report; try `summary`");
       ctx.window.set(opt.profile.window);
       report->read(ctx);
       return ctx;

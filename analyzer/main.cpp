@@ -70,6 +70,13 @@ void add_window(CLI::App *cmd, Args &a) {
                   "only what happened before the first marker with this label after --from");
 }
 
+void add_binary(CLI::App *cmd, Args &a) {
+  cmd->add_option("--binary", a.opt.profile.binary,
+                  "LLVM MemProf raw profiles: the profiled program, to name their frames "
+                  "(its build-id must match the profile's)")
+      ->check(CLI::ExistingFile);
+}
+
 void add_suppressions(CLI::App *cmd, Args &a) {
   cmd->add_option("--suppressions", a.opt.suppressions,
                   "known leaks, in LeakSanitizer's format (leak:PATTERN lines), left out of "
@@ -88,6 +95,7 @@ void add_streams(CLI::App *cmd, Args &a) {
   cmd->add_flag("--json", a.opt.json, "JSON instead of text");
   add_window(cmd, a);
   add_full_names(cmd, a);
+  add_binary(cmd, a);
 }
 
 // Pictures and exports: the inputs and filters of `folded`, and -o.
@@ -100,6 +108,7 @@ void add_export(CLI::App *cmd, Args &a) {
                 "speedscope: profiles per process)");
   add_window(cmd, a);
   add_full_names(cmd, a);
+  add_binary(cmd, a);
   add_suppressions(cmd, a);
   cmd->add_option("-o,--output", a.opt.output, "write FILE (once complete) instead of stdout");
 }
@@ -161,6 +170,7 @@ void diff_options(CLI::App *cmd, Args &a) {
   cmd->add_option("--stack-depth", a.opt.diff.stack_depth,
                   "frames shown per stack in text, 0 for all (default 12)");
   add_window(cmd, a);
+  add_binary(cmd, a);
   add_suppressions(cmd, a);
 }
 

@@ -19,6 +19,12 @@ std::string hex_byte(uint8_t b) {
   return std::string("0x") + kDigits[b >> 4] + kDigits[b & 15];
 }
 
+std::string hex_bytes(const std::string &raw) {
+  std::string out;
+  for (unsigned char c : raw) out += hex_byte(c).substr(2);
+  return out;
+}
+
 ByteReader::ByteReader(int fd) : fd_(fd), buf_(new uint8_t[kBufSize]), owned_(true) {
   // The magic decides: the bytes read to see it are the stream's first.
   while (end_ < sizeof kZstdMagic) {

@@ -39,6 +39,8 @@ class FormatError : public std::runtime_error {
 
 // "0x1f": how errors name a bad header byte.
 std::string hex_byte(uint8_t b);
+// Lowercase hex digits of raw bytes, two a byte (build-ids).
+std::string hex_bytes(const std::string &raw);
 
 class ZstdInput;
 

@@ -15,16 +15,6 @@ namespace {
 
 namespace pb = perftools::profiles;
 
-std::string hex_bytes(const std::string &raw) {
-  static const char kDigits[] = "0123456789abcdef";
-  std::string out;
-  for (unsigned char c : raw) {
-    out += kDigits[c >> 4];
-    out += kDigits[c & 15];
-  }
-  return out;
-}
-
 // A gzip stream to `out`, written as it is fed.
 class GzipWriter {
  public:

@@ -78,6 +78,56 @@ void HeapModel::end_stream() {
   mappings_.clear();
 }
 
+void HeapModel::add_measured(uint32_t stack, const LlvmMemprofMib &mib) {
+  StackStats &s = stats(stacks_, stack);
+  s.allocs += mib.alloc_count;
+  s.alloc_count += double(mib.alloc_count);
+  s.alloc_bytes += double(mib.total_size);
+  s.min_size = std::min(s.min_size, mib.min_size);
+  s.max_size = std::max(s.max_size, mib.max_size);
+  Measures &m = s.measures.make();
+  m.records++;
+  m.accesses += double(mib.total_access);
+  m.min_accesses = std::min(m.min_accesses, mib.min_access);
+  m.max_accesses = std::max(m.max_accesses, mib.max_access);
+  m.lifetime_ms += double(mib.total_lifetime);
+  m.min_life_ms = std::min(m.min_life_ms, mib.min_lifetime);
+  m.max_life_ms = std::max(m.max_life_ms, mib.max_lifetime);
+  m.lifetime_overlaps += double(mib.lifetime_overlaps);
+  m.cpu_migrations += double(mib.migrations);
+  alloc_calls_ += mib.alloc_count;
+  allocated_ += double(mib.total_size);
+  allocated_count_ += double(mib.alloc_count);
+  measured_++;
+}
+
+const Measures &measures_of(const StackStats &s) {
+  static const Measures kNone;
+  return s.measures.get() ? *s.measures.get() : kNone;
+}
+
+double access_density(const StackStats &s) {
+  const Measures *m = s.measures.get();
+  if (!m || s.alloc_bytes <= 0 || s.alloc_count <= 0) return 0;
+  const double mean_life_s = std::max(m->lifetime_ms / s.alloc_count, 1.0) / 1000;
+  return m->accesses / s.alloc_bytes / mean_life_s;
+}
+
+void merge_measures(StackStats &to, const StackStats &from) {
+  const Measures *f = from.measures.get();
+  if (!f) return;
+  Measures &t = to.measures.make();
+  t.records += f->records;
+  t.accesses += f->accesses;
+  t.lifetime_ms += f->lifetime_ms;
+  t.lifetime_overlaps += f->lifetime_overlaps;
+  t.cpu_migrations += f->cpu_migrations;
+  t.min_accesses = std::min(t.min_accesses, f->min_accesses);
+  t.max_accesses = std::max(t.max_accesses, f->max_accesses);
+  t.min_life_ms = std::min(t.min_life_ms, f->min_life_ms);
+  t.max_life_ms = std::max(t.max_life_ms, f->max_life_ms);
+}
+
 StackStats &HeapModel::stats(std::vector<StackStats> &table, uint32_t stack) {
   if (stack >= table.size()) table.resize(size_t(stack) + 1);
   return table[stack];

@@ -32,12 +32,46 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <utility>
 #include <vector>
 
+#include "llvm_memprof.h"
 #include "model/live_heap.h"
 
 namespace prof {
+
+// What an LLVM MemProf runtime measured of a stack's blocks, summed over the
+// `records` (MIBs) merged into it.
+struct Measures {
+  uint64_t records = 0;
+  double accesses = 0, lifetime_ms = 0, lifetime_overlaps = 0, cpu_migrations = 0;
+  uint64_t min_accesses = UINT64_MAX, max_accesses = 0;
+  uint64_t min_life_ms = UINT64_MAX, max_life_ms = 0;
+};
+
+// A stack's Measures, allocated only for the stacks that have them (so the
+// stacks of libprof's streams do not pay for them); copies are deep.
+class MeasuresSlot {
+ public:
+  MeasuresSlot() = default;
+  MeasuresSlot(const MeasuresSlot &o) : p_(o.p_ ? std::make_unique<Measures>(*o.p_) : nullptr) {}
+  MeasuresSlot &operator=(const MeasuresSlot &o) {
+    if (this != &o) p_ = o.p_ ? std::make_unique<Measures>(*o.p_) : nullptr;
+    return *this;
+  }
+  MeasuresSlot(MeasuresSlot &&) noexcept = default;
+  MeasuresSlot &operator=(MeasuresSlot &&) noexcept = default;
+
+  const Measures *get() const { return p_.get(); }
+  Measures &make() {
+    if (!p_) p_ = std::make_unique<Measures>();
+    return *p_;
+  }
+
+ private:
+  std::unique_ptr<Measures> p_;
+};
 
 struct StackStats {
   double alloc_bytes = 0, alloc_count = 0;  // estimated (scaled when sampled)
@@ -46,7 +80,18 @@ struct StackStats {
   uint64_t min_size = UINT64_MAX, max_size = 0;
   uint64_t min_life = UINT64_MAX, max_life = 0, sum_life = 0;
   uint64_t peak_epoch = 0;  // internal: the peak its peak_bytes belongs to
+  MeasuresSlot measures;  // LLVM MemProf contexts only (add_measured)
 };
+
+// The measures of a stack, all 0 for stacks without.
+const Measures &measures_of(const StackStats &s);
+
+// Accesses per byte per second of a measured stack's mean lifetime (taken
+// as at least 1 ms, as MemProf does): the hot and cold of heap-profile-guided
+// optimisation; 0 for stacks without measures.
+double access_density(const StackStats &s);
+// Adds the MemProf measures of `from` to `to` (stacks merged by frames).
+void merge_measures(StackStats &to, const StackStats &from);
 
 // A point of the heap over time: at a time mark (timed) or after a number of
 // events of a stream without time marks.
@@ -96,6 +141,9 @@ class alignas(64) HeapModel {
   void alloc(uint32_t stack, uint64_t addr, uint64_t size);
   void free(uint64_t addr);
   void realloc(uint32_t stack, uint64_t oaddr, uint64_t naddr, uint64_t nsize);
+  // An LLVM MemProf context: blocks counted, sized and measured by the
+  // runtime, not seen one by one (no peak, no leaks, no frees).
+  void add_measured(uint32_t stack, const LlvmMemprofMib &mib);
   void map(uint32_t stack, uint64_t addr, uint64_t len);
   void unmap(uint64_t addr, uint64_t len);
   // Heap over time: a time mark, or a point by event count.
@@ -135,6 +183,7 @@ class alignas(64) HeapModel {
   double allocated_blocks() const { return allocated_count_; }
   uint64_t unknown_frees() const { return unknown_frees_; }
   uint64_t temporary() const { return temporary_; }
+  uint64_t measured_contexts() const { return measured_; }
   uint64_t sampling_mean() const { return mean_; }
   const std::array<uint64_t, 65> &size_histogram() const { return histogram_; }
   // The series by heap-total records if any stream had them (the heap as
@@ -193,6 +242,7 @@ class alignas(64) HeapModel {
   // The size and stack of the allocation that was the last event, if it was.
   uint64_t last_alloc_size_ = 0;
   uint32_t last_alloc_stack_ = 0;
+  uint64_t measured_ = 0;
   bool last_alloc_valid_ = false;
   std::array<uint64_t, 65> histogram_{};
   LiveHeap<Block> heap_;

@@ -5,6 +5,7 @@
 
 #include "model/frame_names.h"
 #include "read/batch_pipe.h"
+#include "read/llvm_memprof_reader.h"
 
 namespace prof {
 
@@ -12,7 +13,10 @@ StreamContext &Profile::read(const std::string &path) {
   streams_.push_back(std::make_unique<StreamContext>(path, uint32_t(streams_.size())));
   StreamContext &ctx = *streams_.back();
   ctx.window.set(opt_.window);
-  if (ctx.file.kind() == SectionKind::Memprof) {
+  if (ctx.file.llvm_memprof()) {
+    has_memory_ = true;
+    read_measured(ctx);
+  } else if (ctx.file.kind() == SectionKind::Memprof) {
     has_memory_ = true;
     read_memory(ctx);
   } else {
@@ -180,6 +184,18 @@ void Profile::read_memory(StreamContext &ctx) {
       throw OutOfMemory(ctx.file.reader().offset());
     }
   }
+  heap_.end_stream();
+}
+
+void Profile::read_measured(StreamContext &ctx) {
+  heap_.begin_stream(ctx.index, stack_ids_.size());
+  read_llvm_memprof(ctx, opt_.binary, [&](uint64_t host, const LlvmMemprofMib &mib) {
+    const EventStacks stacks{ctx.index, 0, host, 0};
+    const uint32_t stack = stack_ids_.id_of(stacks, [&](const EventStacks &s) {
+      return StackKey{s.file, 0, ctx.stacks.check(s.host, false, 0), 0};
+    });
+    heap_.add_measured(stack, mib);
+  });
   heap_.end_stream();
 }
 

@@ -37,6 +37,7 @@ struct ProfileOptions {
   size_t snap_top = 10;
   WindowSpec window;  // only the records between two markers (marker_window.h)
   bool full_names = false;  // C++ template arguments kept (frame_names.h)
+  std::string binary;  // LLVM MemProf raw profiles: the profiled program (--binary)
 };
 
 // The leaks a suppression pattern left out.
@@ -77,6 +78,7 @@ class Profile {
 
  private:
   void read_memory(StreamContext &ctx);
+  void read_measured(StreamContext &ctx);
   uint32_t site_of(StreamContext &ctx, const GuestLoc &loc);
   uint32_t without_allocator(uint32_t node);
 

@@ -10,6 +10,13 @@ StackValues stack_values(Profile &profile) {
                  {"inuse_objects", "count"},
                  {"inuse_space", "bytes"},
                  {"peak_space", "bytes"}};
+    const bool measured = profile.memory().measured_contexts() > 0;
+    if (measured)
+      out.types.insert(out.types.end(), {{"access_count", "count"},
+                                         {"access_density", "accesses/byte/s"},
+                                         {"lifetime", "milliseconds"},
+                                         {"lifetime_overlaps", "count"},
+                                         {"cpu_migrations", "count"}});
     const std::vector<StackStats> &stacks = profile.memory().stacks();
     for (uint32_t id = 0; id < stacks.size(); id++) {
       const StackStats &s = stacks[id];
@@ -19,6 +26,10 @@ StackValues stack_values(Profile &profile) {
       out.values.insert(out.values.end(), {s.alloc_count, s.alloc_bytes,
                                            double(s.live_blocks) * per_block, s.live_bytes,
                                            s.peak_bytes});
+      if (measured)
+        out.values.insert(out.values.end(),
+                          {measures_of(s).accesses, access_density(s), measures_of(s).lifetime_ms,
+                           measures_of(s).lifetime_overlaps, measures_of(s).cpu_migrations});
     }
     return out;
   }

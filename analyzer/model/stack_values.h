@@ -8,6 +8,9 @@
 //   peak_space/bytes                         held at the heap's peak
 // (estimates in sampled streams: inuse_objects scales the recorded live
 // blocks by the stack's mean blocks per recorded block); CPU stacks with
+// then, for LLVM MemProf profiles, access_count/count,
+// access_density/accesses/byte/s, lifetime/milliseconds,
+// lifetime_overlaps/count, cpu_migrations/count; CPU stacks with
 // one, samples/count, and their VM state. Stacks with all values 0 are
 // left out; mmap stacks are not memory stacks here.
 #pragma once

@@ -2,7 +2,7 @@
 // table, and which profile section follows it.
 //
 // Invariants: opening reads the symtab and the section prologue and nothing
-// more; events are then pulled by the caller through a MemprofReader or
+// more (an LLVM MemProf raw profile: its magic only); events are then pulled by the caller through a MemprofReader or
 // SysprofReader on reader(), so memory stays constant in the number of events.
 // Errors are FormatError (with the byte offset) or std::runtime_error (I/O).
 #pragma once
@@ -29,11 +29,15 @@ class ProfileFile {
   ByteReader &reader() { return *reader_; }
   GuestSymbols &symbols() { return symbols_; }
   uint64_t size() const { return size_; }
+  // An LLVM MemProf raw profile (format/llvm_memprof.h), recognised by its
+  // magic: no symtab, no prologue; its kind() is Memprof.
+  bool llvm_memprof() const { return llvm_memprof_; }
 
  private:
   std::string path_;
   int fd_ = -1;
   uint64_t size_ = 0;
+  bool llvm_memprof_ = false;
   std::unique_ptr<ByteReader> reader_;
   GuestSymbols symbols_;
   Prologue prologue_{};

@@ -72,6 +72,7 @@ void write_html_report(const std::vector<Profile *> &profiles,
   };
   if (memory) {
     for (const MemoryMetric &m : memory_metrics()) {
+      if (m.measured && profiles[0]->memory().measured_contexts() == 0) continue;
       folded.metric = m.name;
       add_flame(std::string("flame-") + m.name, m.title, m.unit);
     }

@@ -40,10 +40,24 @@ bool before(std::string_view a, bool a_block, std::string_view b, bool b_block) 
 
 const std::vector<MemoryMetric> &memory_metrics() {
   static const std::vector<MemoryMetric> kMetrics = {
-      {"alloc-bytes", "bytes", "Memory: bytes allocated", &StackStats::alloc_bytes},
-      {"alloc-count", "allocations", "Memory: allocations", &StackStats::alloc_count},
-      {"leaked-bytes", "bytes", "Memory: bytes leaked (live at the end)", &StackStats::live_bytes},
-      {"peak-bytes", "bytes", "Memory: bytes held at the peak", &StackStats::peak_bytes},
+      {"alloc-bytes", "bytes", "Memory: bytes allocated",
+       [](const StackStats &s) { return s.alloc_bytes; }},
+      {"alloc-count", "allocations", "Memory: allocations",
+       [](const StackStats &s) { return s.alloc_count; }},
+      {"leaked-bytes", "bytes", "Memory: bytes leaked (live at the end)",
+       [](const StackStats &s) { return s.live_bytes; }},
+      {"peak-bytes", "bytes", "Memory: bytes held at the peak",
+       [](const StackStats &s) { return s.peak_bytes; }},
+      {"access-count", "accesses", "MemProf: accesses to the blocks",
+       [](const StackStats &s) { return measures_of(s).accesses; }, true},
+      {"access-density", "accesses/byte/s", "MemProf: accesses per byte per second of lifetime",
+       access_density, true},
+      {"lifetime-ms", "ms", "MemProf: block lifetimes, summed",
+       [](const StackStats &s) { return measures_of(s).lifetime_ms; }, true},
+      {"lifetime-overlaps", "overlaps", "MemProf: blocks allocated before the previous one died",
+       [](const StackStats &s) { return measures_of(s).lifetime_overlaps; }, true},
+      {"cpu-migrations", "migrations", "MemProf: blocks freed on another CPU than allocated",
+       [](const StackStats &s) { return measures_of(s).cpu_migrations; }, true},
   };
   return kMetrics;
 }
@@ -71,7 +85,7 @@ void add_folded_stacks(Profile &profile, const FoldedOptions &opt, bool per_proc
   const std::vector<StackStats> &stacks = profile.memory().stacks();
   NameProjection memory(profile.calls(), names, folded_name, root, opt.collapse_recursion);
   for (uint32_t id = 0; id < stacks.size(); id++) {
-    const double v = stacks[id].*metric->field;
+    const double v = metric->value(stacks[id]);
     if (v > 0) add(memory.node(profile.node(id)), root, v);
   }
   std::map<uint8_t, NameProjection> by_vmstate;

@@ -22,7 +22,7 @@
 namespace prof {
 
 struct FoldedOptions {
-  // Memory streams: alloc-bytes, alloc-count, leaked-bytes or peak-bytes.
+  // Memory streams: a name of memory_metrics().
   std::string metric = "alloc-bytes";
   // CPU streams: the VM state as the root frame.
   bool by_vmstate = false;
@@ -31,11 +31,13 @@ struct FoldedOptions {
 };
 
 // A memory metric: its option name, what its counts are, and a heading.
+// `measured`: only LLVM MemProf profiles have it (HeapModel::add_measured).
 struct MemoryMetric {
-  const char *name;   // alloc-bytes, alloc-count, leaked-bytes, peak-bytes
-  const char *unit;   // bytes, allocations
+  const char *name;   // alloc-bytes, alloc-count, leaked-bytes, peak-bytes, access-count, ...
+  const char *unit;   // bytes, allocations, accesses, ...
   const char *title;
-  double StackStats::*field;
+  double (*value)(const StackStats &);
+  bool measured = false;
 };
 const std::vector<MemoryMetric> &memory_metrics();
 

@@ -14,15 +14,21 @@ namespace {
 
 using Json = nlohmann::json;
 
-// The compared figures, in the order of DiffOptions::sort's names.
-constexpr std::array<const char *, 4> kSortNames = {"alloc-bytes", "alloc-count", "leaked-bytes",
-                                                    "peak-bytes"};
-constexpr std::array<const char *, 4> kKeys = {"alloc_bytes", "alloc_count", "leaked_bytes",
-                                               "peak_bytes"};
-using Figures = std::array<double, 4>;
+// The compared figures, in the order of DiffOptions::sort's names; the last
+// four are LLVM MemProf measures (0 in libprof's streams).
+constexpr std::array<const char *, 8> kSortNames = {
+    "alloc-bytes",  "alloc-count", "leaked-bytes",      "peak-bytes",
+    "access-count", "lifetime-ms", "lifetime-overlaps", "cpu-migrations"};
+constexpr std::array<const char *, 8> kKeys = {
+    "alloc_bytes",  "alloc_count", "leaked_bytes",      "peak_bytes",
+    "access_count", "lifetime_ms", "lifetime_overlaps", "cpu_migrations"};
+constexpr size_t kHeapFigures = 4;
+using Figures = std::array<double, 8>;
 
 Figures figures_of(const StackStats &s) {
-  return {s.alloc_bytes, s.alloc_count, s.live_bytes, s.peak_bytes};
+  return {s.alloc_bytes, s.alloc_count,  s.live_bytes,        s.peak_bytes,
+          measures_of(s).accesses,          measures_of(s).lifetime_ms,
+          measures_of(s).lifetime_overlaps, measures_of(s).cpu_migrations};
 }
 
 // The stacks of both profiles by their frames' labels (NameTree nodes): a
@@ -117,7 +123,7 @@ void render_diff(const Json &d, const DiffOptions &opt, std::ostream &out) {
   static const char *const kTitles[] = {"allocated", "calls", "leaked", "peak heap"};
   out << "DIFF: " << d["after"]["files"][0].get<std::string>() << " against "
       << d["before"]["files"][0].get<std::string>() << "\n";
-  for (size_t i = 0; i < kKeys.size(); i++) {
+  for (size_t i = 0; i < kHeapFigures; i++) {
     const double b = d["before"][kKeys[i]], a = d["after"][kKeys[i]];
     const bool is_count = i == 1;
     out << "  " << kTitles[i] << ": "
@@ -134,6 +140,11 @@ void render_diff(const Json &d, const DiffOptions &opt, std::ostream &out) {
         << "  (allocated "
         << format_bytes(std::round(s["alloc_bytes"]["before"].get<double>()), true) << " -> "
         << format_bytes(std::round(s["alloc_bytes"]["after"].get<double>()), true) << ")\n";
+    if (s["access_count"]["before"].get<double>() || s["access_count"]["after"].get<double>())
+      out << "    MemProf: " << signed_count(s["access_count"]["delta"]) << " accesses, "
+          << signed_count(s["lifetime_ms"]["delta"]) << " ms of lifetimes, "
+          << signed_count(s["lifetime_overlaps"]["delta"]) << " overlaps, "
+          << signed_count(s["cpu_migrations"]["delta"]) << " CPU migrations\n";
     render_stack(s["stack"], opt.stack_depth, out);
   }
 }

@@ -18,7 +18,9 @@
 namespace prof {
 
 struct DiffOptions {
-  std::string sort = "alloc-bytes";  // alloc-bytes, alloc-count, leaked-bytes, peak-bytes
+  // alloc-bytes, alloc-count, leaked-bytes, peak-bytes, or a MemProf measure
+  // but access-density (a ratio, not a sum)
+  std::string sort = "alloc-bytes";
   size_t top = 20;                   // stacks shown
   size_t stack_depth = 12;           // frames per stack in text (0: all)
 };

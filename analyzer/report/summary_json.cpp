@@ -40,6 +40,7 @@ void merge_into(StackStats &to, const StackStats &s) {
   to.min_life = std::min(to.min_life, s.min_life);
   to.max_life = std::max(to.max_life, s.max_life);
   to.sum_life += s.sum_life;
+  merge_measures(to, s);
 }
 
 // The stacks of a map, merged by their frames' labels when several streams
@@ -105,6 +106,18 @@ Json row_json(Profile &profile, const Row &r) {
                                  {"avg", double(s.sum_life) / double(s.frees)},
                                  {"max", s.max_life}}
                           : Json(nullptr);
+  const Measures *m = s.measures.get();
+  j["measured"] = m ? Json{{"accesses", {{"total", m->accesses},
+                                         {"min", m->min_accesses},
+                                         {"max", m->max_accesses}}},
+                           {"access_density", access_density(s)},
+                           {"lifetime_ms", {{"total", m->lifetime_ms},
+                                            {"min", m->min_life_ms},
+                                            {"avg", m->lifetime_ms / s.alloc_count},
+                                            {"max", m->max_life_ms}}},
+                           {"lifetime_overlaps", m->lifetime_overlaps},
+                           {"cpu_migrations", m->cpu_migrations}}
+                    : Json(nullptr);
   j["stack"] = stack_json(profile.frames(r.stack));
   return j;
 }
@@ -155,6 +168,23 @@ Json peak_json(const Profile &profile) {
   return out;
 }
 
+// LLVM MemProf measures: the contexts by what the runtime saw of their
+// blocks; "cold" ranks bytes per access (blocks allocated and barely read).
+Json measured_json(Profile &profile, const Rows &rows, const SummaryOptions &opt) {
+  const HeapModel &heap = profile.memory();
+  Json j = {{"contexts", heap.measured_contexts()}};
+  j["accessed"] = table(profile, rows, opt.top, [](const StackStats &s) { return measures_of(s).accesses; });
+  j["hot"] = table(profile, rows, opt.top, access_density);
+  j["cold"] = table(profile, rows, opt.top, [](const StackStats &s) {
+    return s.measures.get() ? s.alloc_bytes / std::max(measures_of(s).accesses, 1.0) : 0.0;
+  });
+  j["long_lived"] = table(profile, rows, opt.top, [](const StackStats &s) { return measures_of(s).lifetime_ms; });
+  j["overlapping"] =
+      table(profile, rows, opt.top, [](const StackStats &s) { return measures_of(s).lifetime_overlaps; });
+  j["migrating"] = table(profile, rows, opt.top, [](const StackStats &s) { return measures_of(s).cpu_migrations; });
+  return j;
+}
+
 Json memory_json(Profile &profile, const SummaryOptions &opt) {
   const HeapModel &heap = profile.memory();
   // XXX: in sampled streams the calls are estimates, as bytes are; what
@@ -191,6 +221,8 @@ Json memory_json(Profile &profile, const SummaryOptions &opt) {
   m["calls"] = table(profile, rows, opt.top, [](const StackStats &s) { return s.alloc_count; });
   m["temporary"] =
       table(profile, rows, opt.top, [](const StackStats &s) { return double(s.temporary); });
+
+  m["measured"] = heap.measured_contexts() ? measured_json(profile, rows, opt) : Json(nullptr);
 
   Json hist = Json::array();
   const auto &h = heap.size_histogram();
@@ -358,7 +390,9 @@ Json summary_json(Profile &profile, const SummaryOptions &opt) {
     }
     streams.push_back(
         {{"path", ctx->file.path()},
-         {"kind", ctx->file.kind() == SectionKind::Memprof ? "memprof" : "sysprof"},
+         {"kind", ctx->file.llvm_memprof()                   ? "llvm-memprof"
+                  : ctx->file.kind() == SectionKind::Memprof ? "memprof"
+                                                             : "sysprof"},
          {"extended", ctx->file.prologue().extended},
          {"pid", ctx->pid},
          {"ppid", ctx->ppid},

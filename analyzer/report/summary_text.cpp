@@ -34,14 +34,45 @@ void row(const Json &r, const std::string &figure, size_t depth, std::ostream &o
   if (!r["size"].is_null())
     out << ", size " << r["size"]["min"].get<uint64_t>() << ".." << r["size"]["max"].get<uint64_t>()
         << " (avg " << count(r["size"]["avg"]) << ")";
-  out << ", " << r["frees"].get<uint64_t>() << " freed";
+  if (r["measured"].is_null()) out << ", " << r["frees"].get<uint64_t>() << " freed";
   if (!r["lifetime"].is_null())
     out << ", lifetime " << r["lifetime"]["min"].get<uint64_t>() << ".."
         << r["lifetime"]["max"].get<uint64_t>() << " (avg " << count(r["lifetime"]["avg"])
         << ") events";
   if (r["temporary"].get<uint64_t>()) out << ", " << r["temporary"].get<uint64_t>() << " temporary";
   out << "\n";
+  if (!r["measured"].is_null()) {
+    const Json &m = r["measured"];
+    out << "    measured: " << count(m["accesses"]["total"]) << " accesses ("
+        << m["accesses"]["min"].get<uint64_t>() << ".." << m["accesses"]["max"].get<uint64_t>()
+        << " a block), " << std::setprecision(4) << m["access_density"].get<double>()
+        << " accesses/byte/s, lifetime " << m["lifetime_ms"]["min"].get<uint64_t>() << ".."
+        << m["lifetime_ms"]["max"].get<uint64_t>() << " (avg " << count(m["lifetime_ms"]["avg"])
+        << ") ms, " << count(m["lifetime_overlaps"]) << " overlaps, "
+        << count(m["cpu_migrations"]) << " CPU migrations\n";
+  }
   render_stack(r["stack"], depth, out);
+}
+
+// LLVM MemProf measures: what the runtime saw of each context's blocks.
+void measured(const Json &m, const SummaryOptions &opt, std::ostream &out) {
+  out << "\nMEMPROF: " << m["contexts"].get<uint64_t>()
+      << " allocation contexts measured by LLVM MemProf (no frees, leaks or peak recorded)\n";
+  struct Table {
+    const char *key, *title;
+  };
+  static const Table kTables[] = {
+      {"accessed", "ACCESSED: contexts by accesses to their blocks"},
+      {"hot", "HOT: contexts by accesses per byte per second of lifetime"},
+      {"cold", "COLD: contexts by bytes allocated per access"},
+      {"long_lived", "LONG-LIVED: contexts by summed block lifetimes"},
+      {"overlapping", "OVERLAPPING: contexts by blocks allocated before the previous one died"},
+      {"migrating", "MIGRATING: contexts by blocks freed on another CPU"},
+  };
+  for (const Table &t : kTables) {
+    out << "\n" << t.title << "\n";
+    for (const Json &r : m[t.key]) row(r, bytes(r["alloc_bytes"]), opt.stack_depth, out);
+  }
 }
 
 void memory(const Json &m, const SummaryOptions &opt, std::ostream &out) {
@@ -108,6 +139,8 @@ void memory(const Json &m, const SummaryOptions &opt, std::ostream &out) {
       row(r, *t.unit ? count(figure) + t.unit : bytes(figure), opt.stack_depth, out);
     }
   }
+
+  if (!m["measured"].is_null()) measured(m["measured"], opt, out);
 
   out << "\nSIZES: allocations by size\n";
   for (const Json &b : m["size_histogram"])
