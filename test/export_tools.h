@@ -135,11 +135,14 @@ inline std::vector<SvgFrame> svg_frames(const std::string &svg) {
   std::vector<SvgFrame> out;
   if (data.is_null()) return out;
   std::vector<long long> next;  // by depth: where the next child starts
+  size_t fresh = 0;
   for (size_t i = 0; i < data["name"].size(); i++) {
     SvgFrame f;
-    const size_t name = data["name"][i];
-    f.name = data["names"][name];
-    f.where = data["where"][name];
+    const size_t number = data["name"][i];
+    const std::string name = data["names"][number ? number - 1 : fresh++];
+    const size_t tab = name.rfind('\t');
+    f.name = name.substr(0, tab);
+    f.where = tab == std::string::npos ? "" : name.substr(tab + 1);
     f.depth = data["depth"][i];
     f.value = data["value"][i];
     const size_t d = size_t(f.depth);

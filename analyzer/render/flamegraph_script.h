@@ -8,6 +8,14 @@ namespace prof {
 
 inline constexpr char kFlameGraphScript[] = R"JS(
 (function (svg) {
+  var api = null;
+  // XXX: a graph out of view (further down a report) is set up once it
+  // comes near, so a page of several large graphs opens as fast as one.
+  function start() {
+    if (!api) api = setUp();
+    return api;
+  }
+  function setUp() {
   var data = JSON.parse(svg.querySelector('script.pf-data').textContent);
   var rowHeight = 16, pad = 10, charWidth = 12 * 0.59;
   var top = +svg.getAttribute('data-top'), bottom = +svg.getAttribute('data-bottom');
@@ -17,7 +25,14 @@ inline constexpr char kFlameGraphScript[] = R"JS(
   var searchBox = svg.querySelector('input.search'), matched = svg.querySelector('.matched');
   var invertBox = svg.querySelector('input.invert'), minBox = svg.querySelector('input.min');
   var resetButton = svg.querySelector('button.reset');
-  var names = data.names, where = data.where, total = data.total;
+  var names = [], where = [], total = data.total;
+  data.names.forEach(function (s) {
+    var tab = s.lastIndexOf('\t');
+    names.push(tab < 0 ? s : s.slice(0, tab));
+    where.push(tab < 0 ? '' : s.slice(tab + 1));
+  });
+  for (var i = 0, fresh = 0; i < data.name.length; i++)
+    data.name[i] = data.name[i] ? data.name[i] - 1 : fresh++;
   var maxDepth = data.depth.reduce(function (a, b) { return Math.max(a, b); }, 0);
 
   // A tree in depth-first order with each node's parent, the end of its
@@ -190,16 +205,6 @@ inline constexpr char kFlameGraphScript[] = R"JS(
     search(searchBox.value);
   }
   invertBox.addEventListener('change', function () { invert(invertBox.checked); });
-  // Ctrl-F: the search box of the first graph in view.
-  document.addEventListener('keydown', function (e) {
-    if (!(e.ctrlKey || e.metaKey) || e.key.toLowerCase() !== 'f' || e.profHandled) return;
-    var r = svg.getBoundingClientRect();
-    if (r.bottom < 0 || r.top > (window.innerHeight || r.bottom)) return;
-    e.profHandled = true;
-    e.preventDefault();
-    searchBox.focus();
-    searchBox.select();
-  });
   var lastWidth = 0;
   window.addEventListener('resize', function () { if (width() !== lastWidth) { lastWidth = width(); draw(); } });
 
@@ -213,7 +218,8 @@ inline constexpr char kFlameGraphScript[] = R"JS(
     for (var i = 0; n >= 0 && i < tree.name.length; i++) if (tree.name[i] === n) return i;
     return -1;
   }
-  svg.profFlame = {
+  svg.setAttribute('data-ready', String(data.name.length));
+  return {
     zoom: function (name) { var i = nodeNamed(name); if (i >= 0) zoom(i); return i >= 0; },
     search: function (text) { searchBox.value = text; return search(text); },
     reset: function () { zoom(0); },
@@ -224,7 +230,35 @@ inline constexpr char kFlameGraphScript[] = R"JS(
       return i >= 0 && drawn[i] ? {x: drawn[i][0], width: drawn[i][1], y: drawn[i][2], depth: tree.depth[i]} : null;
     }
   };
-  svg.setAttribute('data-ready', String(data.name.length));
+  }
+
+  svg.profFlame = {};
+  ['zoom', 'search', 'reset', 'invert', 'minWidth', 'frame'].forEach(function (name) {
+    svg.profFlame[name] = function () { var f = start(); return f[name].apply(f, arguments); };
+  });
+  svg.querySelector('.bar').addEventListener('focusin', start);
+  // Ctrl-F: the search box of the first graph in view.
+  document.addEventListener('keydown', function (e) {
+    if (!(e.ctrlKey || e.metaKey) || e.key.toLowerCase() !== 'f' || e.profHandled) return;
+    var r = svg.getBoundingClientRect();
+    if (r.bottom < 0 || r.top > (window.innerHeight || r.bottom)) return;
+    e.profHandled = true;
+    e.preventDefault();
+    var box = svg.querySelector('input.search');
+    box.focus();
+    box.select();
+  });
+  var r = svg.getBoundingClientRect(), h = window.innerHeight || 1000;
+  if (r.bottom > -h && r.top < 2 * h || !window.IntersectionObserver) {
+    start();
+  } else {
+    svg.setAttribute('data-ready', 'deferred');
+    new IntersectionObserver(function (seen, observer) {
+      if (!seen.some(function (e) { return e.isIntersecting; })) return;
+      observer.disconnect();
+      start();
+    }, {rootMargin: '100% 0px'}).observe(svg);
+  }
 })(document.getElementById(ID));
 )JS";
 

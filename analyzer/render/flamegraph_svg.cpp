@@ -33,26 +33,30 @@ void write_data(const FoldedStacks &stacks, const std::vector<double> &value,
                 const FlameGraphOptions &opt, std::ostream &out) {
   const NameTree &names = stacks.names;
   const PrefixTree::Children children = names.tree().children();
-  const uint32_t name_count = names.names().size(), all = name_count;
-  out << "{\"unit\":" << json_string(opt.unit) << ",\"memory\":" << (opt.memory ? "true" : "false")
-      << ",\"icicle\":" << (opt.icicle ? "true" : "false") << ",\"total\":" << format_count(value[0])
-      << ",\n\"names\":[";
-  for (uint32_t i = 0; i < name_count; i++) out << json_string(std::string(names.names().str(i))) << ",";
-  out << "\"all\"],\n\"where\":[";
-  for (uint32_t i = 0; i < name_count; i++)
-    out << json_string(i < stacks.where.size() ? stacks.where[i] : "") << ",";
-  out << "\"\"]";
-  // Depth first, children in name order, nodes below 1 left out.
+  // Depth first, children in name order, nodes below 1 left out; names
+  // numbered in the order they first appear.
   struct Visit {
     uint32_t node, depth;
   };
   std::vector<Visit> todo{{NameTree::kRoot, 0}};
-  std::string name_list, depth_list, value_list, inlined_list;
+  std::vector<uint32_t> number(names.names().size() + 1, 0);  // 1 + index, 0: not yet
+  std::string name_table, name_list, depth_list, value_list, inlined_list;
+  uint32_t numbered = 0;
   for (uint32_t index = 0; !todo.empty(); index++) {
     const Visit v = todo.back();
     todo.pop_back();
     const char *comma = index ? "," : "";
-    name_list += comma + std::to_string(v.node ? names.tree().key(v.node) : all);
+    const uint32_t name = v.node ? names.tree().key(v.node) : names.names().size();
+    if (number[name]) {
+      name_list += comma + std::to_string(number[name]);
+    } else {
+      number[name] = ++numbered;
+      name_list += comma + std::string("0");
+      const std::string where = name < stacks.where.size() ? stacks.where[name] : "";
+      const std::string text = v.node ? std::string(names.names().str(name)) : "all";
+      name_table += (name_table.empty() ? "" : ",") +
+                    json_string(where.empty() ? text : text + "\t" + where);
+    }
     depth_list += comma + std::to_string(v.depth);
     value_list += comma + format_count(value[v.node]);
     if (v.node < stacks.inlined.size() && stacks.inlined[v.node])
@@ -63,8 +67,11 @@ void write_data(const FoldedStacks &stacks, const std::vector<double> &value,
     std::sort(todo.begin() + long(first), todo.end(),
               [&](const Visit &a, const Visit &b) { return names.name(a.node) > names.name(b.node); });
   }
-  out << ",\n\"name\":[" << name_list << "],\n\"depth\":[" << depth_list << "],\n\"value\":["
-      << value_list << "],\n\"inlined\":[" << inlined_list << "]}";
+  out << "{\"unit\":" << json_string(opt.unit) << ",\"memory\":" << (opt.memory ? "true" : "false")
+      << ",\"icicle\":" << (opt.icicle ? "true" : "false") << ",\"total\":" << format_count(value[0])
+      << ",\n\"names\":[" << name_table << "],\n\"name\":[" << name_list << "],\n\"depth\":["
+      << depth_list << "],\n\"value\":[" << value_list << "],\n\"inlined\":[" << inlined_list
+      << "]}";
 }
 
 }  // namespace
