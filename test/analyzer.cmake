@@ -47,3 +47,13 @@ target_link_libraries(analyzer_hostile PRIVATE test_main prof_format nlohmann_js
 target_compile_definitions(analyzer_hostile PRIVATE PROF_ANALYZER_PATH="$<TARGET_FILE:prof-analyze>")
 add_dependencies(analyzer_hostile prof-analyze)
 prof_discover_tests(analyzer_hostile)
+
+# Command-line errors, files of other tools, options that do not apply.
+add_executable(analyzer_inputs analyzer_inputs.cpp ${ANALYZER_E2E_DIR}/agent_run.cpp)
+target_include_directories(analyzer_inputs PRIVATE ${ANALYZER_E2E_DIR})
+target_link_libraries(analyzer_inputs PRIVATE test_main prof_format)
+target_compile_definitions(analyzer_inputs PRIVATE
+  PROF_ANALYZER_PATH="$<TARGET_FILE:prof-analyze>"
+  PROF_AGENT_PATH="$<TARGET_FILE:prof>")
+add_dependencies(analyzer_inputs prof-analyze prof)
+prof_discover_tests(analyzer_inputs)
