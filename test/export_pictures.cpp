@@ -241,6 +241,13 @@ TEST_CASE("chart: the heap over time, its exact peak, RSS and markers") {
   CHECK(occurrences(text, "<polyline class=\"rss\" data-pid=\"42\"") == 1);
   CHECK(text.find(">phase 2</text>") != std::string::npos);
   CHECK(text.find("seconds since the process started") != std::string::npos);
+  // The peak's time, the 1 s time mark right after its event, in summary.
+  CHECK(text.find("pid 42: peak 5.86KiB (6,000 bytes) at 1 s") != std::string::npos);
+  const RunResult summary = analyze({"summary", stream});
+  CHECK(summary.out.find("  peak heap:     ") != std::string::npos);
+  CHECK(summary.out.find(" at 1.000 s\n") != std::string::npos);
+  const RunResult json = analyze({"summary", "--json", stream});
+  CHECK(nlohmann::json::parse(json.out)["memory"]["peak_time_s"] == 1.0);
 
   const RunResult dom = dump_dom("file://" + svg);
   CHECK(dom.exit_code == 0);

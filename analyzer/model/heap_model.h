@@ -59,6 +59,11 @@ struct StreamHeap {
   double peak_bytes = 0, end_bytes = 0;
 };
 
+// The time in seconds of event `events` of stream `file` (its peak, say)
+// from its points of over_time(): between two time marks interpolated by
+// events, after the last one that mark's time; -1 without time marks.
+double time_of_event(const std::vector<HeapPoint> &points, uint32_t file, uint64_t events);
+
 // The RFC's heap snapshot: the heap at a point, and its largest holders.
 struct HeapSnapshot {
   HeapPoint at;

@@ -1,5 +1,6 @@
 // summary_json(): the figures of the native summary, as JSON.
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <tuple>
 
@@ -140,6 +141,15 @@ Json point_json(const Profile &profile, const HeapPoint &p) {
           {"rss_bytes", p.timed ? Json(p.rss) : Json(nullptr)}};
 }
 
+// When one stream's heap peaked, in seconds since it started; null without
+// time marks or for several streams (their peaks add up, at no one time).
+Json peak_time(const HeapModel &heap) {
+  if (heap.stream_heaps().size() != 1) return nullptr;
+  const StreamHeap &h = heap.stream_heaps()[0];
+  const double t = time_of_event(heap.over_time(), h.file, h.peak_events);
+  return t < 0 ? Json(nullptr) : Json(std::round(t * 1e6) / 1e6);
+}
+
 Json memory_json(Profile &profile, const SummaryOptions &opt) {
   const HeapModel &heap = profile.memory();
   Json m = {{"sampling_mean_bytes", heap.sampling_mean()},
@@ -149,6 +159,7 @@ Json memory_json(Profile &profile, const SummaryOptions &opt) {
             {"allocated_bytes", heap.allocated_bytes()},
             {"allocated_blocks", heap.allocated_blocks()},
             {"peak_bytes", heap.peak_bytes()},
+            {"peak_time_s", peak_time(heap)},
             {"leaked_bytes", heap.live_bytes()},
             {"leaked_blocks", heap.live_blocks()},
             {"temporary_allocations", heap.temporary()},

@@ -1,5 +1,6 @@
 // render_summary(): the native summary as text, read off its JSON.
 #include <cmath>
+#include <cstdio>
 #include <iomanip>
 #include <sstream>
 
@@ -42,6 +43,14 @@ void row(const Json &r, const std::string &figure, size_t depth, std::ostream &o
   render_stack(r["stack"], depth, out);
 }
 
+// " at 0.466 s" when the peak's time is known.
+std::string peak_time_text(const Json &seconds) {
+  if (seconds.is_null()) return "";
+  char buf[48];
+  snprintf(buf, sizeof buf, " at %.3f s", seconds.get<double>());
+  return buf;
+}
+
 void memory(const Json &m, const SummaryOptions &opt, std::ostream &out) {
   out << "MEMORY\n";
   if (m["sampling_mean_bytes"].get<uint64_t>())
@@ -52,7 +61,7 @@ void memory(const Json &m, const SummaryOptions &opt, std::ostream &out) {
       << " frees\n"
       << "  allocated:     " << bytes(m["allocated_bytes"]) << " in "
       << count(m["allocated_blocks"]) << " blocks\n"
-      << "  peak heap:     " << bytes(m["peak_bytes"]) << "\n"
+      << "  peak heap:     " << bytes(m["peak_bytes"]) << peak_time_text(m["peak_time_s"]) << "\n"
       << "  leaked:        " << bytes(m["leaked_bytes"]) << " in "
       << m["leaked_blocks"].get<uint64_t>() << " blocks\n"
       << "  temporary:     " << m["temporary_allocations"].get<uint64_t>()
