@@ -48,8 +48,9 @@ target_compile_definitions(analyzer_hostile PRIVATE PROF_ANALYZER_PATH="$<TARGET
 add_dependencies(analyzer_hostile prof-analyze)
 prof_discover_tests(analyzer_hostile)
 
-# Command-line errors, files of other tools, options that do not apply.
-add_executable(analyzer_inputs analyzer_inputs.cpp ${ANALYZER_E2E_DIR}/agent_run.cpp)
+# Command-line errors, files of other tools, options that do not apply; diff.
+add_executable(analyzer_inputs analyzer_inputs.cpp analyzer_diff.cpp
+  ${ANALYZER_E2E_DIR}/agent_run.cpp)
 target_include_directories(analyzer_inputs PRIVATE ${ANALYZER_E2E_DIR})
 target_link_libraries(analyzer_inputs PRIVATE test_main prof_format)
 target_compile_definitions(analyzer_inputs PRIVATE
@@ -57,12 +58,3 @@ target_compile_definitions(analyzer_inputs PRIVATE
   PROF_AGENT_PATH="$<TARGET_FILE:prof>")
 add_dependencies(analyzer_inputs prof-analyze prof)
 prof_discover_tests(analyzer_inputs)
-
-add_executable(analyzer_diff analyzer_diff.cpp ${ANALYZER_E2E_DIR}/agent_run.cpp)
-target_include_directories(analyzer_diff PRIVATE ${ANALYZER_E2E_DIR})
-target_link_libraries(analyzer_diff PRIVATE test_main prof_format)
-target_compile_definitions(analyzer_diff PRIVATE
-  PROF_ANALYZER_PATH="$<TARGET_FILE:prof-analyze>"
-  PROF_AGENT_PATH="$<TARGET_FILE:prof>")
-add_dependencies(analyzer_diff prof-analyze prof)
-prof_discover_tests(analyzer_diff)

@@ -61,7 +61,7 @@ TEST_CASE("every command-line error of every command exits 2 with CLI11's messag
   }
 }
 
-TEST_CASE("an unknown command is named; a range is said in plain numbers") {
+TEST_CASE("an unknown command is named, a range is said in plain numbers") {
   const TempFile memory(native_memory_stream());
   const RunResult unknown = analyze({"sumary", memory.path});
   CHECK(unknown.err.find("unknown command 'sumary'") != std::string::npos);
@@ -109,7 +109,7 @@ TEST_CASE("a file of another tool's format is named, any other non-profile refus
   CHECK(directory.err.find("is actually a directory: " + dir.path) != std::string::npos);
 }
 
-TEST_CASE("an option the streams have nothing for is an error; -o says why it cannot write") {
+TEST_CASE("an option the streams have nothing for is an error, and -o says why it cannot write") {
   TempDir dir;
   const std::string memory = dir / "m.memprof", cpu = dir / "c.sysprof";
   const std::vector<uint8_t> m = native_memory_stream(), c = native_cpu_stream();

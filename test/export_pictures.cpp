@@ -290,7 +290,10 @@ TEST_CASE("html: the summary, the chart and every memory flame graph on one offl
   for (const char *id : {"summary", "heap", "flame-alloc-bytes", "flame-alloc-count",
                          "flame-leaked-bytes", "flame-peak-bytes"})
     CHECK(text.find("<section id=\"" + std::string(id) + "\">") != std::string::npos);
-  CHECK(text.find("PEAK HEAP") != std::string::npos);
+  // The summary as tables: the leak of leak_site, 7 x 1000 B.
+  CHECK(text.find("<pre>") == std::string::npos);
+  CHECK(text.find("<table class=\"pf-table\" data-name=\"memory.leaks\">") != std::string::npos);
+  CHECK(text.find("<td class=\"n\" data-v=\"7000.0\">7,000</td>") != std::string::npos);
   // Nothing to fetch: no external scripts, styles, images or links.
   CHECK(text.find(" src=") == std::string::npos);
   CHECK(text.find("<link") == std::string::npos);
@@ -303,6 +306,27 @@ TEST_CASE("html: the summary, the chart and every memory flame graph on one offl
   CHECK(dom.err.find("Uncaught") == std::string::npos);
   const Pixels shot = screenshot("file://" + page, 1300, 1400);
   CHECK(count_pixels(shot, memory_colour) > 5 * 1000 * 10);
+
+  // Sorting: the leaks by live_bytes, ascending on a second click.
+  std::string sorted = text;
+  sorted.insert(sorted.rfind("</body>"), R"JS(<script>
+var table = document.querySelector('table[data-name="memory.leaks"]');
+var th = [].filter.call(table.querySelectorAll('th'), function (h) { return h.textContent === 'live_bytes'; })[0];
+var column = [].indexOf.call(th.parentNode.children, th);
+function order() {
+  return [].map.call(table.tBodies[0].rows, function (r) { return +r.cells[column].getAttribute('data-v'); });
+}
+th.click();
+var down = order();
+th.click();
+var up = order();
+document.body.setAttribute('data-down', down.every(function (v, i) { return !i || down[i - 1] >= v; }) && down.length > 1);
+document.body.setAttribute('data-up', up.every(function (v, i) { return !i || up[i - 1] <= v; }) && up[0] < up[up.length - 1]);
+</script>)JS");
+  write_file(dir.path + "/sorted.html", sorted);
+  const RunResult sort = dump_dom("file://" + dir.path + "/sorted.html");
+  CHECK(sort.out.find("data-down=\"true\"") != std::string::npos);
+  CHECK(sort.out.find("data-up=\"true\"") != std::string::npos);
 
   SECTION("CPU: one flame graph") {
     const std::string cpu = dir.path + "/cpu.sysprof";
