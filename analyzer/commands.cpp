@@ -98,10 +98,29 @@ int read_profile(const CommandOptions &opt, const std::vector<std::string> &file
 
 }  // namespace
 
+int check_options_apply(const CommandOptions &opt, const Profile &profile) {
+  const bool memory = profile.has_memory(), cpu = profile.has_cpu();
+  const std::string file = profile.streams().empty() ? "" : profile.streams()[0]->file.path();
+  for (const std::string &o : opt.memory_only)
+    if (cpu && !memory) {
+      std::cerr << "prof-analyze: " << o << " applies to memory profiles; " << file
+                << " is a CPU profile (sysprof)\n";
+      return 2;
+    }
+  for (const std::string &o : opt.cpu_only)
+    if (memory && !cpu) {
+      std::cerr << "prof-analyze: " << o << " applies to CPU profiles; " << file
+                << " is a memory profile (memprof)\n";
+      return 2;
+    }
+  return 0;
+}
+
 int read_groups(const CommandOptions &opt, std::vector<std::unique_ptr<Profile>> &profiles) {
   for (const auto &group : groups(opt)) {
     profiles.push_back(std::make_unique<Profile>(opt.profile));
     if (const int rc = read_profile(opt, group, *profiles.back())) return rc;
+    if (const int rc = check_options_apply(opt, *profiles.back())) return rc;
   }
   return 0;
 }
@@ -146,6 +165,7 @@ int run_folded(const CommandOptions &opt, std::ostream &out) {
   for (const auto &group : groups(opt)) {
     Profile profile(opt.profile);
     if (const int rc = read_profile(opt, group, profile)) return rc;
+    if (const int rc = check_options_apply(opt, profile)) return rc;
     if (profile.has_memory() && profile.has_cpu()) {
       std::cerr << "prof-analyze: memory and CPU streams cannot share one flame graph\n";
       return 2;

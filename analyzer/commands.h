@@ -33,7 +33,14 @@ struct CommandOptions {
   std::string suppressions;  // an LSan suppressions file for leak reports ("": none)
   std::string output;        // -o: the file written once the command succeeds ("": stdout)
   bool icicle = false;       // flame graphs: the root at the top
+  // Options given that apply only to memory or only to CPU streams
+  // (--metric, --by-vmstate, ...): an error on streams of the other kind.
+  std::vector<std::string> memory_only, cpu_only;
 };
+
+// 0, or 2 with one line naming the option given that `profile`'s streams
+// have nothing for (opt.memory_only on CPU streams, opt.cpu_only on memory).
+int check_options_apply(const CommandOptions &opt, const Profile &profile);
 
 int run_report(const CommandOptions &opt, std::ostream &out);
 int run_summary(const CommandOptions &opt, std::ostream &out);

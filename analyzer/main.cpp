@@ -4,6 +4,8 @@
 // one): each row names a command, says what it prints, adds its options and
 // runs it. Exit codes: the command's (commands.h); 2 for a command line it
 // cannot take, with CLI11's message, or an unknown command.
+#include <cerrno>
+#include <cstdlib>
 #include <iostream>
 #include <new>
 #include <stdexcept>
@@ -53,6 +55,32 @@ std::string metric_choices() {
   }
   return text;
 }
+
+// Numbers as the options take them, refused with the range in plain numbers
+// (CLI11's own ranges print 1.797693e+308).
+CLI::Validator whole_number(long long low, long long high) {
+  const std::string range = std::to_string(low) + " to " + std::to_string(high);
+  return CLI::Validator(
+      [=](std::string &text) -> std::string {
+        char *end = nullptr;
+        errno = 0;
+        const long long v = strtoll(text.c_str(), &end, 10);
+        if (text.empty() || *end || errno || v < low || v > high)
+          return "'" + text + "' is not a whole number from " + range;
+        return "";
+      },
+      range);
+}
+const CLI::Validator kCount = whole_number(1, 1000000000), kDepth = whole_number(0, 1000000);
+const CLI::Validator kPositive(
+    [](std::string &text) -> std::string {
+      char *end = nullptr;
+      const double v = strtod(text.c_str(), &end);
+      if (text.empty() || *end || !(v > 0) || v > 1e9)
+        return "'" + text + "' is not a number above 0 and at most 1000000000";
+      return "";
+    },
+    "NUMBER>0");
 
 void add_metric(CLI::App *cmd, const char *flag, std::string &metric, const std::string &what) {
   cmd->add_option(flag, metric, what + metric_choices())->check(CLI::IsMember(metric_names()));
@@ -137,19 +165,19 @@ void report_options(CLI::App *cmd, Args &a) {
 void summary_options(CLI::App *cmd, Args &a) {
   add_streams(cmd, a);
   add_suppressions(cmd, a);
-  cmd->add_option("--top", a.opt.summary.top, "rows per table (default 10)")
-      ->check(CLI::PositiveNumber);
+  cmd->add_option("--top", a.opt.summary.top, "rows per table (default 10)")->check(kCount);
   cmd->add_option("--stack-depth", a.opt.summary.stack_depth,
                   "frames shown per stack in text, 0 for all (default 12); memory stacks "
-                  "start at the first frame that is not the allocator's");
+                  "start at the first frame that is not the allocator's")
+      ->check(kDepth);
   cmd->add_flag("--lines", a.opt.summary.lines,
                 "CPU: the hottest tables by line (function and file:line) instead of by function");
   cmd->add_option("--heap-snap-interval", a.opt.profile.snap_interval_s,
                   "a heap snapshot with its largest holders every SEC seconds (time marks)")
-      ->check(CLI::PositiveNumber);
+      ->check(kPositive);
   cmd->add_option("--heap-snap-events", a.opt.profile.snap_events,
                   "a heap snapshot with its largest holders every N allocation events")
-      ->check(CLI::PositiveNumber);
+      ->check(kCount);
 }
 
 void folded_options(CLI::App *cmd, Args &a) {
@@ -166,9 +194,10 @@ void diff_options(CLI::App *cmd, Args &a) {
   cmd->add_flag("--json", a.opt.json, "JSON instead of text");
   add_metric(cmd, "--sort", a.opt.diff.sort, "the change that orders stacks: ");
   add_full_names(cmd, a);
-  cmd->add_option("--top", a.opt.diff.top, "stacks shown (default 20)")->check(CLI::PositiveNumber);
+  cmd->add_option("--top", a.opt.diff.top, "stacks shown (default 20)")->check(kCount);
   cmd->add_option("--stack-depth", a.opt.diff.stack_depth,
-                  "frames shown per stack in text, 0 for all (default 12)");
+                  "frames shown per stack in text, 0 for all (default 12)")
+      ->check(kDepth);
   add_window(cmd, a);
   add_binary(cmd, a);
   add_suppressions(cmd, a);
@@ -265,8 +294,13 @@ int main(int argc, char **argv) {
     return app.exit(e) == 0 ? 0 : 2;
   }
   args.opt.profile.snap_top = args.opt.summary.top;
+  const CLI::App *cmd = app.get_subcommands().front();
+  for (const char *o : {"--metric", "--sort", "--heap-snap-interval", "--heap-snap-events"})
+    if (cmd->get_option_no_throw(o) && cmd->count(o)) args.opt.memory_only.push_back(o);
+  if (cmd->get_option_no_throw("--by-vmstate") && cmd->count("--by-vmstate"))
+    args.opt.cpu_only.push_back("--by-vmstate");
   try {
-    return command_named(app.get_subcommands().front()->get_name())->run(args);
+    return command_named(cmd->get_name())->run(args);
   } catch (const std::bad_alloc &) {
     std::cerr << "prof-analyze: out of memory\n";
     return 2;

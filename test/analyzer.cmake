@@ -63,3 +63,14 @@ target_compile_definitions(analyzer_tables PRIVATE
   PROF_LUA_MODULE_DIR="$<TARGET_FILE_DIR:prof_lua>")
 add_dependencies(analyzer_tables prof-analyze prof prof_lua tables_cxx)
 prof_discover_tests(analyzer_tables)
+
+# Command-line errors, files of other tools, options that do not apply; diff.
+add_executable(analyzer_inputs analyzer_inputs.cpp analyzer_diff.cpp
+  ${ANALYZER_E2E_DIR}/agent_run.cpp)
+target_include_directories(analyzer_inputs PRIVATE ${ANALYZER_E2E_DIR})
+target_link_libraries(analyzer_inputs PRIVATE test_main prof_format)
+target_compile_definitions(analyzer_inputs PRIVATE
+  PROF_ANALYZER_PATH="$<TARGET_FILE:prof-analyze>"
+  PROF_AGENT_PATH="$<TARGET_FILE:prof>")
+add_dependencies(analyzer_inputs prof-analyze prof)
+prof_discover_tests(analyzer_inputs)

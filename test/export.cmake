@@ -8,7 +8,7 @@ set(PROF_SPEEDSCOPE_DIR /var/cache/libprof/speedscope/package/dist/release
     CACHE PATH "the speedscope app (scripts/setup.sh)")
 find_package(ZLIB REQUIRED)
 
-add_executable(export_tests export_pictures.cpp export_files.cpp
+add_executable(export_tests export_pictures.cpp export_files.cpp export_scale.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/e2e/agent_run.cpp)
 target_include_directories(export_tests PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/e2e)
 target_link_libraries(export_tests PRIVATE test_main prof_format nlohmann_json::nlohmann_json

@@ -44,6 +44,8 @@ RunResult flamegraph(const std::string &profile, std::vector<std::string> args,
 
 TEST_CASE("flamegraph: a frame per function, counts of its stacks, every memory metric") {
   const RunResult run = sites_run();
+  int leak_line = 0, temporary_line = 0, inlined_line = 0;
+  REQUIRE(sscanf(run.out.c_str(), "%d %d %d", &leak_line, &temporary_line, &inlined_line) == 3);
   TempDir dir;
   const std::string svg = dir.path + "/flame.svg";
   struct Expected {
@@ -58,16 +60,14 @@ TEST_CASE("flamegraph: a frame per function, counts of its stacks, every memory 
     const RunResult r = flamegraph(run.memprof_files[0], {"--metric", e.metric}, svg);
     INFO(r.err);
     REQUIRE(r.exit_code == 0);
-    const std::vector<SvgFrame> frames = svg_frames(slurp(svg));
+    const std::string text = slurp(svg);
+    CHECK(svg_data(text)["unit"] == e.unit);
+    const std::vector<SvgFrame> frames = svg_frames(text);
     REQUIRE(!frames.empty());
     const SvgFrame &root = frames[0];
     CHECK(root.name == "all");
     CHECK(root.depth == 0);
-    for (const SvgFrame &f : frames) {
-      CHECK(f.title_value == f.value);
-      CHECK(f.unit == e.unit);
-      CHECK(f.pct == Approx(100.0 * double(f.value) / double(root.value)).margin(0.006));
-    }
+    CHECK(svg_data(text)["total"] == root.value);
     auto one = [&](const char *name, long long value) {
       const auto found = named(frames, name);
       if (value < 0) {
@@ -81,26 +81,34 @@ TEST_CASE("flamegraph: a frame per function, counts of its stacks, every memory 
     one("temporary_site", e.temporary);
     one("inlined_alloc", e.inlined);
     one("inline_site", e.inlined);
+    // Tooltips: where each function is, and which frames were inlined.
+    const SvgFrame leak = named(frames, "leak_site")[0];
+    CHECK(leak.where == "analyzer_sites.c:" + std::to_string(leak_line));
+    CHECK(!leak.inlined);
     if (e.inlined > 0) {
       // The inlined function is a frame above the one it is inlined into.
       const SvgFrame site = named(frames, "inline_site")[0],
                      leaf = named(frames, "inlined_alloc")[0];
       CHECK(leaf.depth == site.depth + 1);
       CHECK(leaf.start == site.start);
+      CHECK(leaf.inlined);
+      CHECK(!site.inlined);
+      CHECK(leaf.where == "analyzer_sites.c:" + std::to_string(inlined_line));
+      CHECK(named(frames, "temporary_site")[0].where ==
+            "analyzer_sites.c:" + std::to_string(temporary_line));
     }
   }
 }
 
-TEST_CASE("flamegraph: icicle puts the root on top, and per process a pid frame above it") {
+TEST_CASE("flamegraph: icicle and per process a pid frame above the root") {
   const RunResult run = sites_run();
   TempDir dir;
   const std::string svg = dir.path + "/flame.svg";
   REQUIRE(flamegraph(run.memprof_files[0], {}, svg).exit_code == 0);
-  auto frames = svg_frames(slurp(svg));
-  CHECK(frames[0].y > named(frames, "leak_site")[0].y);
+  CHECK(svg_data(slurp(svg))["icicle"] == false);
   REQUIRE(flamegraph(run.memprof_files[0], {"--icicle", "--per-process"}, svg).exit_code == 0);
-  frames = svg_frames(slurp(svg));
-  CHECK(frames[0].y < named(frames, "leak_site")[0].y);
+  CHECK(svg_data(slurp(svg))["icicle"] == true);
+  const auto frames = svg_frames(slurp(svg));
   const auto pid = named(frames, "[pid " + pid_of(run.memprof_files[0]) + "]");
   REQUIRE(pid.size() == 1);
   CHECK(pid[0].depth == 1);
@@ -112,70 +120,109 @@ TEST_CASE("flamegraph: CPU samples, by VM state") {
   const std::string stream = dir.path + "/cpu.sysprof", svg = dir.path + "/flame.svg";
   write_file(stream, analyzer_test::native_cpu_stream());
   REQUIRE(flamegraph(stream, {"--by-vmstate"}, svg).exit_code == 0);
+  CHECK(svg_data(slurp(svg))["unit"] == "samples");
   const auto frames = svg_frames(slurp(svg));
   REQUIRE(!frames.empty());
   CHECK(frames[0].value == 5);
-  CHECK(frames[0].unit == "samples");
   REQUIRE(named(frames, "NATIVE").size() == 1);
   CHECK(named(frames, "NATIVE")[0].value == 4);
   CHECK(named(frames, "LFUNC")[0].value == 1);
 }
 
-TEST_CASE("flamegraph: Chromium runs its script on every frame, and a screenshot shows frames") {
+TEST_CASE("flamegraph: Chromium runs its script, and a screenshot shows frames the window wide") {
   const RunResult run = sites_run();
   TempDir dir;
   const std::string svg = dir.path + "/flame.svg";
   REQUIRE(flamegraph(run.memprof_files[0], {}, svg).exit_code == 0);
-  const size_t frames = occurrences(slurp(svg), "<g class=\"f\"");
-  REQUIRE(frames > 10);
+  const size_t nodes = svg_frames(slurp(svg)).size();
+  REQUIRE(nodes > 10);
 
   const RunResult dom = dump_dom("file://" + svg);
   INFO(dom.err);
-  CHECK(dom.out.find("data-ready=\"" + std::to_string(frames) + "\"") != std::string::npos);
+  CHECK(dom.out.find("data-ready=\"" + std::to_string(nodes) + "\"") != std::string::npos);
   CHECK(dom.err.find("Uncaught") == std::string::npos);
 
-  // main and the frames below it span the width: 5 rows of 1180 x 15 px.
-  const Pixels shot = screenshot("file://" + svg, 1220, 400);
-  CHECK(count_pixels(shot, memory_colour) > 5 * 1180 * 15 * 9 / 10);
+  // main and the frames below it span the window: 5 rows of 1580 x 15 px.
+  const Pixels shot = screenshot("file://" + svg, 1600, 400);
+  CHECK(count_pixels(shot, memory_colour) > 5 * 1580 * 15 * 9 / 10);
 }
 
-TEST_CASE("flamegraph: zoom and search in the browser") {
+TEST_CASE("flamegraph: zoom, search, callers and tooltips in the browser") {
   const RunResult run = sites_run();
   TempDir dir;
-  const std::string svg = dir.path + "/flame.svg", page = dir.path + "/page.html";
+  const std::string svg = dir.path + "/flame.svg", icicle = dir.path + "/icicle.svg";
   REQUIRE(flamegraph(run.memprof_files[0], {}, svg).exit_code == 0);
-  std::string inline_svg = slurp(svg);
-  inline_svg.erase(0, inline_svg.find("<svg"));
-  // A page that drives the graph's API and writes what it sees into <body>.
-  write_file(page, "<!DOCTYPE html><html><body>" + inline_svg + R"(<script>
-var svg = document.getElementById('flame'), body = document.body;
-function frame(name) {
-  return [].filter.call(svg.querySelectorAll('g.f'), function (g) {
-    return g.querySelector('title').textContent.indexOf(name + ' (') === 0;
-  })[0];
-}
-body.setAttribute('data-zoomed', svg.profFlame.zoom('leak_site'));
-body.setAttribute('data-leak-width', frame('leak_site').querySelector('rect').getAttribute('width'));
-body.setAttribute('data-main-width', frame('main').querySelector('rect').getAttribute('width'));
-body.setAttribute('data-temporary', frame('temporary_site').style.display);
-svg.profFlame.reset();
-body.setAttribute('data-temporary-after', frame('temporary_site').style.display);
-body.setAttribute('data-matched', svg.profFlame.search('^(leak|temporary|inline)_site$|^inlined_alloc$'));
-body.setAttribute('data-fill', frame('leak_site').querySelector('rect').getAttribute('fill'));
-</script></body></html>)");
+  REQUIRE(flamegraph(run.memprof_files[0], {"--icicle"}, icicle).exit_code == 0);
+  const long long total = svg_data(slurp(svg))["total"];
+  char share[32];
+  const std::string page = drive_svg(slurp(svg), dir.path, R"JS(
+var f = svg.profFlame;
+note('zoomed', f.zoom('leak_site'));
+note('leak-width', f.frame('leak_site').width.toFixed(2));
+note('main-width', f.frame('main').width.toFixed(2));
+note('temporary', f.frame('temporary_site'));
+f.reset();
+note('temporary-after', !!f.frame('temporary_site'));
+note('matched', f.search('^(LEAK|temporary|inline)_site$|^inlined_alloc$'));
+note('fill', svg.querySelector('g.f[data-i] rect[fill="rgb(230,0,230)"]') !== null);
+note('matched-text', svg.querySelector('.matched').textContent);
+note('case', f.search('Leak_SITE'));
+f.search('');
+f.invert(true);
+var leaf = f.frame('leak_site'), caller = f.frame('main');
+note('inverted-leaf-depth', leaf.depth);
+note('inverted-leaf-width', (leaf.width / f.frame('all').width).toFixed(4));
+note('inverted-main-below-leak', caller.depth > leaf.depth);
+note('inverted-inlined-depth', f.frame('inlined_alloc').depth);
+f.invert(false);
+note('uninverted-leak-depth', f.frame('leak_site').depth > 1);
+f.zoom('inlined_alloc');
+var target = [].filter.call(svg.querySelectorAll('g.f'), function (e) {
+  return e.textContent.indexOf('inlined_al') === 0;
+})[0].querySelector('rect');
+var b = target.getBoundingClientRect();
+target.dispatchEvent(new MouseEvent('mousemove', {bubbles: true, clientX: b.left + 5, clientY: b.top + 5}));
+note('tip', svg.querySelector('g.tip').textContent);
+note('tip-shown', !svg.querySelector('g.tip').hasAttribute('display'));
+)JS");
   const RunResult dom = dump_dom("file://" + page);
-  INFO(dom.out.substr(0, 600));
+  INFO(dom.out.substr(0, 2000));
   INFO(dom.err);
   CHECK(dom.err.find("Uncaught") == std::string::npos);
-  CHECK(dom.out.find("data-zoomed=\"true\"") != std::string::npos);
+  const auto seen = [&](const std::string &what, const std::string &value) {
+    return dom.out.find("data-" + what + "=\"" + value + "\"") != std::string::npos;
+  };
+  CHECK(seen("zoomed", "true"));
   // Zoomed: leak_site and its callers span the graph, its siblings hide.
-  CHECK(dom.out.find("data-leak-width=\"1180.00\"") != std::string::npos);
-  CHECK(dom.out.find("data-main-width=\"1180.00\"") != std::string::npos);
-  CHECK(dom.out.find("data-temporary=\"none\"") != std::string::npos);
-  CHECK(dom.out.find("data-temporary-after=\"\"") != std::string::npos);
-  // Nested matches count once: 7000 + 2400 + 1665 bytes.
-  CHECK(dom.out.find("data-matched=\"11065\"") != std::string::npos);
-  CHECK(dom.out.find("data-fill=\"rgb(230,0,230)\"") != std::string::npos);
+  CHECK(seen("leak-width", "1180.00"));
+  CHECK(seen("main-width", "1180.00"));
+  CHECK(seen("temporary", "null"));
+  CHECK(seen("temporary-after", "true"));
+  // Nested matches count once: 7000 + 2400 + 1665 bytes of 11,065, all.
+  CHECK(seen("matched", "11065"));
+  CHECK(seen("fill", "true"));
+  snprintf(share, sizeof share, "%.2f%%", 100.0 * 11065 / double(total));
+  CHECK(seen("matched-text", "Matched: " + std::string(share) + " (10.8 KiB (11,065 bytes))"));
+  CHECK(seen("case", "7000"));
+  // Callers: the allocating functions at depth 1, their callers above.
+  CHECK(seen("inverted-leaf-depth", "1"));
+  snprintf(share, sizeof share, "%.4f", 7000.0 / double(total));
+  CHECK(seen("inverted-leaf-width", share));
+  CHECK(seen("inverted-main-below-leak", "true"));
+  CHECK(seen("inverted-inlined-depth", "1"));
+  CHECK(seen("uninverted-leak-depth", "true"));
+  int inlined_line = 0;
+  REQUIRE(sscanf(run.out.c_str(), "%*d %*d %d", &inlined_line) == 1);
+  snprintf(share, sizeof share, "%.2f%%", 100.0 * 1665 / double(total));
+  CHECK(seen("tip", "inlined_alloc" "analyzer_sites.c:" + std::to_string(inlined_line) +
+                        " [inlined]1.6 KiB (1,665 bytes), " + share));
+  CHECK(seen("tip-shown", "true"));
+
+  // Icicle: the root on top.
+  const std::string icicle_page = drive_svg(slurp(icicle), dir.path, R"JS(
+note('root-above', svg.profFlame.frame('all').y < svg.profFlame.frame('leak_site').y);
+)JS");
+  CHECK(dump_dom("file://" + icicle_page).out.find("data-root-above=\"true\"") != std::string::npos);
 }
 
 TEST_CASE("chart: the heap over time, its exact peak, RSS and markers") {
@@ -194,6 +241,13 @@ TEST_CASE("chart: the heap over time, its exact peak, RSS and markers") {
   CHECK(occurrences(text, "<polyline class=\"rss\" data-pid=\"42\"") == 1);
   CHECK(text.find(">phase 2</text>") != std::string::npos);
   CHECK(text.find("seconds since the process started") != std::string::npos);
+  // The peak's time, the 1 s time mark right after its event, in summary.
+  CHECK(text.find("pid 42: peak 5.86KiB (6,000 bytes) at 1 s") != std::string::npos);
+  const RunResult summary = analyze({"summary", stream});
+  CHECK(summary.out.find("  peak heap:     ") != std::string::npos);
+  CHECK(summary.out.find(" at 1.000 s\n") != std::string::npos);
+  const RunResult json = analyze({"summary", "--json", stream});
+  CHECK(nlohmann::json::parse(json.out)["memory"]["peak_time_s"] == 1.0);
 
   const RunResult dom = dump_dom("file://" + svg);
   CHECK(dom.exit_code == 0);
@@ -236,7 +290,10 @@ TEST_CASE("html: the summary, the chart and every memory flame graph on one offl
   for (const char *id : {"summary", "heap", "flame-alloc-bytes", "flame-alloc-count",
                          "flame-leaked-bytes", "flame-peak-bytes"})
     CHECK(text.find("<section id=\"" + std::string(id) + "\">") != std::string::npos);
-  CHECK(text.find("PEAK HEAP") != std::string::npos);
+  // The summary as tables: the leak of leak_site, 7 x 1000 B.
+  CHECK(text.find("<pre>") == std::string::npos);
+  CHECK(text.find("<table class=\"pf-table\" data-name=\"memory.leaks\">") != std::string::npos);
+  CHECK(text.find("<td class=\"n\" data-v=\"7000.0\">7,000</td>") != std::string::npos);
   // Nothing to fetch: no external scripts, styles, images or links.
   CHECK(text.find(" src=") == std::string::npos);
   CHECK(text.find("<link") == std::string::npos);
@@ -249,6 +306,27 @@ TEST_CASE("html: the summary, the chart and every memory flame graph on one offl
   CHECK(dom.err.find("Uncaught") == std::string::npos);
   const Pixels shot = screenshot("file://" + page, 1300, 1400);
   CHECK(count_pixels(shot, memory_colour) > 5 * 1000 * 10);
+
+  // Sorting: the leaks by live_bytes, ascending on a second click.
+  std::string sorted = text;
+  sorted.insert(sorted.rfind("</body>"), R"JS(<script>
+var table = document.querySelector('table[data-name="memory.leaks"]');
+var th = [].filter.call(table.querySelectorAll('th'), function (h) { return h.textContent === 'live_bytes'; })[0];
+var column = [].indexOf.call(th.parentNode.children, th);
+function order() {
+  return [].map.call(table.tBodies[0].rows, function (r) { return +r.cells[column].getAttribute('data-v'); });
+}
+th.click();
+var down = order();
+th.click();
+var up = order();
+document.body.setAttribute('data-down', down.every(function (v, i) { return !i || down[i - 1] >= v; }) && down.length > 1);
+document.body.setAttribute('data-up', up.every(function (v, i) { return !i || up[i - 1] <= v; }) && up[0] < up[up.length - 1]);
+</script>)JS");
+  write_file(dir.path + "/sorted.html", sorted);
+  const RunResult sort = dump_dom("file://" + dir.path + "/sorted.html");
+  CHECK(sort.out.find("data-down=\"true\"") != std::string::npos);
+  CHECK(sort.out.find("data-up=\"true\"") != std::string::npos);
 
   SECTION("CPU: one flame graph") {
     const std::string cpu = dir.path + "/cpu.sysprof";

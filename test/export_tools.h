@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "agent_run.h"
 #include "png_pixels.h"
 #include "temp_files.h"
@@ -111,35 +113,62 @@ inline RunResult go_pprof(std::vector<std::string> args) {
   return run_bare(argv);
 }
 
-// A frame of our flame graph SVG (flamegraph_svg.h's grammar).
+// A frame of our flame graph SVG: a node of its pf-data (flamegraph_svg.h's
+// grammar), its start the counts of the frames left of it.
 struct SvgFrame {
-  std::string name, unit;
-  long long start = 0, value = 0, depth = 0, title_value = 0;
-  double pct = 0, y = 0;
+  std::string name, where;
+  long long start = 0, value = 0, depth = 0;
+  bool inlined = false;
 };
 
+// The pf-data object of the first flame graph in `svg`.
+inline nlohmann::json svg_data(const std::string &svg) {
+  const std::string open = "class=\"pf-data\"><![CDATA[";
+  const size_t at = svg.find(open);
+  if (at == std::string::npos) return nlohmann::json();
+  const size_t from = at + open.size();
+  return nlohmann::json::parse(svg.substr(from, svg.find("]]>", from) - from));
+}
+
 inline std::vector<SvgFrame> svg_frames(const std::string &svg) {
-  static const std::regex kFrame(
-      "<g class=\"f\" data-s=\"(\\d+)\" data-v=\"(\\d+)\" data-d=\"(\\d+)\"><title>(.*?) "
-      "\\(([\\d,]+) (\\w+), ([\\d.]+)%\\)</title><rect x=\"[\\d.]+\" y=\"([\\d.]+)\"");
+  const nlohmann::json data = svg_data(svg);
   std::vector<SvgFrame> out;
-  for (auto it = std::sregex_iterator(svg.begin(), svg.end(), kFrame); it != std::sregex_iterator();
-       ++it) {
-    const std::smatch &m = *it;
+  if (data.is_null()) return out;
+  std::vector<long long> next;  // by depth: where the next child starts
+  size_t fresh = 0;
+  for (size_t i = 0; i < data["name"].size(); i++) {
     SvgFrame f;
-    f.start = std::stoll(m[1]);
-    f.value = std::stoll(m[2]);
-    f.depth = std::stoll(m[3]);
-    f.name = m[4];
-    std::string digits = m[5];
-    digits.erase(std::remove(digits.begin(), digits.end(), ','), digits.end());
-    f.title_value = std::stoll(digits);
-    f.unit = m[6];
-    f.pct = std::stod(m[7]);
-    f.y = std::stod(m[8]);
+    const size_t number = data["name"][i];
+    const std::string name = data["names"][number ? number - 1 : fresh++];
+    const size_t tab = name.rfind('\t');
+    f.name = name.substr(0, tab);
+    f.where = tab == std::string::npos ? "" : name.substr(tab + 1);
+    f.depth = data["depth"][i];
+    f.value = data["value"][i];
+    const size_t d = size_t(f.depth);
+    next.resize(d + 1);
+    if (d) {
+      f.start = next[d - 1];
+      next[d - 1] += f.value;
+    }
+    next[d] = f.start;
     out.push_back(f);
   }
+  for (const auto &i : data["inlined"]) out[size_t(i)].inlined = true;
   return out;
+}
+
+// A page showing `svg` 1200 px wide, then running `script` with `svg` (the
+// graph) and note(key, value) (sets <body data-KEY=VALUE>); its path.
+inline std::string drive_svg(std::string svg, const std::string &dir, const std::string &script) {
+  svg.erase(0, svg.find("<svg"));
+  static int pages = 0;
+  const std::string path = dir + "/page" + std::to_string(pages++) + ".html";
+  write_file(path, "<!DOCTYPE html><html><body style=\"margin:0\"><div style=\"width:1200px\">" +
+                       svg + "</div><script>\nvar svg = document.querySelector('svg.pf-flame');\n"
+                       "function note(k, v) { document.body.setAttribute('data-' + k, String(v)); }\n" +
+                       script + "</script></body></html>");
+  return path;
 }
 
 // The frames of that name.

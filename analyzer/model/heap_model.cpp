@@ -318,6 +318,21 @@ void HeapModel::drop_leaks(uint32_t stack) {
   s.live_blocks = 0;
 }
 
+double time_of_event(const std::vector<HeapPoint> &points, uint32_t file, uint64_t events) {
+  double e0 = 0, t0 = -1;
+  for (const HeapPoint &p : points) {
+    if (p.file != file || !p.timed) continue;
+    const double t = double(p.time_ns) / 1e9;
+    if (p.events >= events) {
+      const double span = double(p.events) - e0, from = t0 < 0 ? 0 : t0;
+      return span > 0 ? from + (t - from) * (double(events) - e0) / span : t;
+    }
+    e0 = double(p.events);
+    t0 = t;
+  }
+  return t0;
+}
+
 const std::vector<HeapPoint> &HeapModel::over_time() const {
   if (!totals_.points.empty()) return totals_.points;
   return timed_.points.empty() ? counted_.points : timed_.points;

@@ -115,6 +115,11 @@ struct StreamHeap {
   uint64_t peak_ns = 0;      // when it was reached (counted only)
 };
 
+// The time in seconds of event `events` of stream `file` (its peak, say)
+// from its points of over_time(): between two time marks interpolated by
+// events, after the last one that mark's time; -1 without time marks.
+double time_of_event(const std::vector<HeapPoint> &points, uint32_t file, uint64_t events);
+
 // The RFC's heap snapshot: the heap at a point, and its largest holders.
 struct HeapSnapshot {
   HeapPoint at;

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "llvm_memprof.h"
+#include "model/frame.h"
 #include "symtab.h"
 
 namespace prof {
@@ -26,10 +27,47 @@ ProfileFile::ProfileFile(const std::string &path) : path_(path) {
     prologue_ = Prologue{SectionKind::Memprof, true, 0};
     return;
   }
-  SymtabReader symtab(*reader_);
-  Symbol sym;
-  while (symtab.next(sym)) symbols_.add(sym);
-  prologue_ = read_prologue(*reader_, SectionKind::Memprof, /*either_profile=*/true);
+  try {
+    SymtabReader symtab(*reader_);
+    Symbol sym;
+    while (symtab.next(sym)) symbols_.add(sym);
+    prologue_ = read_prologue(*reader_, SectionKind::Memprof, /*either_profile=*/true);
+  } catch (const FormatError &) {
+    const std::string kind = foreign_file_kind(path);
+    if (!kind.empty()) throw std::runtime_error(kind);
+    throw;
+  }
+}
+
+std::string foreign_file_kind(const std::string &path) {
+  unsigned char head[8] = {};
+  ssize_t n = -1;
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd >= 0) {
+    n = pread(fd, head, sizeof head, 0);
+    close(fd);
+  }
+  if (n < 0) return "";
+  auto ends_with = [&](const char *tail) {
+    const std::string t = tail;
+    return path.size() >= t.size() && path.compare(path.size() - t.size(), t.size(), t) == 0;
+  };
+  const bool heaptrack = basename_of(path).rfind("heaptrack.", 0) == 0;
+  if (n == 0) return "an empty file, not a profile stream (did the program run under libprof?)";
+  if (n >= 8 && memcmp(head, "PERFILE2", 8) == 0)
+    return "a perf.data file (perf record), not a profile stream; read it with perf report";
+  if (n >= 2 && head[0] == 0x1f && head[1] == 0x8b) {
+    if (ends_with(".pb.gz") || ends_with(".pprof") || basename_of(path).find("pprof") == 0)
+      return "a pprof profile (gzip), not a profile stream; read it with go tool pprof";
+    return "a gzip-compressed file, not a profile stream (if it holds one, gunzip it first)";
+  }
+  if (n >= 4 && head[0] == 0x28 && head[1] == 0xb5 && head[2] == 0x2f && head[3] == 0xfd) {
+    if (heaptrack) return "a heaptrack file, not a profile stream; read it with heaptrack_print";
+    return "a zstd-compressed file that is not a libprof stream";
+  }
+  if (heaptrack && n >= 2 && head[0] == 'v' && head[1] == ' ')
+    return "a heaptrack file, not a profile stream; read it with heaptrack_print";
+  return "";
 }
 
 ProfileFile::~ProfileFile() {

@@ -4,7 +4,8 @@
 // Invariants: opening reads the symtab and the section prologue and nothing
 // more (an LLVM MemProf raw profile: its magic only); events are then pulled by the caller through a MemprofReader or
 // SysprofReader on reader(), so memory stays constant in the number of events.
-// Errors are FormatError (with the byte offset) or std::runtime_error (I/O).
+// Errors are FormatError (with the byte offset) or std::runtime_error (I/O,
+// or a file of another tool's format, named by foreign_file_kind()).
 #pragma once
 
 #include <memory>
@@ -42,6 +43,13 @@ class ProfileFile {
   GuestSymbols symbols_;
   Prologue prologue_{};
 };
+
+// What a file that is not a profile stream most likely is, from its first
+// bytes and name: "" when it is no format we know (then the reader's error
+// stands). Named: an empty file, a heaptrack file, a pprof profile, a
+// perf.data, gzip and zstd files. A zstd file is only named once reading it
+// failed (the stream reader decompresses libprof's own zstd streams).
+std::string foreign_file_kind(const std::string &path);
 
 // How a read ended: cleanly at the epilogue, or cut short (a killed writer).
 struct ReadEnd {

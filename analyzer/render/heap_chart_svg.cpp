@@ -56,20 +56,7 @@ std::string bytes_label(double v) { return format_bytes(std::round(v), true); }
 // mark's time.
 std::vector<XY> curve(const Series &s, bool timed, XY *peak) {
   std::vector<XY> xy;
-  auto time_at = [&](uint64_t events) {
-    double e0 = 0, t0 = 0;
-    for (const HeapPoint &p : s.points) {
-      if (p.events >= events) {
-        const double span = double(p.events) - e0;
-        return (span > 0 ? t0 + (double(p.time_ns) / 1e9 - t0) * (double(events) - e0) / span
-                         : double(p.time_ns) / 1e9);
-      }
-      e0 = double(p.events);
-      t0 = double(p.time_ns) / 1e9;
-    }
-    return t0;
-  };
-  *peak = {timed ? time_at(s.heap.peak_events) : double(s.heap.peak_events), s.heap.peak_bytes};
+  *peak = {timed ? time_of_event(s.points, s.heap.file, s.heap.peak_events) : double(s.heap.peak_events), s.heap.peak_bytes};
   bool placed = false;
   xy.push_back({0, 0});  // nothing is recorded before the process starts
   for (const HeapPoint &p : s.points) {

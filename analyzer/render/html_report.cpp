@@ -5,6 +5,7 @@
 #include "render/flamegraph_svg.h"
 #include "render/heap_chart_svg.h"
 #include "render/markup.h"
+#include "render/summary_tables.h"
 
 namespace prof {
 namespace {
@@ -17,6 +18,13 @@ nav a { margin-right: 1.2em; }
 pre { background: #f6f6f3; padding: 0.8em; overflow-x: auto; font-size: 12px; }
 svg { max-width: 100%; height: auto; display: block; }
 .note { color: #555; font-size: 0.9em; }
+table.pf-table { border-collapse: collapse; margin: 0.6em 0 1.2em; font-size: 12px; }
+.pf-table caption { text-align: left; font-weight: bold; padding: 0.3em 0; }
+.pf-table th, .pf-table td { border: 1px solid #ddd; padding: 2px 6px; text-align: left; }
+.pf-table th { background: #f0f0ea; cursor: pointer; }
+.pf-table th[data-sorted=down]::after { content: ' \25BC'; }
+.pf-table th[data-sorted=up]::after { content: ' \25B2'; }
+.pf-table td.n { text-align: right; font-variant-numeric: tabular-nums; }
 )CSS";
 
 // XXX: registered before any picture's script, so their errors are seen.
@@ -82,10 +90,11 @@ void write_html_report(const std::vector<Profile *> &profiles,
 
   std::ostringstream summary;
   for (size_t i = 0; i < profiles.size(); i++) {
-    if (opt.per_process) summary << "== " << names[i] << "\n";
-    render_summary(summary_json(*profiles[i], opt.summary), opt.summary, summary);
+    if (opt.per_process) summary << "<h3>" << escape_markup(names[i]) << "</h3>\n";
+    write_summary_tables(summary_json(*profiles[i], opt.summary), summary);
   }
-  sections.push_back({"summary", "Summary", "", "<pre>" + escape_markup(summary.str()) + "</pre>"});
+  sections.push_back({"summary", "Summary", "Click a column's heading to sort by it.",
+                      summary.str()});
 
   out << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>"
       << escape_markup(opt.title) << "</title>\n<style>" << kStyle << "</style>\n<script>"
@@ -99,7 +108,7 @@ void write_html_report(const std::vector<Profile *> &profiles,
     if (!s.note.empty()) out << "<p class=\"note\">" << escape_markup(s.note) << "</p>\n";
     out << s.body << "</section>\n";
   }
-  out << "<script>" << kReadyScript << "</script>\n</body>\n</html>\n";
+  out << "<script>" << kSortTablesScript << kReadyScript << "</script>\n</body>\n</html>\n";
 }
 
 }  // namespace prof

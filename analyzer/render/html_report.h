@@ -5,7 +5,8 @@
 //
 // Page: <section id="heap"> (memory only), one <section id="flame-METRIC">
 // (flame-cpu for CPU) per flame graph, each holding an inline <svg>
-// (heap_chart_svg.h, flamegraph_svg.h), then <section id="summary">. A script in
+// (heap_chart_svg.h, flamegraph_svg.h), then <section id="summary"> with
+// the summary as sortable tables (summary_tables.h). A script in
 // <head> records script errors in <html data-errors="...">; one at the end
 // sets <body data-ready=N> to the flame graphs that set themselves up.
 #pragma once

@@ -1,6 +1,7 @@
 #include "render/markup.h"
 
 #include <cmath>
+#include <cstdio>
 
 #include "report/memprof_report.h"
 
@@ -57,6 +58,30 @@ std::string escape_markup(const std::string &text) {
     }
   }
   return out;
+}
+
+std::string json_string(const std::string &text) {
+  std::string out = "\"";
+  for (size_t i = 0; i < text.size();) {
+    const size_t n = utf8_length(text, i);
+    if (n != 1) {
+      out += n ? text.substr(i, n) : "\\ufffd";
+      i += n ? n : 1;
+      continue;
+    }
+    const unsigned char c = static_cast<unsigned char>(text[i++]);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += char(c);
+    } else if (c < 0x20 || c == '<' || c == '>' || c == '&' || c == 0x7f) {
+      char buf[8];
+      snprintf(buf, sizeof buf, "\\u%04x", c);
+      out += buf;
+    } else {
+      out += char(c);
+    }
+  }
+  return out + "\"";
 }
 
 std::string grouped(double value) {

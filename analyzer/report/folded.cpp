@@ -36,6 +36,25 @@ bool before(std::string_view a, bool a_block, std::string_view b, bool b_block) 
   return b_block && static_cast<unsigned char>(a[n]) < ';';
 }
 
+// Notes where the frames of call-tree node `call` (projected to `node`) and
+// of its callers were: the first frame seen with a name gives its file:line,
+// any inlined frame marks its node.
+void note_sources(const CallTree &calls, uint32_t call, uint32_t node, FoldedStacks &into) {
+  const NameTree &names = into.names;
+  if (into.inlined.size() < names.size()) into.inlined.resize(names.size());
+  if (into.where.size() < names.names().size()) into.where.resize(names.names().size());
+  for (; call != CallTree::kRoot && node != NameTree::kRoot;
+       call = calls.parent(call), node = names.parent(node)) {
+    const uint32_t name = names.tree().key(node);
+    const uint32_t frame = calls.frame_of(call);
+    into.inlined[node] = into.inlined[node] || calls.kind(frame) == Frame::Kind::Inlined;
+    if (!into.where[name].empty()) continue;
+    const Frame f = calls.frame(frame);
+    if (!f.file.empty())
+      into.where[name] = basename_of(f.file) + (f.line ? ":" + std::to_string(f.line) : "");
+  }
+}
+
 }  // namespace
 
 const std::vector<MemoryMetric> &memory_metrics() {
@@ -86,7 +105,10 @@ void add_folded_stacks(Profile &profile, const FoldedOptions &opt, bool per_proc
   NameProjection memory(profile.calls(), names, folded_name, root, opt.collapse_recursion);
   for (uint32_t id = 0; id < stacks.size(); id++) {
     const double v = metric->value(stacks[id]);
-    if (v > 0) add(memory.node(profile.node(id)), root, v);
+    if (v <= 0) continue;
+    const uint32_t call = profile.node(id), node = memory.node(call);
+    add(node, root, v);
+    note_sources(profile.calls(), call, node, into);
   }
   std::map<uint8_t, NameProjection> by_vmstate;
   for (const CpuModel::Stack &s : profile.cpu().stacks()) {
@@ -94,7 +116,9 @@ void add_folded_stacks(Profile &profile, const FoldedOptions &opt, bool per_proc
     if (opt.by_vmstate) under = names.child(root, vmstate_name(s.vmstate));
     auto it = by_vmstate.try_emplace(opt.by_vmstate ? s.vmstate : 0, profile.calls(), names,
                                      folded_name, under, opt.collapse_recursion).first;
-    add(it->second.node(s.node), under, s.samples);
+    const uint32_t node = it->second.node(s.node);
+    add(node, under, s.samples);
+    note_sources(profile.calls(), s.node, node, into);
   }
 }
 

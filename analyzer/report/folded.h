@@ -45,6 +45,11 @@ struct FoldedStacks {
   NameTree names;
   std::vector<double> counts;  // by node of `names`: the count of the stack ending there
   double count(uint32_t node) const { return node < counts.size() ? counts[node] : 0; }
+  // For tooltips: by name id, "file:line" (the file's basename) of the first
+  // frame seen with that name, "" unknown; by node, whether a frame of it
+  // was inlined.
+  std::vector<std::string> where;
+  std::vector<bool> inlined;
 };
 
 // Adds the stacks of a profile; with `per_process` under a root frame

@@ -31,6 +31,14 @@ Figures figures_of(const StackStats &s) {
           measures_of(s).lifetime_overlaps, measures_of(s).cpu_migrations};
 }
 
+// A frame as two builds name it alike: its label (host files by basename),
+// a guest chunk "@/dir/x.lua:12" as "@x.lua:12".
+std::string build_label(const Frame &f) {
+  if (f.kind != Frame::Kind::Guest || f.function.empty() || f.function[0] != '@')
+    return f.label();
+  return "@" + basename_of(f.function.substr(1));
+}
+
 // The stacks of both profiles by their frames' labels (NameTree nodes): a
 // side's figures, and the call-tree node of its first stack there.
 struct Sides {
@@ -42,7 +50,7 @@ struct Sides {
 
   void add(Profile &p, Side &s) {
     const std::vector<StackStats> &stacks = p.memory().stacks();
-    NameProjection by_label(p.calls(), labels, frame_label, NameTree::kRoot);
+    NameProjection by_label(p.calls(), labels, build_label, NameTree::kRoot);
     for (uint32_t id = 0; id < stacks.size(); id++) {
       if (stacks[id].allocs == 0) continue;
       const uint32_t call = p.node(id), node = by_label.node(call);
@@ -72,9 +80,10 @@ Json change(double before, double after) {
   return {{"before", before}, {"after", after}, {"delta", after - before}};
 }
 
+// Decreases in the units of increases: format_bytes() scales magnitudes.
 std::string signed_bytes(double v) {
   const double n = std::round(v);
-  return (n > 0 ? "+" : "") + format_bytes(n, true);
+  return (n > 0 ? "+" : n < 0 ? "-" : "") + format_bytes(std::fabs(n), true);
 }
 
 std::string signed_count(double v) {

@@ -185,6 +185,15 @@ Json measured_json(Profile &profile, const Rows &rows, const SummaryOptions &opt
   return j;
 }
 
+// When one stream's heap peaked, in seconds since it started; null without
+// time marks or for several streams (their peaks add up, at no one time).
+Json peak_time(const HeapModel &heap) {
+  if (heap.stream_heaps().size() != 1) return nullptr;
+  const StreamHeap &h = heap.stream_heaps()[0];
+  const double t = time_of_event(heap.over_time(), h.file, h.peak_events);
+  return t < 0 ? Json(nullptr) : Json(std::round(t * 1e6) / 1e6);
+}
+
 Json memory_json(Profile &profile, const SummaryOptions &opt) {
   const HeapModel &heap = profile.memory();
   // XXX: in sampled streams the calls are estimates, as bytes are; what
@@ -205,6 +214,9 @@ Json memory_json(Profile &profile, const SummaryOptions &opt) {
             {"allocated_blocks", heap.allocated_blocks()},
             {"peak_bytes", heap.peak_bytes()},
             {"peak_counted", peak_json(profile)},
+}
+
+            {"peak_time_s", peak_time(heap)},
             {"leaked_bytes", heap.live_bytes()},
             {"leaked_blocks", heap.live_blocks()},
             {"temporary_allocations", heap.temporary()},

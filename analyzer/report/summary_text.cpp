@@ -75,6 +75,14 @@ void measured(const Json &m, const SummaryOptions &opt, std::ostream &out) {
   }
 }
 
+// " at 0.466 s" when the peak's time is known.
+std::string peak_time_text(const Json &seconds) {
+  if (seconds.is_null()) return "";
+  char buf[48];
+  snprintf(buf, sizeof buf, " at %.3f s", seconds.get<double>());
+  return buf;
+}
+
 void memory(const Json &m, const SummaryOptions &opt, std::ostream &out) {
   out << "MEMORY\n";
   if (m["sampling_mean_bytes"].get<uint64_t>())
@@ -94,7 +102,7 @@ void memory(const Json &m, const SummaryOptions &opt, std::ostream &out) {
   if (m["allocated_bytes_ci95"].get<double>() > 0)
     out << " (+/- " << bytes(m["allocated_bytes_ci95"]) << " at 95% confidence)";
   out << " in " << count(m["allocated_blocks"]) << " blocks\n"
-      << "  peak heap:     " << bytes(m["peak_bytes"]);
+      << "  peak heap:     " << bytes(m["peak_bytes"]) << peak_time_text(m["peak_time_s"]);
   // The writer's exact count, and when the peak was reached.
   for (const Json &p : m["peak_counted"]) {
     char at[32];

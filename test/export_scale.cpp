@@ -1,0 +1,158 @@
+// Flame graphs at scale: a generated profile of 100,000 distinct stacks
+// opens in headless Chromium in under a second as an SVG file and as the
+// HTML report (timed by the browser's own load event), and zooming reaches
+// any of its leaves, each far narrower than a pixel at first.
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <iostream>
+
+#include "export_tools.h"
+#include "memprof.h"
+#include "vec_out.h"
+
+using namespace export_test;
+
+namespace {
+
+constexpr uint64_t kLeaves = 100000;
+
+// A memory stream whose stacks (host frames without modules, named by
+// address) are a trunk of 8 frames; under it 10 branches of 4 frames; under
+// each 100 of 4 frames; under each 100 leaves of 2 frames, the last one
+// 0x1000000 + LEAF: 100,000 distinct stacks 18 frames deep. Leaf i
+// allocates 16 + (i % 100) * 8 bytes, and the even leaves free theirs.
+std::vector<uint8_t> wide_memory_stream() {
+  using namespace prof;
+  VecOut o;
+  put_prologue(o, SectionKind::Symtab, false);
+  put_symtab_final(o);
+  put_prologue(o, SectionKind::Memprof, true);
+  put_ext(o, ext::Process{4242, 1, 0, "/bin/wide"});
+  put_ext(o, ext::Sampling{0});
+  uint64_t next_id = 1, next_ip = 0x1000;
+  auto chain = [&](uint64_t parent, int frames) {
+    for (int i = 0; i < frames; i++) {
+      put_ext(o, ext::StackHost{next_id, parent, next_ip++});
+      parent = next_id++;
+    }
+    return parent;
+  };
+  const uint64_t trunk = chain(0, 8);
+  const GuestLoc none{};
+  uint64_t leaf = 0;
+  for (int b = 0; b < 10; b++) {
+    const uint64_t branch = chain(trunk, 4);
+    for (int m = 0; m < 100; m++) {
+      const uint64_t middle = chain(branch, 4);
+      for (int l = 0; l < 100; l++, leaf++) {
+        const uint64_t caller = chain(middle, 1);
+        put_ext(o, ext::StackHost{next_id, caller, 0x1000000 + leaf});
+        const uint64_t stack = next_id++, addr = 0x100000000 + leaf * 0x1000;
+        put_memprof_event(o, AllocEvent{kAeventAlloc, none, true, stack, 0, 0, 0, addr,
+                                        16 + (leaf % 100) * 8});
+        if (leaf % 2 == 0)
+          put_memprof_event(o, AllocEvent{kAeventFree, none, false, 0, 0, addr, 0, 0, 0});
+      }
+    }
+  }
+  put_memprof_epilogue(o);
+  return o.b;
+}
+
+// `page` with a script, run before its own, that notes on <html> the load
+// event's time since navigation (data-load-ms) and then runs `after` on the
+// graph with id `graph`, note(key, value) setting <html data-KEY>.
+std::string timed_copy(std::string page, const std::string &path, const std::string &graph,
+                       const std::string &after) {
+  const std::string code =
+      "\nwindow.addEventListener('load', function () {\n"
+      "  var root = document.documentElement;\n"
+      "  function note(k, v) { root.setAttribute('data-' + k, String(v)); }\n"
+      "  note('load-ms', performance.getEntriesByType('navigation')[0].loadEventStart.toFixed(0));\n"
+      "  var f = document.getElementById('" + graph + "').profFlame;\n" + after +
+      "});\n";
+  const bool svg = page.compare(0, 5, "<?xml") == 0;
+  const size_t at = svg ? page.find('>', page.find("<svg")) + 1 : page.find("<head>") + 6;
+  page.insert(at, svg ? "<script><![CDATA[" + code + "]]></script>" : "<script>" + code + "</script>");
+  write_file(path, page);
+  return path;
+}
+
+long attribute_ms(const std::string &dom, const std::string &name) {
+  const std::string key = "data-" + name + "=\"";
+  const size_t at = dom.find(key);
+  return at == std::string::npos ? -1 : std::stol(dom.substr(at + key.size()));
+}
+
+// The checks after load: zoom to the last leaf (narrower than a pixel
+// before), search for it, show callers.
+const char kAfterLoad[] = R"JS(
+  var leaf = '0x' + (0x1000000 + 99999).toString(16);
+  note('leaf-before', f.frame(leaf) === null);
+  note('zoomed', f.zoom(leaf));
+  var shown = f.frame(leaf);
+  note('leaf-width', shown ? shown.width === f.frame('all').width : 'none');
+  note('leaf-depth', shown ? shown.depth : 'none');
+  f.reset();
+  note('matched', f.search(leaf.toUpperCase()));
+  f.search('');
+  f.invert(true);
+  note('inverted-depth', f.frame(leaf) ? 'drawn' : f.zoom(leaf) && f.frame(leaf).depth);
+)JS";
+
+void check_after_load(const std::string &dom, long long leaf_value) {
+  CHECK(dom.find("data-leaf-before=\"true\"") != std::string::npos);
+  CHECK(dom.find("data-zoomed=\"true\"") != std::string::npos);
+  CHECK(dom.find("data-leaf-width=\"true\"") != std::string::npos);
+  CHECK(dom.find("data-leaf-depth=\"18\"") != std::string::npos);
+  CHECK(dom.find("data-matched=\"" + std::to_string(leaf_value) + "\"") != std::string::npos);
+  CHECK(dom.find("data-inverted-depth=\"1\"") != std::string::npos);
+}
+
+}  // namespace
+
+TEST_CASE("flamegraph and html: 100,000 distinct stacks open in under a second, zoom to a leaf") {
+  TempDir dir;
+  const std::string stream = dir.path + "/wide.memprof", svg = dir.path + "/wide.svg",
+                    page = dir.path + "/wide.html";
+  write_file(stream, wide_memory_stream());
+  RunResult r = analyze({"flamegraph", stream, "-o", svg});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const std::vector<SvgFrame> frames = svg_frames(slurp(svg));
+  // The root, 8 + 10 x 4 + 1,000 x 4 + 100,000 x 2 frames: none left out.
+  CHECK(frames.size() == 1 + 8 + 40 + 4000 + 200000);
+  CHECK(frames[0].value == 100000 * 16 + 1000 * 8 * (99 * 100 / 2));
+  r = analyze({"html", stream, "-o", page});
+  REQUIRE(r.exit_code == 0);
+  const long long last_leaf_bytes = 16 + 99 * 8;
+
+  // The best of 3 loads: the machine's other work only slows them.
+  const std::string timed_svg = timed_copy(slurp(svg), dir.path + "/timed.svg", "flame", kAfterLoad);
+  const std::string timed_page =
+      timed_copy(slurp(page), dir.path + "/timed.html", "flame-alloc-bytes-svg", kAfterLoad);
+  RunResult svg_dom, page_dom;
+  long svg_ms = -1, page_ms = -1;
+  for (int i = 0; i < 3; i++) {
+    const RunResult s = dump_dom("file://" + timed_svg), p = dump_dom("file://" + timed_page);
+    const long s_ms = attribute_ms(s.out, "load-ms"), p_ms = attribute_ms(p.out, "load-ms");
+    if (svg_ms < 0 || (s_ms >= 0 && s_ms < svg_ms)) svg_ms = s_ms, svg_dom = s;
+    if (page_ms < 0 || (p_ms >= 0 && p_ms < page_ms)) page_ms = p_ms, page_dom = p;
+  }
+  std::cerr << "flamegraph of " << kLeaves << " stacks: " << slurp(svg).size() << " bytes, load "
+            << svg_ms << " ms; html report: " << slurp(page).size() << " bytes, load " << page_ms
+            << " ms (best of 3)\n";
+  INFO(svg_dom.err.substr(0, 2000));
+  CHECK(svg_dom.err.find("Uncaught") == std::string::npos);
+  CHECK(page_dom.err.find("Uncaught") == std::string::npos);
+  CHECK(svg_ms >= 0);
+  // XXX: the goal is 1 s (scripts/bench.sh); shared test machines run
+  // several times slower, so this bound only catches a return to the old
+  // 10-second pages.
+  CHECK(svg_ms < 3000);
+  CHECK(page_ms >= 0);
+  CHECK(page_ms < 3000);
+  check_after_load(svg_dom.out, last_leaf_bytes);
+  check_after_load(page_dom.out, last_leaf_bytes);
+}
