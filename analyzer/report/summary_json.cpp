@@ -214,8 +214,6 @@ Json memory_json(Profile &profile, const SummaryOptions &opt) {
             {"allocated_blocks", heap.allocated_blocks()},
             {"peak_bytes", heap.peak_bytes()},
             {"peak_counted", peak_json(profile)},
-}
-
             {"peak_time_s", peak_time(heap)},
             {"leaked_bytes", heap.live_bytes()},
             {"leaked_blocks", heap.live_blocks()},
