@@ -7,7 +7,7 @@
 // ext-body       := stack-host | stack-guest | module-load | module-unload |
 //                   time-mark | sampling | marker | stats | map | unmap |
 //                   process | sampler | thread | weight | unclean-end |
-//                   skip
+//                   skip | object-type
 // stack-host     := node-id parent-id ip                         (kind 1)
 // stack-guest    := node-id parent-id frame-type frame-addr line (kind 2)
 // module-load    := base size path build-id                      (kind 3)
@@ -25,10 +25,11 @@
 // weight         := sample-weight                                (kind 14)
 // unclean-end    := time-ns lost-bytes                           (kind 15)
 // skip           := length <BYTE>{length}                        (kind 16)
+// object-type    := type-id                                      (kind 17)
 // node-id, parent-id, ip, frame-type, frame-addr, line, base, size, time-ns,
 // rss-bytes, heap-bytes, mean-bytes, count, stat-value, addr, length,
 // host-stack-id, guest-stack-id, pid, ppid, time-unix-ns, backend, mode,
-// interval-ns, tid, sample-weight, lost-bytes := <ULEB128>
+// interval-ns, tid, sample-weight, lost-bytes, type-id := <ULEB128>
 // path, build-id, label, stat-name, exe-path := string (as in symtab.h)
 //
 // Meaning:
@@ -76,6 +77,12 @@
 // - skip: `length` bytes that carry nothing, where a record was reserved
 //   but never written (its thread left the writer by longjmp); the stats say
 //   how many. Readers pass over them.
+// - object-type (memprof only): the allocation or reallocation event that
+//   follows it at once makes a guest object of that kind (type-id 1..9:
+//   string, table, function, cfunction, userdata, thread, proto, upvalue,
+//   other; object_type_name()); events without one are untyped. The agent
+//   writes both in one reservation, so no other thread's record comes
+//   between; a typed event costs 2 bytes more, untyped ones nothing.
 //
 // libprof's encoders write at most kMaxWrittenPath bytes of a path or
 // exe-path and kMaxWrittenLabel of a label, and an empty build-id for one
@@ -116,14 +123,18 @@ enum class ExtKind : uint8_t {
   Weight = 14,
   UncleanEnd = 15,
   Skip = 16,
+  ObjectType = 17,
 };
-constexpr uint8_t kExtKindMax = 16;
+constexpr uint8_t kExtKindMax = 17;
 
 constexpr uint8_t ext_header(ExtKind kind) { return kExtFlag | static_cast<uint8_t>(kind); }
 
 // Bounds a reader enforces so a hostile stream cannot grow memory.
 constexpr size_t kMaxExtStats = 256;
 constexpr size_t kMaxExtString = 1u << 16;  // paths, labels, build-ids, skips
+
+// The highest type-id of object-type (libprof.h's PROF_OBJECT_*).
+constexpr uint8_t kMaxObjectType = 9;
 
 // What libprof's encoders write at most (see above).
 constexpr size_t kMaxWrittenPath = 4096;
@@ -265,13 +276,19 @@ struct Skip {
   uint64_t length = 0;
 };
 
+struct ObjectType {
+  static constexpr ExtKind kKind = ExtKind::ObjectType;
+  static constexpr size_t kMaxBytes = 1 + kUleb128Max;
+  uint64_t type = 0;  // 1..kMaxObjectType
+};
+
 }  // namespace ext
 
 // A decoded extension record: the alternative at index kind - 1.
 using ExtRecord = std::variant<ext::StackHost, ext::StackGuest, ext::ModuleLoad, ext::ModuleUnload,
                                ext::TimeMark, ext::Sampling, ext::Marker, ext::Stats, ext::Map,
                                ext::Unmap, ext::Process, ext::Sampler, ext::Thread, ext::Weight,
-                               ext::UncleanEnd, ext::Skip>;
+                               ext::UncleanEnd, ext::Skip, ext::ObjectType>;
 
 template <size_t... I>
 constexpr bool ext_kinds_in_order(std::index_sequence<I...>) {
@@ -415,6 +432,12 @@ void put_ext(Out &out, const ext::Skip &r) {
   for (uint64_t i = 0; i < r.length; i++) out.put_u8(0);
 }
 
+template <class Out>
+void put_ext(Out &out, const ext::ObjectType &r) {
+  out.put_u8(ext_header(r.kKind));
+  out.put_uleb(r.type);
+}
+
 // The start of skip records spanning exactly `total` bytes (total >= 2),
 // whatever bytes follow it: at most 16 bytes to dst; returns how many.
 size_t put_skip_header(uint8_t *dst, uint64_t total);
@@ -430,5 +453,7 @@ void put_ext(Out &out, const ExtRecord &r) {
 void read_ext(ByteReader &in, uint8_t header, uint64_t at, ExtRecord &out);
 
 const char *ext_kind_name(ExtKind kind);
+// An object-type's name ("table"), for type-id 1..kMaxObjectType.
+const char *object_type_name(uint64_t type);
 
 }  // namespace prof

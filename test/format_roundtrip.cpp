@@ -40,7 +40,8 @@ std::vector<ExtRecord> sample_ext() {
           ext::Thread{1234},
           ext::Weight{4},
           ext::UncleanEnd{2500000000, 96},
-          ext::Skip{5}};
+          ext::Skip{5},
+          ext::ObjectType{2}};
 }
 
 // Each record's fields, to compare a decoded record with the one encoded.
@@ -74,6 +75,7 @@ auto fields(const ext::Thread &r) { return std::make_tuple(r.tid); }
 auto fields(const ext::Weight &r) { return std::make_tuple(r.sample_weight); }
 auto fields(const ext::UncleanEnd &r) { return std::make_tuple(r.time_ns, r.lost_bytes); }
 auto fields(const ext::Skip &r) { return std::make_tuple(r.length); }
+auto fields(const ext::ObjectType &r) { return std::make_tuple(r.type); }
 
 void check_same(const ExtRecord &got, const ExtRecord &want) {
   REQUIRE(ext_kind(got) == ext_kind(want));
@@ -342,4 +344,12 @@ TEST_CASE("hostile lengths fail without allocating what they claim") {
   skip.put_u8(ext_header(ExtKind::Skip));
   skip.put_uleb(uint64_t(1) << 40);
   CHECK(first_error(skip).find("skip record claims 1099511627776 bytes") != std::string::npos);
+
+  for (uint64_t type : {uint64_t(0), uint64_t(kMaxObjectType + 1)}) {
+    VecOut typed = symtab_with({});
+    put_prologue(typed, SectionKind::Memprof, true);
+    put_ext(typed, ext::ObjectType{type});
+    CHECK(first_error(typed).find("object-type record with unknown type " + std::to_string(type)) !=
+          std::string::npos);
+  }
 }

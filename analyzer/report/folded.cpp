@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "ext.h"
 #include "report/memprof_report.h"
 
 namespace prof {
@@ -72,7 +73,11 @@ void add_folded_stacks(Profile &profile, const FoldedOptions &opt, bool per_proc
   NameProjection memory(profile.calls(), names, folded_name, root, opt.collapse_recursion);
   for (uint32_t id = 0; id < stacks.size(); id++) {
     const double v = stacks[id].*metric->field;
-    if (v > 0) add(memory.node(profile.node(id)), root, v);
+    if (v <= 0) continue;
+    uint32_t node = memory.node(profile.node(id));
+    if (opt.by_type && profile.object_type(id))
+      node = names.child(node, std::string("[") + object_type_name(profile.object_type(id)) + "]");
+    add(node, root, v);
   }
   std::map<uint8_t, NameProjection> by_vmstate;
   for (const CpuModel::Stack &s : profile.cpu().stacks()) {
