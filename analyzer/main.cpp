@@ -145,6 +145,11 @@ void add_by_vmstate(CLI::App *cmd, Args &a) {
   cmd->add_flag("--by-vmstate", a.opt.folded.by_vmstate, "CPU: the VM state as the root frame");
 }
 
+void add_by_type(CLI::App *cmd, Args &a) {
+  cmd->add_flag("--by-type", a.opt.folded.by_type,
+                "memory: the guest object type as the leaf frame ([table], [string], ...)");
+}
+
 void add_collapse_recursion(CLI::App *cmd, Args &a) {
   cmd->add_flag("--collapse-recursion", a.opt.folded.collapse_recursion,
                 "a frame repeated in a row (recursion) as one frame");
@@ -185,6 +190,7 @@ void folded_options(CLI::App *cmd, Args &a) {
   add_suppressions(cmd, a);
   add_metric(cmd, "--metric", a.opt.folded.metric, "memory: ");
   add_by_vmstate(cmd, a);
+  add_by_type(cmd, a);
   add_collapse_recursion(cmd, a);
 }
 
@@ -207,6 +213,7 @@ void flamegraph_options(CLI::App *cmd, Args &a) {
   add_export(cmd, a);
   add_metric(cmd, "--metric", a.opt.folded.metric, "memory: ");
   add_by_vmstate(cmd, a);
+  add_by_type(cmd, a);
   add_collapse_recursion(cmd, a);
   add_icicle(cmd, a);
 }

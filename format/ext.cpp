@@ -12,9 +12,16 @@ const char *ext_kind_name(ExtKind kind) {
       "time-mark",  "sampling",   "marker",      "stats",       "map",
       "unmap",      "process",    "sampler",     "thread",      "weight",
       "unclean-end", "skip",  "vm-function", "vm-state",
-      "heap-total"};
+      "heap-total", "object-type"};
   const uint8_t k = static_cast<uint8_t>(kind);
   return k <= kExtKindMax ? kNames[k] : "?";
+}
+
+const char *object_type_name(uint64_t type) {
+  static const char *const kNames[] = {"?",        "string",   "table",  "function", "cfunction",
+                                       "userdata", "thread",   "proto",  "upvalue",  "other"};
+  static_assert(sizeof kNames / sizeof kNames[0] == kMaxObjectType + 1, "a name per type-id");
+  return type <= kMaxObjectType ? kNames[type] : "?";
 }
 
 namespace {
@@ -127,6 +134,13 @@ void read_body(ByteReader &in, ext::VmState &r) { r.vmstate = in.uleb(); }
 void read_body(ByteReader &in, ext::HeapTotal &r) {
   r.time_ns = in.uleb();
   r.live_bytes = in.uleb();
+}
+
+void read_body(ByteReader &in, ext::ObjectType &r) {
+  const uint64_t type_at = in.offset();
+  r.type = in.uleb();
+  if (r.type == 0 || r.type > kMaxObjectType)
+    in.fail(type_at, "object-type record with unknown type " + std::to_string(r.type));
 }
 
 template <class Record>

@@ -7,7 +7,7 @@
 // ext-body       := stack-host | stack-guest | module-load | module-unload |
 //                   time-mark | sampling | marker | stats | map | unmap |
 //                   process | sampler | thread | weight | unclean-end |
-//                   skip | vm-function | vm-state | heap-total
+//                   skip | vm-function | vm-state | heap-total | object-type
 // stack-host     := node-id parent-id ip                         (kind 1)
 // stack-guest    := node-id parent-id frame-type frame-addr line (kind 2)
 // module-load    := base size path build-id                      (kind 3)
@@ -28,10 +28,12 @@
 // vm-function    := start size name                              (kind 17)
 // vm-state       := vmstate                                      (kind 18)
 // heap-total     := time-ns live-bytes                           (kind 19)
+// object-type    := type-id                                      (kind 20)
 // node-id, parent-id, ip, frame-type, frame-addr, line, base, size, time-ns,
 // rss-bytes, heap-bytes, mean-bytes, count, stat-value, addr, length,
 // host-stack-id, guest-stack-id, pid, ppid, time-unix-ns, backend, mode,
-// interval-ns, tid, sample-weight, lost-bytes, start, vmstate, live-bytes := <ULEB128>
+// interval-ns, tid, sample-weight, lost-bytes, start, vmstate, live-bytes,
+// type-id := <ULEB128>
 // path, build-id, label, stat-name, exe-path, name := string (as in symtab.h)
 //
 // Meaning:
@@ -97,6 +99,12 @@
 //   Written whenever the count has moved by a step since the last one, at
 //   each time mark, and at every peak: the largest live-bytes of a stream is
 //   its peak, at its time-ns. Records of one thread come in time order.
+// - object-type (memprof only): the allocation or reallocation event that
+//   follows it at once makes a guest object of that kind (type-id 1..9:
+//   string, table, function, cfunction, userdata, thread, proto, upvalue,
+//   other; object_type_name()); events without one are untyped. The agent
+//   writes both in one reservation, so no other thread's record comes
+//   between; a typed event costs 2 bytes more, untyped ones nothing.
 //
 // libprof's encoders write at most kMaxWrittenPath bytes of a path or
 // exe-path and kMaxWrittenLabel of a label, and an empty build-id for one
@@ -140,14 +148,18 @@ enum class ExtKind : uint8_t {
   VmFunction = 17,
   VmState = 18,
   HeapTotal = 19,
+  ObjectType = 20,
 };
-constexpr uint8_t kExtKindMax = 19;
+constexpr uint8_t kExtKindMax = 20;
 
 constexpr uint8_t ext_header(ExtKind kind) { return kExtFlag | static_cast<uint8_t>(kind); }
 
 // Bounds a reader enforces so a hostile stream cannot grow memory.
 constexpr size_t kMaxExtStats = 256;
 constexpr size_t kMaxExtString = 1u << 16;  // paths, labels, build-ids, skips
+
+// The highest type-id of object-type (libprof.h's PROF_OBJECT_*).
+constexpr uint8_t kMaxObjectType = 9;
 
 // What libprof's encoders write at most (see above).
 constexpr size_t kMaxWrittenPath = 4096;
@@ -311,6 +323,12 @@ struct HeapTotal {
   uint64_t time_ns = 0, live_bytes = 0;
 };
 
+struct ObjectType {
+  static constexpr ExtKind kKind = ExtKind::ObjectType;
+  static constexpr size_t kMaxBytes = 1 + kUleb128Max;
+  uint64_t type = 0;  // 1..kMaxObjectType
+};
+
 }  // namespace ext
 
 // A decoded extension record: the alternative at index kind - 1.
@@ -318,7 +336,7 @@ using ExtRecord = std::variant<ext::StackHost, ext::StackGuest, ext::ModuleLoad,
                                ext::TimeMark, ext::Sampling, ext::Marker, ext::Stats, ext::Map,
                                ext::Unmap, ext::Process, ext::Sampler, ext::Thread, ext::Weight,
                                ext::UncleanEnd, ext::Skip, ext::VmFunction, ext::VmState,
-                               ext::HeapTotal>;
+                               ext::HeapTotal, ext::ObjectType>;
 
 template <size_t... I>
 constexpr bool ext_kinds_in_order(std::index_sequence<I...>) {
@@ -483,6 +501,12 @@ void put_ext(Out &out, const ext::VmState &r) {
   out.put_uleb(r.vmstate);
 }
 
+template <class Out>
+void put_ext(Out &out, const ext::ObjectType &r) {
+  out.put_u8(ext_header(r.kKind));
+  out.put_uleb(r.type);
+}
+
 // The start of skip records spanning exactly `total` bytes (total >= 2),
 // whatever bytes follow it: at most 16 bytes to dst; returns how many.
 size_t put_skip_header(uint8_t *dst, uint64_t total);
@@ -498,5 +522,7 @@ void put_ext(Out &out, const ExtRecord &r) {
 void read_ext(ByteReader &in, uint8_t header, uint64_t at, ExtRecord &out);
 
 const char *ext_kind_name(ExtKind kind);
+// An object-type's name ("table"), for type-id 1..kMaxObjectType.
+const char *object_type_name(uint64_t type);
 
 }  // namespace prof

@@ -74,3 +74,15 @@ target_compile_definitions(analyzer_inputs PRIVATE
   PROF_AGENT_PATH="$<TARGET_FILE:prof>")
 add_dependencies(analyzer_inputs prof-analyze prof)
 prof_discover_tests(analyzer_inputs)
+
+# Memory by object type: the stock lua5.4 with prof_lua, through prof-analyze.
+add_executable(object_types_e2e object_types_e2e.cpp ${ANALYZER_E2E_DIR}/agent_run.cpp)
+target_include_directories(object_types_e2e PRIVATE ${ANALYZER_E2E_DIR})
+target_link_libraries(object_types_e2e PRIVATE test_main prof_format nlohmann_json::nlohmann_json)
+target_compile_definitions(object_types_e2e PRIVATE
+  PROF_ANALYZER_PATH="$<TARGET_FILE:prof-analyze>"
+  PROF_AGENT_PATH="$<TARGET_FILE:prof>"
+  PROF_OBJECT_TYPES_LUA="${ANALYZER_E2E_DIR}/object_types.lua"
+  PROF_LUA_MODULE_DIR="$<TARGET_FILE_DIR:prof_lua>")
+add_dependencies(object_types_e2e prof-analyze prof prof_lua)
+prof_discover_tests(object_types_e2e)

@@ -203,6 +203,7 @@ TEST_CASE("extension records: header 01KKKKKK, then their body") {
   CHECK(ext_bytes(ext::Weight{3}) == Bytes{0x4e, 0x03});
   CHECK(ext_bytes(ext::UncleanEnd{1000, 96}) == Bytes{0x4f, 0xe8, 0x07, 0x60});
   CHECK(ext_bytes(ext::Skip{3}) == Bytes{0x50, 0x03, 0x00, 0x00, 0x00});
+  CHECK(ext_bytes(ext::ObjectType{2}) == Bytes{0x54, 0x02});
 }
 
 TEST_CASE("put_skip_header starts skips that span exactly the gap") {
@@ -257,6 +258,7 @@ TEST_CASE("kMaxBytes bounds each record the agent encodes into a fixed buffer") 
   CHECK(ext_bytes(ext::Thread{kMax}).size() == ext::Thread::kMaxBytes);
   CHECK(ext_bytes(ext::Weight{kMax}).size() == ext::Weight::kMaxBytes);
   CHECK(ext_bytes(ext::UncleanEnd{kMax, kMax}).size() == ext::UncleanEnd::kMaxBytes);
+  CHECK(ext_bytes(ext::ObjectType{kMax}).size() == ext::ObjectType::kMaxBytes);
   const std::string text(5000, 't');
   CHECK(ext_bytes(ext::ModuleLoadView{kMax, kMax, text, std::string(256, 'i')}).size() <=
         ext::ModuleLoadView::kMaxBytes);

@@ -43,7 +43,8 @@ std::vector<ExtRecord> sample_ext() {
           ext::Skip{5},
           ext::VmFunction{0x55d0c0de1000, 0x2f40, "luaV_execute"},
           ext::VmState{4},
-          ext::HeapTotal{7000, 1700000}};
+          ext::HeapTotal{7000, 1700000},
+          ext::ObjectType{2}};
 }
 
 // Each record's fields, to compare a decoded record with the one encoded.
@@ -80,6 +81,7 @@ auto fields(const ext::Skip &r) { return std::make_tuple(r.length); }
 auto fields(const ext::VmFunction &r) { return std::make_tuple(r.start, r.size, r.name); }
 auto fields(const ext::VmState &r) { return std::make_tuple(r.vmstate); }
 auto fields(const ext::HeapTotal &r) { return std::make_tuple(r.time_ns, r.live_bytes); }
+auto fields(const ext::ObjectType &r) { return std::make_tuple(r.type); }
 
 void check_same(const ExtRecord &got, const ExtRecord &want) {
   REQUIRE(ext_kind(got) == ext_kind(want));
@@ -348,4 +350,12 @@ TEST_CASE("hostile lengths fail without allocating what they claim") {
   skip.put_u8(ext_header(ExtKind::Skip));
   skip.put_uleb(uint64_t(1) << 40);
   CHECK(first_error(skip).find("skip record claims 1099511627776 bytes") != std::string::npos);
+
+  for (uint64_t type : {uint64_t(0), uint64_t(kMaxObjectType + 1)}) {
+    VecOut typed = symtab_with({});
+    put_prologue(typed, SectionKind::Memprof, true);
+    put_ext(typed, ext::ObjectType{type});
+    CHECK(first_error(typed).find("object-type record with unknown type " + std::to_string(type)) !=
+          std::string::npos);
+  }
 }

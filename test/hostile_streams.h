@@ -152,6 +152,13 @@ inline const std::vector<CraftedStream> &crafted_streams() {
          *bad_at = o.b.size();
          put_alloc(o, 1, 0x20000, uint64_t(1) << 63);
        }},
+      {"an object type the format does not define", "object-type record with unknown type 10",
+       [](VecOut &o, uint64_t *bad_at) {
+         put_ext(o, ext::StackHost{1, 0, 0x1000});
+         *bad_at = o.b.size() + 1;  // the type, after the record's header
+         put_ext(o, ext::ObjectType{10});
+         put_alloc(o, 1, 0x10000, 16);
+       }},
   };
   return kStreams;
 }

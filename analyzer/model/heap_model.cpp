@@ -37,6 +37,7 @@ void HeapModel::settle_peaks(std::vector<StackStats> &table, uint64_t epoch) con
   for (size_t i = first_stack_; i < table.size(); i++)
     if (table[i].peak_epoch != epoch) {
       table[i].peak_bytes = table[i].live_bytes;
+      table[i].peak_blocks = table[i].live_blocks;
       table[i].peak_epoch = epoch;
     }
 }
@@ -140,7 +141,10 @@ double HeapModel::scaled(uint64_t size) const {
   return double(float(double(size) / -std::expm1(-double(size) / double(mean_))));
 }
 
+// Called before the block's live_blocks change: they are captured as the
+// bytes are, at the latest peak.
 void HeapModel::change_live(StackStats &s, double delta) {
+  if (s.peak_epoch != peak_epoch_) s.peak_blocks = s.live_blocks;
   if (change_held(s, delta, live_, peak_, peak_epoch_)) peak_events_ = stream_events_;
 }
 
@@ -151,7 +155,6 @@ double HeapModel::create(uint32_t stack, uint64_t addr, uint64_t size) {
   s.allocs++;
   s.alloc_bytes += w;
   s.alloc_count += count;
-  s.live_blocks++;
   s.min_size = std::min(s.min_size, size);
   s.max_size = std::max(s.max_size, size);
   allocated_ += w;
@@ -161,6 +164,7 @@ double HeapModel::create(uint32_t stack, uint64_t addr, uint64_t size) {
   histogram_[size ? 64 - __builtin_clzll(size) : 0]++;
   heap_.insert(addr, Block{size, stream_events_, stack, mean_ ? float(w) : 0.0f});
   change_live(s, w);
+  s.live_blocks++;
   return count;
 }
 
@@ -172,7 +176,6 @@ double HeapModel::retire(uint64_t addr) {
   }
   StackStats &s = stacks_[b.stack];
   s.frees++;
-  s.live_blocks--;
   const uint64_t life = stream_events_ - b.born;
   s.min_life = std::min(s.min_life, life);
   s.max_life = std::max(s.max_life, life);
@@ -183,6 +186,7 @@ double HeapModel::retire(uint64_t addr) {
   }
   last_alloc_valid_ = false;
   change_live(s, -(b.weight > 0 ? double(b.weight) : double(b.size)));
+  s.live_blocks--;
   return b.weight > 0 && b.size ? double(b.weight) / double(b.size) : 1.0;
 }
 

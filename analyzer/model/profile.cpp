@@ -133,8 +133,11 @@ void Profile::read_memory(StreamContext &ctx) {
   uint64_t offset = 0;  // of the event read
   auto key_of = [&](const EventStacks &s) {
     return StackKey{s.file, s.site, ctx.stacks.check(s.host, false, offset),
-                    ctx.stacks.check(s.guest, true, offset)};
+                    ctx.stacks.check(s.guest, true, offset), s.object_type};
   };
+  // An object-type record types the allocation or reallocation right after it.
+  uint8_t object_type = 0;
+  uint64_t object_type_at = 0;
   try {
     ctx.read_memprof([&](const MemprofEvent &ev) {
       offset = ev.offset;
@@ -143,8 +146,15 @@ void Profile::read_memory(StreamContext &ctx) {
         pipe.put(HeapOp{HeapOp::Mark, 0});
         next_mark = at + mark_step;
       }
+      if (object_type && ev.record != MemprofRecord::Alloc && ev.record != MemprofRecord::Realloc)
+        throw FormatError(object_type_at, false,
+                          "an object-type record not followed by an allocation");
       if (ev.record == MemprofRecord::Ext) {
-        if (const auto *s = std::get_if<ext::Sampling>(&ev.ext)) {
+        if (const auto *t = std::get_if<ext::ObjectType>(&ev.ext)) {
+          object_type = uint8_t(t->type);
+          object_type_at = ev.offset;
+          has_object_types_ = true;
+        } else if (const auto *s = std::get_if<ext::Sampling>(&ev.ext)) {
           pipe.put(HeapOp{HeapOp::Sampling, 0, s->mean_bytes});
         } else if (const auto *t = std::get_if<ext::TimeMark>(&ev.ext)) {
           pipe.put(HeapOp{HeapOp::TimeMark, 0, t->time_ns, t->rss_bytes});
@@ -162,7 +172,8 @@ void Profile::read_memory(StreamContext &ctx) {
         pipe.put(HeapOp{HeapOp::Free, 0, ev.oaddr});
         return;
       }
-      EventStacks stacks{ctx.index, 0, ev.host_stack, ev.guest_stack};
+      EventStacks stacks{ctx.index, 0, ev.host_stack, ev.guest_stack, object_type};
+      object_type = 0;
       if (!ev.has_stacks && ev.loc.source != kAsourceNone) stacks.site = site_of(ctx, ev.loc);
       const uint32_t stack = stack_ids_.id_of(stacks, key_of);
       if (ev.record == MemprofRecord::Alloc)

@@ -64,6 +64,10 @@ class Profile {
   // The frames of a stack of the memory model (by id), root first.
   std::vector<Frame> frames(uint32_t stack) { return calls_.frames(node(stack)); }
   const CallTree &calls() const { return calls_; }
+  // The guest object type a stack of the memory model allocates (ext.h
+  // object-type; 0: untyped), and whether any stream had one.
+  uint8_t object_type(uint32_t stack) const { return stack_ids_.key(stack).object_type; }
+  bool has_object_types() const { return has_object_types_; }
 
   // Leaves out of the leaks every stack a suppression matches, and counts
   // them by pattern (used patterns only, in file order); after the last read.
@@ -90,7 +94,7 @@ class Profile {
   std::vector<int8_t> allocator_frames_;  // by frame id: 1 the allocator's, 0 not, -1 unknown
   HeapModel heap_;
   CpuModel cpu_;
-  bool has_memory_ = false, has_cpu_ = false;
+  bool has_memory_ = false, has_cpu_ = false, has_object_types_ = false;
   std::vector<SuppressedLeaks> suppressed_;
   // Guest locations of streams without stacks, named when met; the names of
   // locations of the stream being read while no symbol changes them.

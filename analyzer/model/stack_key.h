@@ -4,7 +4,8 @@
 //
 // Invariants: ids are given in the order keys are first met, from 0; a key
 // keeps its id; keys of different streams never compare equal (stack-table
-// indices are per stream); 16 bytes a key plus its IdTable slots.
+// indices are per stream); 20 bytes a key plus its IdTable slots. An object
+// type splits a stack: the same place making tables and strings is two keys.
 #pragma once
 
 #include <cstddef>
@@ -22,8 +23,10 @@ struct StackKey {
   uint32_t file = 0;  // which stream
   uint32_t site = 0;
   uint32_t host = 0, guest = 0;
+  uint8_t object_type = 0;  // the guest object allocated (ext.h object-type), 0: untyped
   bool operator==(const StackKey &o) const {
-    return file == o.file && site == o.site && host == o.host && guest == o.guest;
+    return file == o.file && site == o.site && host == o.host && guest == o.guest &&
+           object_type == o.object_type;
   }
 };
 
@@ -31,8 +34,10 @@ struct StackKey {
 struct EventStacks {
   uint32_t file = 0, site = 0;
   uint64_t host = 0, guest = 0;
+  uint8_t object_type = 0;
   bool operator==(const EventStacks &o) const {
-    return file == o.file && site == o.site && host == o.host && guest == o.guest;
+    return file == o.file && site == o.site && host == o.host && guest == o.guest &&
+           object_type == o.object_type;
   }
 };
 
@@ -45,7 +50,8 @@ class StackIndex {
     // XXX: events come in runs from a few stacks; a small direct-mapped
     // cache in front of the table saves most lookups, and one multiply
     // (its top bits) is all a hit costs.
-    Cached &c = cache_[((stacks.host + 31 * stacks.guest + stacks.site) * 0x9E3779B97F4A7C15ull) >>
+    Cached &c = cache_[((stacks.host + 31 * stacks.guest + stacks.site + 7 * stacks.object_type) *
+                        0x9E3779B97F4A7C15ull) >>
                        (64 - kCacheBits)];
     if (c.id != IdTable::kNone && c.stacks == stacks) return c.id;
     c = Cached{stacks, insert(key_of(stacks))};
@@ -56,7 +62,8 @@ class StackIndex {
 
  private:
   static uint64_t hash(const StackKey &k) {
-    return mix_hash(uint64_t(k.host) << 32 | k.guest, uint64_t(k.file) << 32 | k.site);
+    return mix_hash(uint64_t(k.host) << 32 | k.guest,
+                    (uint64_t(k.file) << 32 | k.site) ^ uint64_t(k.object_type) << 56);
   }
   static constexpr int kCacheBits = 6;
   struct Cached {

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "ext.h"
 #include "report/memprof_report.h"
 
 namespace prof {
@@ -106,7 +107,10 @@ void add_folded_stacks(Profile &profile, const FoldedOptions &opt, bool per_proc
   for (uint32_t id = 0; id < stacks.size(); id++) {
     const double v = metric->value(stacks[id]);
     if (v <= 0) continue;
-    const uint32_t call = profile.node(id), node = memory.node(call);
+    const uint32_t call = profile.node(id);
+    uint32_t node = memory.node(call);
+    if (opt.by_type && profile.object_type(id))
+      node = names.child(node, std::string("[") + object_type_name(profile.object_type(id)) + "]");
     add(node, root, v);
     note_sources(profile.calls(), call, node, into);
   }

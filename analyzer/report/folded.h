@@ -26,6 +26,8 @@ struct FoldedOptions {
   std::string metric = "alloc-bytes";
   // CPU streams: the VM state as the root frame.
   bool by_vmstate = false;
+  // Memory streams: the guest object type as the leaf frame ("[table]").
+  bool by_type = false;
   // A frame repeated in a row (recursion) is one frame.
   bool collapse_recursion = false;
 };

@@ -8,6 +8,7 @@
 #include "model/name_tree.h"
 #include "read/symbolizer.h"
 
+#include "report/object_types.h"
 #include "report/summary.h"
 
 namespace prof {
@@ -35,6 +36,7 @@ void merge_into(StackStats &to, const StackStats &s) {
   to.frees += s.frees;
   to.temporary += s.temporary;
   to.live_blocks += s.live_blocks;
+  to.peak_blocks += s.peak_blocks;
   to.min_size = std::min(to.min_size, s.min_size);
   to.max_size = std::max(to.max_size, s.max_size);
   to.min_life = std::min(to.min_life, s.min_life);
@@ -44,7 +46,8 @@ void merge_into(StackStats &to, const StackStats &s) {
 }
 
 // The stacks of a map, merged by their frames' labels when several streams
-// were read (ids are per stream); frames are named for the rows shown only.
+// were read (ids are per stream) or object types split them; frames are
+// named for the rows shown only.
 struct Row {
   uint32_t stack;  // its first stack
   uint32_t rank;   // merged: the order of its frames (NameTree::ranks()), else 0
@@ -67,7 +70,8 @@ struct Rows {
 };
 
 void rows_of(Profile &profile, const std::vector<StackStats> &stacks, Rows &out) {
-  if (profile.streams().size() < 2) {
+  // XXX: an object type splits a stack (stack_key.h); its rows are one again.
+  if (profile.streams().size() < 2 && !profile.has_object_types()) {
     out.stacks = &stacks;
     return;
   }
@@ -223,6 +227,7 @@ Json memory_json(Profile &profile, const SummaryOptions &opt) {
   for (const SuppressedLeaks &l : profile.suppressed())
     suppressed.push_back({{"pattern", l.pattern}, {"blocks", l.blocks}, {"bytes", l.bytes}});
   m["suppressed"] = suppressed;
+  if (profile.has_object_types()) m["object_types"] = object_types_json(profile);
   Rows rows;
   rows_of(profile, heap.stacks(), rows);
   m["peak"] = table(profile, rows, opt.top, [](const StackStats &s) { return s.peak_bytes; });

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "report/memprof_report.h"
+#include "report/object_types.h"
 #include "report/summary.h"
 
 namespace prof {
@@ -128,6 +129,8 @@ void memory(const Json &m, const SummaryOptions &opt, std::ostream &out) {
   for (const Json &u : m["suppressed"])
     out << "  suppressed:    " << bytes(u["bytes"]) << " in " << u["blocks"].get<uint64_t>()
         << " leaked blocks by leak:" << u["pattern"].get<std::string>() << "\n";
+
+  if (m.contains("object_types")) render_object_types(m["object_types"], out);
 
   struct Table {
     const char *key, *title, *figure, *unit;  // unit: "" for bytes

@@ -127,6 +127,26 @@ void prof_guest_trace_symbol(uint64_t traceno, uint64_t proto, uint64_t line);
 */
 int prof_guest_vm_function(uint64_t pc, const char *name);
 
+/*
+** The kind of object the calling thread's next allocations are for, set by
+** a VM's allocator wrapper around its real allocator call and reset to
+** PROF_OBJECT_NONE after it: the allocation and reallocation events recorded
+** meanwhile carry it (format/README.md, object-type). Thread-local, no
+** syscall: cheap enough for every allocation. Not from signal context.
+*/
+#define PROF_OBJECT_NONE 0
+#define PROF_OBJECT_STRING 1
+#define PROF_OBJECT_TABLE 2
+#define PROF_OBJECT_FUNCTION 3  /* a guest function (Lua closure) */
+#define PROF_OBJECT_CFUNCTION 4 /* a native function with upvalues (C closure) */
+#define PROF_OBJECT_USERDATA 5
+#define PROF_OBJECT_THREAD 6    /* a coroutine */
+#define PROF_OBJECT_PROTO 7     /* a function prototype */
+#define PROF_OBJECT_UPVALUE 8
+#define PROF_OBJECT_OTHER 9     /* the VM's memory outside object headers: table parts, stacks, buffers */
+
+void prof_guest_object_type(unsigned type);
+
 /* Run-time control: pause and resume recording, and label a point in time
 ** (prof_marker writes to the streams: not from a signal handler). */
 void prof_start(void);
@@ -140,6 +160,7 @@ void prof_marker(const char *label);
 #pragma weak prof_guest_cfunc_symbol
 #pragma weak prof_guest_alloc
 #pragma weak prof_guest_trace_symbol
+#pragma weak prof_guest_object_type
 #pragma weak prof_memory_recording
 #pragma weak prof_guest_signal_context
 #pragma weak prof_guest_vm_function

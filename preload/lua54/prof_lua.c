@@ -1,7 +1,8 @@
 /*
 ** prof_lua.c: the Lua 5.4 module `prof_lua` (`lua5.4 -l prof_lua script.lua`,
 ** or require): checks the interpreter's layouts, then names prototypes and C
-** functions, tracks coroutines and registers the guest backtracer with the
+** functions, tells the agent each allocation's object type, tracks
+** coroutines and registers the guest backtracer with the
 ** libprof agent. Without the agent (or on a layout mismatch, reported in one
 ** line on stderr) it does nothing; the program runs unchanged.
 **
@@ -21,6 +22,7 @@
 #include "layout_check.h"
 #include "libprof.h"
 #include "lua54_backtracer.h"
+#include "object_types.h"
 #include "proto_publisher.h"
 #include "running_state.h"
 
@@ -31,12 +33,16 @@ int luaopen_prof_lua(lua_State *L);
 /* One per universe, anchored in its registry; its __gc runs at lua_close. */
 struct Universe {
   struct ProtoPublisher *publisher;
+  struct ObjectTyper *typer; /* above the publisher's wrapper */
   lua_State *main;
 };
 
 static int universe_gc(lua_State *L) {
   struct Universe *u = lua_touserdata(L, 1);
   running_state_unbind(u->main);
+  /* XXX: as the publisher below, leaked when another wrapper sits on top. */
+  if (u->typer && object_typer_stop(u->typer, L)) free(u->typer);
+  u->typer = NULL;
   /* XXX: if another allocator wrapper now sits on top of ours, the
   ** publisher must outlive the state: it is leaked, never freed under it. */
   if (u->publisher && proto_publisher_stop(u->publisher, L)) free(u->publisher);
@@ -74,6 +80,8 @@ static void start(lua_State *L, size_t proto_size) {
   lua_setmetatable(L, -2);
   lua_setfield(L, LUA_REGISTRYINDEX, UNIVERSE_KEY);
   if (u->publisher) proto_publisher_start(u->publisher, L, proto_size);
+  u->typer = prof_guest_object_type ? calloc(1, sizeof *u->typer) : NULL;
+  if (u->typer) object_typer_start(u->typer, L);
 
   luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
   if (lua_getfield(L, -1, "coroutine") == LUA_TTABLE) running_state_wrap_coroutines(L, -1);

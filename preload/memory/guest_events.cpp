@@ -1,10 +1,12 @@
-// prof_guest_alloc: a guest VM's own allocator calls, as memory events. The
+// prof_guest_alloc: a guest VM's own allocator calls, as memory events, and
+// prof_guest_object_type, the kind of object its next allocations are for. The
 // same decisions as the hooks' (hooks.cpp): frees are recorded while paused
 // too, nothing is recorded under the thread's guard. Allocation sampling
 // does not apply: every guest call is recorded.
 #include <cstdint>
 
 #include "agent.h"
+#include "ext.h"
 #include "memory/recorder.h"
 #include "thread_state.h"
 
@@ -49,4 +51,9 @@ extern "C" __attribute__((visibility("default"))) void prof_guest_alloc(
 
 extern "C" __attribute__((visibility("default"))) int prof_memory_recording(void) {
   return g_agent.on.load(std::memory_order_relaxed) ? 1 : 0;
+}
+
+// The recorder reads the hint when it encodes an allocation (recorder.cpp).
+extern "C" __attribute__((visibility("default"))) void prof_guest_object_type(unsigned type) {
+  t_state.object_type = type <= kMaxObjectType ? uint8_t(type) : 0;
 }

@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "agent.h"
+#include "ext.h"
 #include "memory/alloc_sampling.h"
 #include "guest_registry.h"
 #include "host_stack.h"
@@ -66,15 +67,24 @@ Where capture(const CallSite &at, ThreadScratch *s) {
   return w;
 }
 
-static_assert(kMaxEventBytes <= EventRing::kMaxInPlace, "events are encoded in place");
+static_assert(ext::ObjectType::kMaxBytes + kMaxEventBytes <= EventRing::kMaxInPlace,
+              "events are encoded in place");
+
+// An event, after the object type the guest's allocator wrapper set for it
+// (ext.h: in the same reservation, so nothing comes between).
+template <class Out>
+void put_typed_event(Out &out, const AllocEvent &e, uint8_t object_type) {
+  if (object_type) put_ext(out, ext::ObjectType{object_type});
+  put_memprof_event(out, e);
+}
 
 // Beside other producers: sized first, then encoded straight into the ring.
-__attribute__((noinline)) void emit_sized(const AllocEvent &e) {
+__attribute__((noinline)) void emit_sized(const AllocEvent &e, uint8_t object_type) {
   SizeCounter size;
-  put_memprof_event(size, e);
-  g_agent.ring.append_in_place(size.size(), [&e](uint8_t *dst) {
+  put_typed_event(size, e, object_type);
+  g_agent.ring.append_in_place(size.size(), [&e, object_type](uint8_t *dst) {
     SpanWriter out(dst);
-    put_memprof_event(out, e);
+    put_typed_event(out, e, object_type);
   });
 }
 
@@ -86,13 +96,14 @@ void emit(uint8_t aevent, const Where &w, bool stacks, const void *oaddr, const 
     return AllocEvent{aevent, w.loc, stacks, w.host, w.guest,
                       uint64_t(oaddr), osize, uint64_t(naddr), nsize};
   };
+  const uint8_t object_type = aevent == kAeventFree ? 0 : t_state.object_type;
   // The solo producer encodes at the head at once.
-  if (!g_agent.ring.append_solo(kMaxEventBytes, [&](uint8_t *dst) {
+  if (!g_agent.ring.append_solo(ext::ObjectType::kMaxBytes + kMaxEventBytes, [&](uint8_t *dst) {
         SpanWriter out(dst);
-        put_memprof_event(out, event());
+        put_typed_event(out, event(), object_type);
         return out.size();
       }))
-    emit_sized(event());
+    emit_sized(event(), object_type);
 }
 
 void emit_with_stacks(const CallSite &at, uint8_t aevent, const void *oaddr, const void *naddr,

@@ -7,7 +7,9 @@
 // or the guest backtracer allocates is never recorded. Each opens the memory
 // stream first if this is its first event (agent.h). Order (see
 // stream/event_ring.h): record_free() runs before the real free, the others after
-// the real call returned.
+// the real call returned. An allocation or reallocation is preceded by the
+// object type a guest's allocator wrapper set on the thread, if any
+// (prof_guest_object_type), in the same ring record.
 #pragma once
 
 #include <cstddef>
