@@ -66,6 +66,14 @@ constexpr uint8_t kFrameLfunc = 1;
 constexpr uint8_t kFrameCfunc = 2;
 constexpr uint8_t kFrameFfunc = 3;
 constexpr uint8_t kFrameLuaLast = 0x80;
+// A guest C frame at this address stands for the outermost frames of a guest
+// stack cut at its depth limit (libprof.h's PROF_GUEST_CUT_ADDR): it stays at
+// the root end of the guest frames, not where native code runs.
+constexpr uint64_t kGuestCutAddr = ~uint64_t(0);
+// Whether a guest frame is native code called from the guest.
+inline bool calls_native(uint8_t frame_type, uint64_t addr) {
+  return frame_type == kFrameCfunc && addr != kGuestCutAddr;
+}
 
 // Bounds a reader enforces so a hostile stream cannot grow memory.
 constexpr size_t kMaxSampleFrames = 4096;

@@ -25,6 +25,7 @@ struct Agent {
   uint64_t start_ns = 0;               // CLOCK_MONOTONIC at start
   // Counted for the stats record.
   std::atomic<uint64_t> unwind_failures{0};
+  std::atomic<uint64_t> guest_stacks_cut{0};  // memory events' guest stacks cut at their limit
   std::atomic<uint64_t> guards_abandoned{0};  // guarded frames left by longjmp (thread_state.h)
 };
 

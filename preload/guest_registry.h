@@ -30,6 +30,11 @@ int guest_backtrace_interrupted(prof_guest_frame *frames, int max, int *vmstate,
 // one, which sets *unchanged (libprof.h); else the backtracer, *unchanged 0.
 int guest_recall_backtrace(prof_guest_frame *frames, int max, int *vmstate, int *unchanged);
 bool guest_registered();
+// Whether a guest walk of n frames stopped at its limit (PROF_GUEST_CUT_ADDR).
+inline bool guest_stack_cut(const prof_guest_frame *frames, int n) {
+  return n > 0 && frames[n - 1].type == PROF_FRAME_CFUNC &&
+         frames[n - 1].addr == PROF_GUEST_CUT_ADDR;
+}
 
 // A published symbol: kSymLfunc, kSymCfunc or kGuestVmFunction (addr: the
 // function's start, line: its size), its name NUL-terminated in memory that

@@ -190,6 +190,7 @@ void restart_memory_stream_in_child() {
     pthread_mutex_init(&g_modules_mutex, nullptr);
     g_agent.stacks.reset();
     g_agent.unwind_failures.store(0);  // the stats count the child's events only
+    g_agent.guest_stacks_cut.store(0);
     HostStack::reset_fallbacks();
     restart_guest_symbols();
     if (g_agent.cfg.sample_bytes) g_sampled.reset();

@@ -136,3 +136,40 @@ TEST_CASE("lua e2e: churn under the agent, every allocation's stack named", "[lu
   INFO("first odd stack: " << p.first_odd_stack);
   CHECK(p.odd_stacks == 0);
 }
+
+TEST_CASE("lua e2e: a guest stack deeper than the limit ends in one cut frame, counted", "[lua]") {
+  use_module();
+  const std::string deep = PROF_LUA_TEST_DIR "/lua_deep.lua";
+  const std::string cut_frame = "[… more frames]";
+  // 802 bytes: string.rep's 777 bytes, the header (24) and the NUL.
+  const auto bottom_allocs = [](const GuestProfile &p) {
+    std::vector<const GuestAlloc *> out;
+    for (const GuestAlloc &a : p.allocs)
+      if (a.nsize == 802 && !a.stack->empty() && a.stack->front() == "string.rep") out.push_back(&a);
+    return out;
+  };
+  SECTION("400 calls deep: 255 frames walked, then the cut frame") {
+    const GuestProfile p = profile_of(run_under_agent({"lua5.4", "-l", "prof_lua", deep, "400"}));
+    const auto allocs = bottom_allocs(p);
+    REQUIRE(allocs.size() == 5);
+    for (const GuestAlloc *a : allocs) {
+      const GuestNames &s = *a->stack;
+      REQUIRE(s.size() == 256);
+      CHECK(s.back() == cut_frame);
+      for (size_t i = 1; i + 1 < s.size(); i++) CHECK(s[i].rfind("lua_deep.lua:5:", 0) == 0);
+    }
+    CHECK(p.stats.at("guest_stacks_cut") >= 5);
+  }
+  SECTION("100 calls deep: the whole stack, no cut") {
+    const GuestProfile p = profile_of(run_under_agent({"lua5.4", "-l", "prof_lua", deep, "100"}));
+    const auto allocs = bottom_allocs(p);
+    REQUIRE(allocs.size() == 5);
+    for (const GuestAlloc *a : allocs) {
+      const GuestNames &s = *a->stack;
+      // string.rep, 101 frames of down, the main chunk, lua.c's pmain.
+      CHECK(s.size() == 104);
+      CHECK(std::count(s.begin(), s.end(), cut_frame) == 0);
+    }
+    CHECK(p.stats.at("guest_stacks_cut") == 0);
+  }
+}

@@ -9,6 +9,7 @@
 // their counts are known by construction.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -176,4 +177,27 @@ TEST_CASE("lua e2e merge: binary-trees, memory and CPU together, Lua frames abov
   REQUIRE(program > 0);
   CHECK(merged >= 0.95 * program);
   CHECK(gc_merged >= 0.95 * gc);
+}
+
+TEST_CASE("lua e2e merge: a cut guest stack shows its cut frame right above the interpreter", "[lua]") {
+  setenv("LUA_CPATH", PROF_LUA_MODULE_DIR "/?.so", 1);
+  const RunResult r = run_under_agent({"lua5.4", "-l", "prof_lua", PROF_LUA_TEST_DIR "/lua_deep.lua", "400"});
+  REQUIRE(r.exit_code == 0);
+  REQUIRE(r.memprof_files.size() == 1);
+  int cut_stacks = 0;
+  for (const auto &[s, count] : folded("--metric alloc-count " + r.memprof_files[0])) {
+    const auto cut = std::find(s.begin(), s.end(), "[… more frames]");
+    if (cut == s.end()) continue;
+    INFO(Catch::Detail::stringify(s));
+    cut_stacks++;
+    CHECK(std::count(s.begin(), s.end(), "[… more frames]") == 1);
+    REQUIRE(cut != s.begin());
+    CHECK(*(cut - 1) == kVm);
+    // Then the innermost Lua frames the walk kept (255 less a string.rep
+    // the host shows): calls of down, or the main chunk when only lua.c's
+    // pmain was cut.
+    REQUIRE(s.end() - cut > 254);
+    for (auto f = cut + 1; f != cut + 255; f++) CHECK(f->find("lua_deep.lua:") != std::string::npos);
+  }
+  CHECK(cut_stacks > 0);
 }

@@ -141,7 +141,7 @@ uint32_t StreamContext::stack_node(uint32_t host, uint32_t guest, CallTree &call
     if (named_[g] == IdTable::kNone)
       named_[g] = guest_frame(uint8_t(f.frame_type), f.addr, f.line, calls);
     guest_ids_.push_back(named_[g]);
-    guest_cfunc_.push_back(f.frame_type == kFrameCfunc);
+    guest_cfunc_.push_back(calls_native(uint8_t(f.frame_type), f.addr));
   }
   std::reverse(guest_ids_.begin(), guest_ids_.end());
   std::reverse(guest_cfunc_.begin(), guest_cfunc_.end());
@@ -161,7 +161,7 @@ uint32_t StreamContext::sample_node(const SysprofSample &s, CallTree &calls) {
   guest_cfunc_.clear();
   for (size_t i = s.guest.size(); i-- > 0;) {
     guest_ids_.push_back(guest_frame(s.guest[i].type, s.guest[i].addr, s.guest[i].line, calls));
-    guest_cfunc_.push_back(s.guest[i].type == kFrameCfunc);
+    guest_cfunc_.push_back(calls_native(s.guest[i].type, s.guest[i].addr));
   }
   if (s.vmstate == kVmstTrace) {
     Frame t;

@@ -90,6 +90,8 @@ void sample(SampleSlot &s, void *ucontext) {
     guest = guest_backtrace_interrupted(s.guest, wanted, &vmstate, ucontext);
     if (guest < 0) guest = 0;
     if (guest > wanted) guest = wanted;
+    if (guest_stack_cut(s.guest, guest))
+      g_cpu.guest_stacks_cut.fetch_add(1, std::memory_order_relaxed);
   }
   int host = 0;
   if (in_agent) {

@@ -155,6 +155,7 @@ void restart_cpu_sampler_in_child() {
   if (!g_agent.cfg.follow_children) return;
   disarm_process(g_cpu.backend);
   g_cpu.samples = 0, g_cpu.unregistered = 0, g_cpu.in_agent = 0, g_cpu.stacks_cut = 0;
+  g_cpu.guest_stacks_cut = 0;
   g_cpu.unwind_fallbacks = 0;
   g_cpu.foreign_signals = 0, g_cpu.arm_failures = 0, g_cpu.clocks_closed = 0;
   begin(CpuBackend(uint8_t(g_cpu.backend)), getppid());  // the parent's choice
@@ -176,6 +177,7 @@ void finish_cpu_stream() {
       {"cpu_samples_unregistered_thread", g_cpu.unregistered.load()},
       {"cpu_samples_in_agent", g_cpu.in_agent.load()},
       {"cpu_stacks_cut", g_cpu.stacks_cut.load()},
+      {"cpu_guest_stacks_cut", g_cpu.guest_stacks_cut.load()},
       {"cpu_unwind_fallbacks", g_cpu.unwind_fallbacks.load()},
       {"cpu_foreign_signals", g_cpu.foreign_signals.load()},
       {"cpu_thread_arm_failures", g_cpu.arm_failures.load()},

@@ -44,6 +44,7 @@ struct CpuSampler {
   std::atomic<uint64_t> unregistered{0};   // signals on a thread without a slot
   std::atomic<uint64_t> in_agent{0};       // samples that interrupted the agent
   std::atomic<uint64_t> stacks_cut{0};     // host stacks that ended early
+  std::atomic<uint64_t> guest_stacks_cut{0};  // guest stacks cut at their limit
   std::atomic<uint64_t> unwind_fallbacks{0};  // host stacks the rule walk left to libunwind
   std::atomic<uint64_t> foreign_signals{0};  // the signal, not from our clock
   std::atomic<uint64_t> arm_failures{0};   // threads whose clock could not be armed

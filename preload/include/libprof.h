@@ -25,6 +25,12 @@ extern "C" {
 #define PROF_FRAME_LFUNC 1 /* a guest function: addr = its prototype, line = current line */
 #define PROF_FRAME_CFUNC 2 /* a native function called by the guest: addr = its address */
 #define PROF_FRAME_FFUNC 3 /* a VM built-in ("fast function"): addr = its id */
+/* A backtracer that stops before the root of a guest stack (a frame limit)
+** ends it with one PROF_FRAME_CFUNC frame at this address, which no function
+** has (the highest, so that no lookup of the nearest symbol below an
+** address finds it); the agent counts such stacks (guest_stacks_cut) and the
+** adapter names the address "[… more frames]" through prof_guest_cfunc_symbol. */
+#define PROF_GUEST_CUT_ADDR UINT64_MAX
 
 /* VM states: LuaJIT's LJ_VMST_* values, for sysprof's DEFAULT-mode counters. */
 #define PROF_VMST_INTERP 0

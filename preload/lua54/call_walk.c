@@ -178,6 +178,10 @@ static bool walk_frame(struct CallWalk *w, const L54CallInfo *ci, const L54Stack
 }
 
 void call_walk_state(struct CallWalk *w, const L54State *L, bool running) {
+  if (w->n >= w->max) {
+    if (!w->all_safe && L->ci != &L->base_ci) w->cut = true;
+    return;
+  }
   L54State copy;
   if (w->all_safe) {
     if (!safe_read(&copy, L, sizeof copy)) return;
@@ -212,6 +216,7 @@ void call_walk_state(struct CallWalk *w, const L54State *L, bool running) {
         walk_frame(w, ci, stack, stack_end, in_flux ? st->top : NULL, w->all_safe || in_flux) &&
         lua && (ci->callstatus & L54_CIST_FRESH);
   }
+  if (w->n >= w->max && at && at != base) w->cut = true;
 }
 
 /* The C function a C frame runs, as walk_frame names it; 0 if unreadable. */
@@ -236,7 +241,7 @@ int call_walk_remembered(struct CallWalk *w, const L54State *const *states, int 
     for (const L54CallInfo *ci = states[k]->ci; ci != &states[k]->base_ci; ci = ci->previous) {
       if (count == TRAIL_MAX || !ci || ((uintptr_t)ci & (sizeof(void *) - 1))) {
         t->entries = 0; /* too deep to remember: a plain walk */
-        for (int j = 0; j < nstates && w->n < w->max; j++) call_walk_state(w, states[j], j == 0);
+        for (int j = 0; j < nstates; j++) call_walk_state(w, states[j], j == 0);
         return 0;
       }
       v[count++] = ci;
@@ -292,6 +297,7 @@ int call_walk_remembered(struct CallWalk *w, const L54State *const *states, int 
     }
   }
   w->n = n;
+  if (i < count) w->cut = true;
   if (n == max) {
     t->entries = 0; /* cut: its bottom is not known */
     return 0;

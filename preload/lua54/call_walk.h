@@ -70,6 +70,7 @@ struct CallWalk {
   uint32_t epoch;          /* call_walk_epoch() when the walk began */
   struct prof_guest_frame *frames;
   int max, n;
+  bool cut;                /* the walk stopped at max with frames left */
   int steps_left;          /* bounds the walk even over a corrupt chain */
   /* Optional, for the layout check: each frame's closure and tail flag. */
   const void **closures;
@@ -77,7 +78,8 @@ struct CallWalk {
 };
 
 /* Appends the frames of L, innermost first. `running` marks the state whose
-** innermost frame may be in the middle of a call or return. */
+** innermost frame may be in the middle of a call or return. Frames beyond
+** max are left out and set `cut`. */
 void call_walk_state(struct CallWalk *w, const L54State *L, bool running);
 
 /* Appends the frames of states[0..nstates) (innermost first, the first one

@@ -77,6 +77,8 @@ static void mark_named(lua_State *L, int named, lua_CFunction f) {
 }
 
 void cfunc_names_start(lua_State *L) {
+  /* The frame ending a guest stack cut at its limit (libprof.h). */
+  prof_guest_cfunc_symbol(PROF_GUEST_CUT_ADDR, "[… more frames]");
   const int top = lua_gettop(L);
   /* XXX: raw accesses to _G: a strict-mode metatable must not fire here. */
   lua_pushglobaltable(L);

@@ -22,11 +22,20 @@ static void walk_states(struct ThreadSlot *s, lua_State *main, struct CallWalk *
   bool running = true;
   int depth = 0;
   for (const struct ResumeLink *link = __atomic_load_n(&s->top, __ATOMIC_RELAXED);
-       link && depth < MAX_RESUME_DEPTH && w->n < w->max; link = link->prev, depth++) {
+       link && depth < MAX_RESUME_DEPTH; link = link->prev, depth++) {
     call_walk_state(w, l54_state(link->co), running);
     running = false;
   }
-  if (w->n < w->max) call_walk_state(w, l54_state(main), running);
+  call_walk_state(w, l54_state(main), running);
+}
+
+/* Room for the cut frame: walks get max - 1 frames when max > 1. */
+static int walk_room(int max) { return max > 1 ? max - 1 : max; }
+
+/* Ends a walk that stopped at its limit with the cut frame (libprof.h). */
+static void mark_cut(struct CallWalk *w, int max) {
+  if (w->cut && max > 1)
+    w->frames[w->n++] = (struct prof_guest_frame){PROF_FRAME_CFUNC, PROF_GUEST_CUT_ADDR, 0};
 }
 
 int lua54_recall(void *ctx, struct prof_guest_frame *frames, int max, int *vmstate, int *unchanged) {
@@ -53,10 +62,11 @@ int lua54_recall(void *ctx, struct prof_guest_frame *frames, int max, int *vmsta
       .reentry = __atomic_load_n(&g_reentry, __ATOMIC_RELAXED),
       .epoch = call_walk_epoch(),
       .frames = frames,
-      .max = max,
+      .max = walk_room(max),
       .steps_left = max + 64,
   };
   *unchanged = call_walk_remembered(&w, states, nstates, t, main);
+  mark_cut(&w, max);
   __atomic_signal_fence(__ATOMIC_SEQ_CST);
   s->walking--;
   *vmstate = vmstate_of(main, &w);
@@ -82,10 +92,11 @@ int lua54_backtrace(void *ctx, struct prof_guest_frame *frames, int max, int *vm
       .reentry = __atomic_load_n(&g_reentry, __ATOMIC_RELAXED),
       .epoch = call_walk_epoch(),
       .frames = max > 0 ? frames : &innermost,
-      .max = max > 0 ? max : 1,
+      .max = max > 0 ? walk_room(max) : 1,
       .steps_left = (max > 0 ? max : 1) + 64,
   };
   walk_states(s, main, &w);
+  mark_cut(&w, max);
   __atomic_signal_fence(__ATOMIC_SEQ_CST);
   s->walking--;
   *vmstate = vmstate_of(main, &w);

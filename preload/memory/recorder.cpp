@@ -47,6 +47,8 @@ Where capture(const CallSite &at, ThreadScratch *s) {
   int vmstate = 0, unchanged = 0;
   const int g = guest_recall_backtrace(s->guest, int(sizeof s->guest / sizeof s->guest[0]),
                                        &vmstate, &unchanged);
+  if (guest_stack_cut(s->guest, g))
+    g_agent.guest_stacks_cut.fetch_add(1, std::memory_order_relaxed);
   w.loc.source = kAsourceInternal;
   // The memprof location: the innermost Lua frame when a built-in or C
   // function it called allocates (as LuaJIT charges its fast functions to

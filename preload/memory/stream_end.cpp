@@ -16,6 +16,7 @@ size_t put_stats_and_epilogue(SpanWriter &out) {
   const ext::StatView stats[] = {
       {"unwind_failures", g_agent.unwind_failures.load()},
       {"unwind_fallbacks", HostStack::fallbacks()},
+      {"guest_stacks_cut", g_agent.guest_stacks_cut.load()},
       {"stack_table_full", g_agent.stacks.table_full()},
       {"ring_full_waits", g_agent.ring.full_waits()},
       {"ring_shared_slot_uses", g_agent.ring.shared_slot_uses()},
