@@ -213,7 +213,9 @@ TEST_CASE("a compressed stream cut at any byte reads as the stream cut where its
       // its last decodable byte (once the cut leaves zstd's magic whole).
       // (Their summaries' STREAMS rows, sizes of the files, differ, and so
       // do heap marks, placed by file bytes.)
-      same += a == b && (cut < sizeof prof::kZstdMagic ||
+      // (A cut before the first decodable byte is a truncated stream, where
+      // the plain file is empty, which the analyzer names as such.)
+      same += a == b && (cut < sizeof prof::kZstdMagic || prefix == 0 ||
                          without_stream_rows(from_packed, stream.path) ==
                              without_stream_rows(from_plain, stream.path));
       if (cut == packed.size()) CHECK(prefix == seed.bytes.size());

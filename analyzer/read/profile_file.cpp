@@ -32,7 +32,9 @@ ProfileFile::ProfileFile(const std::string &path) : path_(path) {
     Symbol sym;
     while (symtab.next(sym)) symbols_.add(sym);
     prologue_ = read_prologue(*reader_, SectionKind::Memprof, /*either_profile=*/true);
-  } catch (const FormatError &) {
+  } catch (const FormatError &e) {
+    // XXX: a compressed stream of ours cut short is truncated, not foreign.
+    if (e.truncated() && reader_->compressed()) throw;
     const std::string kind = foreign_file_kind(path);
     if (!kind.empty()) throw std::runtime_error(kind);
     throw;
