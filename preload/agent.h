@@ -6,6 +6,8 @@
 // the per-thread guard and nothing else before deciding to record.
 #pragma once
 
+#include <cstring>
+
 #include <atomic>
 #include <cstdint>
 
@@ -47,6 +49,14 @@ inline bool memory_stream_opened() { return g_agent.stream_open.load(std::memory
 inline bool memory_stream_ready() { return memory_stream_opened() || open_memory_stream(); }
 
 uint64_t monotonic_ns();
+
+// errno's text, untranslated: strerror() takes the locale lock, which a hook
+// called inside setlocale() must not touch (glibc then releases the caller's
+// write lock, and the program's next setlocale() waits forever).
+inline const char *errno_text(int err) {
+  const char *text = strerrordesc_np(err);
+  return text ? text : "unknown error";
+}
 
 // One line on stderr, "libprof: " and the parts; no stdio, no allocation.
 void say(const char *a, const char *b = "", const char *c = "", const char *d = "",

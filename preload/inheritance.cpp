@@ -11,7 +11,7 @@ namespace prof {
 namespace {
 
 bool fail(const char *what, const char *value) {
-  say(what, value, ": ", strerror(errno), "; profiling disabled");
+  say(what, value, ": ", errno_text(errno), "; profiling disabled");
   return false;
 }
 

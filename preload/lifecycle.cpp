@@ -61,14 +61,14 @@ void say(const char *a, const char *b, const char *c, const char *d, const char 
 
 void say_write_failure(const char *path, const OwnedFile &file, int err, const char *then) {
   if (!file.lost()) {
-    say("cannot write ", path, ": ", strerror(err), then);
+    say("cannot write ", path, ": ", errno_text(err), then);
     return;
   }
   char end[160];
   snprintf(end, sizeof end, "); the profile ends at byte %llu%s", (unsigned long long)file.written(),
            then);
   say("the program closed the descriptor of ", path, " and it cannot be opened again (",
-      strerror(err), end);
+      errno_text(err), end);
 }
 
 namespace {
@@ -136,7 +136,7 @@ void tick() {
 bool open_stream(pid_t ppid) {
   const int fd = create_output_file(g_agent.cfg.output, getpid(), "memprof", g_path, sizeof g_path);
   if (fd < 0) {
-    say("cannot create ", g_path, ": ", strerror(errno), "; profiling disabled");
+    say("cannot create ", g_path, ": ", errno_text(errno), "; profiling disabled");
     return false;
   }
   g_file.adopt(fd, g_path);
@@ -264,7 +264,7 @@ __attribute__((constructor(101))) void agent_start() {
     sa.sa_handler = toggle;
     sa.sa_flags = SA_RESTART;
     if (real_sigaction(g_agent.cfg.toggle_signal, &sa, nullptr) != 0) {
-      say("cannot catch PROF_TOGGLE_SIGNAL (", strerror(errno), "); profiling disabled");
+      say("cannot catch PROF_TOGGLE_SIGNAL (", errno_text(errno), "); profiling disabled");
       return;
     }
     g_agent.paused.store(true);

@@ -88,7 +88,7 @@ bool register_thread(const CpuBackend *pick) {
 // Starts sampling on the calling thread, the process's first.
 bool begin(CpuBackend wanted, pid_t ppid) {
   if (!register_thread(&wanted)) {
-    say("no CPU clock could be armed (", strerror(errno), "); CPU profiling disabled");
+    say("no CPU clock could be armed (", errno_text(errno), "); CPU profiling disabled");
     return false;
   }
   if (!sysprof_stream::open(ppid)) {
@@ -124,7 +124,7 @@ bool start_cpu_sampler() {
   sa.sa_flags = SA_SIGINFO | SA_RESTART;
   sigfillset(&sa.sa_mask);
   if (real_sigaction(g_cpu.sig, &sa, nullptr) != 0) {
-    say("cannot catch PROF_CPU_SIGNAL (", strerror(errno), "); CPU profiling disabled");
+    say("cannot catch PROF_CPU_SIGNAL (", errno_text(errno), "); CPU profiling disabled");
     return false;
   }
   if (!begin(cfg.cpu_backend, getppid())) {

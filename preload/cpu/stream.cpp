@@ -125,7 +125,7 @@ bool open(pid_t ppid) {
   }
   const int fd = create_output_file(g_agent.cfg.output, getpid(), "sysprof", g_path, sizeof g_path);
   if (fd < 0) {
-    say("cannot create ", g_path, ": ", strerror(errno), "; CPU profiling disabled");
+    say("cannot create ", g_path, ": ", errno_text(errno), "; CPU profiling disabled");
     return false;
   }
   g_file.adopt(fd, g_path);
