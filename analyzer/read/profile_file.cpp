@@ -33,8 +33,9 @@ ProfileFile::ProfileFile(const std::string &path) : path_(path) {
     while (symtab.next(sym)) symbols_.add(sym);
     prologue_ = read_prologue(*reader_, SectionKind::Memprof, /*either_profile=*/true);
   } catch (const FormatError &e) {
-    // XXX: a compressed stream of ours cut short is truncated, not foreign.
-    if (e.truncated() && reader_->compressed()) throw;
+    // XXX: a compressed stream of ours cut after its first bytes is
+    // truncated, not foreign.
+    if (e.truncated() && e.offset() > 0 && reader_->compressed()) throw;
     const std::string kind = foreign_file_kind(path);
     if (!kind.empty()) throw std::runtime_error(kind);
     throw;
