@@ -34,6 +34,10 @@ struct ThreadState {
   // 0 outside the agent; inside, the stack pointer where the innermost
   // GuardScope began: the agent's frames from there on are below it.
   uintptr_t guard;
+  // The program's call into the agent, where the outermost GuardScope was
+  // given it (a recorded allocation): a CPU sample inside the agent walks
+  // the program's stack from there when it cannot walk out (ip 0: unknown).
+  CallSite entered_from;
   bool sampling_ready;
   uint8_t deferred;   // program signals held back while guarded (program_signals.h)
   uint8_t object_type;  // PROF_OBJECT_* the guest's allocator wrapper set (0: none)
@@ -67,7 +71,10 @@ class GuardScope {
  public:
   // (Inlined even on the paths an exception takes, so that no copy of the
   // scope has to live in memory.)
-  __attribute__((always_inline)) GuardScope() : was_(t_state.guard) {
+  __attribute__((always_inline)) GuardScope() : GuardScope(CallSite{}) {}
+  __attribute__((always_inline)) explicit GuardScope(const CallSite &entered_from)
+      : was_(t_state.guard) {
+    if (!was_) t_state.entered_from = entered_from;
     t_state.guard = stack_pointer();
   }
   __attribute__((always_inline)) ~GuardScope() {

@@ -165,6 +165,35 @@ TEST_CASE("cpu stacks: a sample inside the agent is [libprof] above the C progra
   }
 }
 
+TEST_CASE("cpu stacks: samples on a coroutine's stack and on a sigaltstack reach the root, inside the agent too",
+          "[cpu]") {
+  // makecontext()'s stack comes from malloc; the handler's alternate stack
+  // too, and its frames lead through the signal frame to the program's.
+  const std::string mode = GENERATE("coroutine", "altstack");
+  const std::string root = mode == "coroutine" ? "__start_context" : "_start";
+  INFO(mode);
+  const RunResult r = run_under_agent({program("cpu_other_stacks"), mode, "0.5"}, {"PROF_CPU=callgraph"});
+  REQUIRE(r.exit_code == 0);
+  REQUIRE(r.sysprof_files.size() == 1);
+  const auto stacks = folded(r.sysprof_files[0]);
+  double all = 0, churning = 0, in_agent_rooted = 0;
+  for (const auto &s : stacks) {
+    all += s.second;
+    const Frames &f = s.first;
+    if (!has_frame(f, "churn_off_stack")) continue;
+    churning += s.second;
+    if (mode == "altstack") CHECK(has_frame(f, "on_usr1"));
+    if (f.back() == kAgent && f[0] == root && f[f.size() - 2] == "churn_off_stack")
+      in_agent_rooted += s.second;
+  }
+  const double in_agent = check_agent_frames(stacks);
+  INFO(churning << " of " << all << " samples in churn_off_stack; " << in_agent_rooted << " of "
+                << in_agent << " in the agent reach " << root);
+  CHECK(churning >= 0.95 * all);
+  CHECK(in_agent >= 0.1 * all);
+  CHECK(in_agent_rooted == in_agent);
+}
+
 TEST_CASE("cpu stacks: on lua5.4 with prof_lua, samples in the agent keep the Lua stack", "[cpu]") {
   setenv("LUA_CPATH", PROF_LUA_MODULE_DIR "/?.so", 1);
   const RunResult r = run_under_agent({"lua5.4", "-l", "prof_lua", PROF_BENCH_DIR "/binarytrees.lua", "12"},

@@ -262,54 +262,104 @@ UnwindTable *slot_for(uint64_t hdr) {
   return nullptr;
 }
 
-// True when sp is on the cached stack; re-reads the maps once for an sp
-// below it (the main thread's stack grew, or another stack).
-bool on_own_stack(SignalWalkCache *c, uint64_t sp) {
-  if (sp >= c->stack_lo && sp < c->stack_hi) return true;
-  if (!c->stack_hi || sp >= c->stack_hi || (sp >= c->other_lo && sp < c->other_hi)) return false;
-  uint64_t lo, hi;
-  if (!mapping_of(sp, &lo, &hi)) return false;
-  if (hi == c->stack_hi) {
-    c->stack_lo = lo;
-    return true;
+// The bounds of the stack sp lies on: the thread's own (lo moves down as
+// the main thread's stack grows) or another mapping (a coroutine's, an
+// alternate signal stack), each looked up in the maps once. False when the
+// maps name no mapping there.
+bool stack_bounds(SignalWalkCache *c, uint64_t sp, uint64_t *lo, uint64_t *hi) {
+  if (sp < c->stack_lo || sp >= c->stack_hi) {
+    if (sp < c->other_lo || sp >= c->other_hi) {
+      uint64_t a, b;
+      if (!mapping_of(sp, &a, &b)) return false;
+      if (b == c->stack_hi)
+        c->stack_lo = a;
+      else
+        c->other_lo = a, c->other_hi = b;
+    }
+    if (sp < c->stack_lo || sp >= c->stack_hi) {
+      *lo = c->other_lo, *hi = c->other_hi;
+      return true;
+    }
   }
-  c->other_lo = lo, c->other_hi = hi;
-  return false;
+  *lo = c->stack_lo, *hi = c->stack_hi;
+  return true;
 }
 
-// The rule walk from the interrupted state: the frame count, or -1 when a
-// frame has a rule it cannot apply (libunwind may). Code no table covers is
-// stepped by its frame pointer; where that leads off the stack, the walk
-// ends (*stopped). Only the frames whose sp lies above `above_sp` are kept.
-int rule_walk(const ucontext_t *uc, uint64_t *ips, int max, SignalWalkCache *c, uint64_t above_sp,
-              bool *stopped) {
-  const greg_t *regs = uc->uc_mcontext.gregs;
-  CallSite at{uint64_t(regs[REG_RIP]), uint64_t(regs[REG_RSP]), uint64_t(regs[REG_RBP])};
-  if (!on_own_stack(c, at.sp)) return -1;
+// True when ip is the kernel's way back from a signal handler, glibc's
+// __restore_rt (mov $15, %rax; syscall), in code a table covers (so
+// mapped): the handler's frame returns there, the interrupted state saved
+// at its sp.
+bool at_sigreturn(uint64_t ip) {
+  static const uint8_t kSigreturn[] = {0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05};
+  return covered(ip) && memcmp(reinterpret_cast<const void *>(ip), kSigreturn, sizeof kSigreturn) == 0;
+}
+
+// The rule walk from `at`, whose own rule is looked up at pc (the
+// interrupted instruction, or a return address's call): the frame count.
+// Where a frame has a rule the walk cannot apply (libunwind may), or the
+// maps know no stack at sp, it ends with *unwalkable set. Code no table
+// covers is stepped by its frame pointer; where that leads off the stack,
+// the walk ends (*stopped). Only the frames whose sp lies above `above_sp`
+// are kept.
+int rule_walk(CallSite at, uint64_t pc, uint64_t *ips, int max, SignalWalkCache *c,
+              uint64_t above_sp, bool *stopped, bool *unwalkable) {
+  *unwalkable = false;
+  uint64_t stack_lo, stack_hi;
+  if (!stack_bounds(c, at.sp, &stack_lo, &stack_hi)) {
+    *unwalkable = true;
+    return 0;
+  }
   c->rules.check_generation();
   // The interrupted frame may be in an epilogue whose rule still reads a
   // register it just popped: the red zone below sp, which signal delivery
   // leaves intact, may be read.
   constexpr uint64_t kRedZone = 128;
-  const uint64_t lo = at.sp - c->stack_lo >= kRedZone ? at.sp - kRedZone : c->stack_lo;
-  uint64_t pc = at.ip;  // the interrupted instruction's own rule; then the calls'
+  uint64_t lo = at.sp - stack_lo >= kRedZone ? at.sp - kRedZone : stack_lo;
   RuleReads reads;
   int n = 0;
   while (n < max) {
     if (at.sp > above_sp) ips[n++] = at.ip;
     if (n == max) break;
+    if (at_sigreturn(at.ip)) {
+      // On through the signal frame, to the interrupted state (perhaps on
+      // another stack: a handler on a sigaltstack); each frame beyond it is
+      // a caller of the code above_sp marks.
+      const auto *saved = reinterpret_cast<const ucontext_t *>(at.sp);
+      if (at.sp + sizeof *saved > stack_hi) {
+        *stopped = true;
+        break;
+      }
+      const greg_t *regs = saved->uc_mcontext.gregs;
+      at = CallSite{uint64_t(regs[REG_RIP]), uint64_t(regs[REG_RSP]), uint64_t(regs[REG_RBP])};
+      if (!stack_bounds(c, at.sp, &stack_lo, &stack_hi)) {
+        *stopped = true;
+        break;
+      }
+      lo = at.sp - stack_lo >= kRedZone ? at.sp - kRedZone : stack_lo;
+      pc = at.ip;
+      above_sp = 0;
+      continue;
+    }
     const UnwindRule &rule = c->rules.at(pc);
     const bool no_table = rule.cfa == UnwindRule::kNoTable;
-    const int stepped = apply_unwind_rule(no_table ? kFramePointerRule : rule, at, lo, c->stack_hi, reads);
-    if (stepped < 0 && !no_table) return -1;
+    const int stepped = apply_unwind_rule(no_table ? kFramePointerRule : rule, at, lo, stack_hi, reads);
     if (stepped < 0) {
       *stopped = true;
+      *unwalkable = !no_table;
       break;
     }
     if (stepped == 0) break;
     pc = at.ip - 1;
   }
   return n;
+}
+
+// The rule walk from the interrupted state.
+int rule_walk(const ucontext_t *uc, uint64_t *ips, int max, SignalWalkCache *c, uint64_t above_sp,
+              bool *stopped, bool *unwalkable) {
+  const greg_t *regs = uc->uc_mcontext.gregs;
+  const CallSite at{uint64_t(regs[REG_RIP]), uint64_t(regs[REG_RSP]), uint64_t(regs[REG_RBP])};
+  return rule_walk(at, at.ip, ips, max, c, above_sp, stopped, unwalkable);
 }
 
 }  // namespace
@@ -369,10 +419,16 @@ int SignalUnwind::capture_callers(void *ucontext, uint64_t entry_sp, uint64_t *i
                                   SignalWalkCache *cache, bool *stopped) {
   *stopped = false;
   if (max <= 0) return 0;
-  const int walked = rule_walk(static_cast<const ucontext_t *>(ucontext), ips, max, cache, entry_sp, stopped);
-  if (walked >= 0) return walked;
-  *stopped = true;
-  return 0;
+  bool unwalkable;
+  return rule_walk(static_cast<const ucontext_t *>(ucontext), ips, max, cache, entry_sp, stopped, &unwalkable);
+}
+
+int SignalUnwind::capture_from_call(const CallSite &call, uint64_t *ips, int max,
+                                    SignalWalkCache *cache, bool *stopped) {
+  *stopped = false;
+  if (max <= 0 || call.ip == 0) return 0;
+  bool unwalkable;
+  return rule_walk(call, call.ip - 1, ips, max, cache, 0, stopped, &unwalkable);
 }
 
 int SignalUnwind::capture(void *ucontext, uint64_t *ips, int max, SignalWalkCache *cache,
@@ -381,16 +437,19 @@ int SignalUnwind::capture(void *ucontext, uint64_t *ips, int max, SignalWalkCach
   if (max <= 0) return 0;
   const auto *uc = static_cast<const ucontext_t *>(ucontext);
   if (cache && rule_walk_first) {
-    const int walked = rule_walk(uc, ips, max, cache, 0, stopped);
-    if (walked > 0) return walked;
+    bool unwalkable;
+    const int walked = rule_walk(uc, ips, max, cache, 0, stopped, &unwalkable);
+    if (walked > 0 && !unwalkable) return walked;
+    *stopped = false;
     *fell_back = true;
   }
   // libunwind from the interrupted state; where it meets code no table
-  // covers, frame-pointer steps over it (reading only the thread's stack,
-  // when known), and libunwind again from the first covered frame.
+  // covers, frame-pointer steps over it (reading only the stack the thread
+  // is on, when known), and libunwind again from the first covered frame.
   ucontext_t from = *uc;
   greg_t *regs = from.uc_mcontext.gregs;
-  const uint64_t hi = cache && on_own_stack(cache, uint64_t(regs[REG_RSP])) ? cache->stack_hi : 0;
+  uint64_t lo = 0, hi = 0;
+  if (cache && !stack_bounds(cache, uint64_t(regs[REG_RSP]), &lo, &hi)) hi = 0;
   bool signal_frame = true;  // from's ip is looked up as is, not as a return address
   int n = 0;
   while (n < max) {

@@ -29,7 +29,8 @@ struct SignalWalkCache {
   // sp and hi. lo moves down as the main thread's stack grows.
   uint64_t stack_lo, stack_hi;
   // The last mapping found not to be the stack (a coroutine's, an alternate
-  // signal stack): samples there go to libunwind without reading the maps.
+  // signal stack): samples there are walked within it without reading the
+  // maps again.
   uint64_t other_lo, other_hi;
   UnwindRuleCache<kRuleSlots> rules;
 };
@@ -59,10 +60,15 @@ class SignalUnwind {
   // `entry_sp` (the agent, perhaps inside libunwind): the frames that
   // called into it, those whose stack pointer lies above entry_sp, into
   // ips[0..max) innermost first; returns the count. The rule walk alone
-  // (libunwind may be what was interrupted): where it cannot step, none,
-  // with *stopped set.
+  // (libunwind may be what was interrupted): where it cannot step, those
+  // found so far, with *stopped set.
   static int capture_callers(void *ucontext, uint64_t entry_sp, uint64_t *ips, int max,
                              SignalWalkCache *cache, bool *stopped);
+  // In a signal handler that interrupted code called from `call` (its
+  // return address, sp and rbp after the return): that frame and its
+  // callers, by the rule walk alone, as capture_callers.
+  static int capture_from_call(const CallSite &call, uint64_t *ips, int max, SignalWalkCache *cache,
+                               bool *stopped);
   // How many objects could not be registered (no usable table, table full).
   static uint64_t unregistered_objects();
 };

@@ -75,15 +75,17 @@ void StreamContext::host_frames(uint64_t ip, uint32_t epoch, CallTree &calls,
   }
   // XXX: the guest VM's interpreter is one frame, its name known even where
   // the binary is stripped: the merge finds it by that name.
+  // (A sample's innermost address is the interrupted instruction itself.)
+  const uint64_t pc = innermost ? ip : ip - 1;
   for (const VmFunctionRange &vm : vm_functions_)
-    if (ip - 1 - vm.start < vm.size) {
+    if (pc - vm.start < vm.size) {
       const uint32_t id = calls.frame_id(vm.frame);
       if (std::find(vm_frame_ids_.begin(), vm_frame_ids_.end(), id) == vm_frame_ids_.end())
         vm_frame_ids_.push_back(id);
       out.push_back(id);
       return;
     }
-  const std::vector<Frame> &frames = symbolizer.frames(ip, epoch);
+  const std::vector<Frame> &frames = symbolizer.frames(ip, epoch, innermost);
   // The agent's interposers are transparent; it shows only where a sample
   // interrupted it.
   if (!innermost && frames.size() == 1 && frames[0].function == kAgentFrame) return;

@@ -210,6 +210,9 @@ std::vector<Frame> Symbolizer::resolve(const Module &m, uint64_t ip, uint64_t pc
     free(chain);
     free(scopes);
   }
+  // XXX: a return address at a function's first byte (makecontext's
+  // __start_context) follows no call: ip-1 lies before the function.
+  if (outer.function.empty() && pc != ip) return resolve(m, ip, ip);
   if (outer.function.empty()) outer.function = offset_name;
   std::vector<Frame> frames{outer};
   frames.insert(frames.end(), inlined.rbegin(), inlined.rend());
@@ -235,8 +238,8 @@ std::vector<Symbolizer::ModuleInfo> Symbolizer::modules() const {
   return out;
 }
 
-const std::vector<Frame> &Symbolizer::frames(uint64_t ip, uint32_t epoch) {
-  const uint64_t pc = ip > 0 ? ip - 1 : ip;
+const std::vector<Frame> &Symbolizer::frames(uint64_t ip, uint32_t epoch, bool exact) {
+  const uint64_t pc = ip > 0 && !exact ? ip - 1 : ip;
   Module *m = find(pc, epoch);
   if (m && m->agent) {
     agent_frame_.assign(1, Frame{});

@@ -47,9 +47,10 @@ class Symbolizer {
   void load_perf_map(uint64_t pid);
 
   // Frames of the code at return address `ip` (looked up at ip-1, in the
-  // call instruction): the function first, then the functions inlined into
-  // it, innermost last; valid until the next call.
-  const std::vector<Frame> &frames(uint64_t ip, uint32_t epoch);
+  // call instruction), or with `exact` at instruction `ip` (where a CPU
+  // sample interrupted): the function first, then the functions inlined
+  // into it, innermost last; valid until the next call.
+  const std::vector<Frame> &frames(uint64_t ip, uint32_t epoch, bool exact = false);
 
   // Every module the stream loaded, unloaded ones included (exporters name
   // their mappings with them).

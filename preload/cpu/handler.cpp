@@ -63,13 +63,18 @@ int drop_agent_callers(uint64_t *ips, int n) {
 
 // The host stack of a sample that interrupted the agent, which set its
 // guard at stack pointer `guard`: one address of the agent's, then the
-// program's frames that called into it.
+// program's frames that called into it. Where none can be walked out of
+// the agent, they are walked from the call into it, if the agent knows it.
 int agent_sample_stack(SampleSlot &s, void *ucontext, uintptr_t guard, int max, bool *cut) {
   s.ips[0] = reinterpret_cast<uint64_t>(&on_sample_signal);
   if (max <= 1) return 1;
   uint64_t *callers = s.ips + 1;
-  const int n = SignalUnwind::capture_callers(ucontext, guard, callers, max - 1, &s.walk, cut);
-  return drop_agent_callers(s.ips, 1 + n);
+  int n = drop_agent_callers(s.ips, 1 + SignalUnwind::capture_callers(ucontext, guard, callers, max - 1, &s.walk, cut));
+  if (n == 1 && t_state.entered_from.ip != 0) {
+    n = drop_agent_callers(s.ips, 1 + SignalUnwind::capture_from_call(t_state.entered_from, callers, max - 1, &s.walk, cut));
+    *cut = true;  // (a stack from elsewhere than the interrupted state)
+  }
+  return n;
 }
 
 void sample(SampleSlot &s, void *ucontext) {

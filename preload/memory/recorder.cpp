@@ -121,14 +121,14 @@ void emit_with_stacks(const CallSite &at, uint8_t aevent, const void *oaddr, con
 }  // namespace
 
 void record_alloc(const CallSite &at, const void *p, size_t size) {
-  GuardScope guard;
+  GuardScope guard(at);
   if (!memory_stream_ready()) return;
   remember_sampled(g_agent.cfg.sample_bytes, p);
   emit_with_stacks(at, kAeventAlloc, nullptr, p, size);
 }
 
 void record_free(const CallSite &at, const void *p) {
-  GuardScope guard;
+  GuardScope guard(at);
   if (!memory_stream_ready()) return;
   if (g_agent.cfg.free_stacks)
     emit_with_stacks(at, kAeventFree, p, nullptr, 0);
@@ -137,14 +137,14 @@ void record_free(const CallSite &at, const void *p) {
 }
 
 void record_realloc(const CallSite &at, const void *old, const void *p, size_t size) {
-  GuardScope guard;
+  GuardScope guard(at);
   if (!memory_stream_ready()) return;
   remember_sampled(g_agent.cfg.sample_bytes, p);
   emit_with_stacks(at, kAeventRealloc, old, p, size);
 }
 
 void record_map(const CallSite &at, const void *p, size_t len) {
-  GuardScope guard;
+  GuardScope guard(at);
   if (!memory_stream_ready()) return;
   ThreadScratch *s = thread_scratch();
   const Where w = s ? capture(at, s) : Where{};
@@ -166,7 +166,7 @@ void record_unmap(const void *p, size_t len) {
 void record_guest(const CallSite &at, uint8_t aevent, const GuestLoc &loc,
                   const prof_guest_frame *frames, int nframes, const void *oaddr, size_t osize,
                   const void *naddr, size_t nsize) {
-  GuardScope guard;
+  GuardScope guard(at);
   ThreadScratch *s = thread_scratch();
   if (!s) {
     emit(aevent, Where{loc}, false, oaddr, naddr, nsize, osize);
