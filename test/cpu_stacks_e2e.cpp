@@ -151,6 +151,9 @@ TEST_CASE("cpu stacks: a sample inside the agent is [libprof] above the C progra
     all += s.second;
     const Frames &f = s.first;
     if (f.back() == kAgent && f.size() >= 2 && f[f.size() - 2] == "churn") in_churn += s.second;
+    // The program never asks for a block's size: the heap count's queries
+    // are the agent's.
+    CHECK_FALSE(has_frame(f, "malloc_usable_size"));
   }
   const double in_agent = check_agent_frames(stacks);
   INFO(in_agent << " of " << all << " samples in the agent, " << in_churn << " called from churn");

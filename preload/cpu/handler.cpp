@@ -61,6 +61,19 @@ int drop_agent_callers(uint64_t *ips, int n) {
   return kept;
 }
 
+// A sample in the allocator's size query that a hook made for the heap
+// count (outside the guard, memory/hooks.cpp) is the agent's: its frames
+// below the hook become the one agent frame. True if so.
+bool in_agent_size_query(uint64_t *ips, int n) {
+  for (int i = 1; i < n; i++) {
+    if (!in_agent_code(ips[i])) continue;
+    if (ips[i - 1] < g_cpu.size_query_lo || ips[i - 1] >= g_cpu.size_query_hi) return false;
+    for (int j = 0; j < i; j++) ips[j] = reinterpret_cast<uint64_t>(&on_sample_signal);
+    return true;
+  }
+  return false;
+}
+
 // The host stack of a sample that interrupted the agent, which set its
 // guard at stack pointer `guard`: one address of the agent's, then the
 // program's frames that called into it. Where none can be walked out of
@@ -110,6 +123,7 @@ void sample(SampleSlot &s, void *ucontext) {
     bool cut = false, fell_back = false;
     host = SignalUnwind::capture(ucontext, s.ips, mode == CpuMode::Leaf ? 1 : g_cpu.max_depth,
                                  &s.walk, g_agent.cfg.rule_walk, &cut, &fell_back);
+    if (in_agent_size_query(s.ips, host)) g_cpu.in_agent.fetch_add(1, std::memory_order_relaxed);
     host = drop_agent_callers(s.ips, host);
     if (cut) g_cpu.stacks_cut.fetch_add(1, std::memory_order_relaxed);
     if (fell_back) g_cpu.unwind_fallbacks.fetch_add(1, std::memory_order_relaxed);

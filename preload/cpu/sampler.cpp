@@ -5,6 +5,8 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <dlfcn.h>
+#include <link.h>
 #include <cstring>
 #include <pthread.h>
 #include <sys/syscall.h>
@@ -28,6 +30,14 @@ pthread_mutex_t g_clocks_mutex = PTHREAD_MUTEX_INITIALIZER;
 pthread_key_t g_thread_key;
 
 uint64_t gettid_now() { return uint64_t(syscall(SYS_gettid)); }
+
+// [*lo, *hi): the code of the function at `fn`, by its symbol's size.
+void function_extent(void *fn, uint64_t *lo, uint64_t *hi) {
+  Dl_info info;
+  void *entry = nullptr;
+  if (!fn || !dladdr1(fn, &info, &entry, RTLD_DL_SYMENT) || !entry) return;
+  *lo = uint64_t(fn), *hi = uint64_t(fn) + static_cast<const ElfW(Sym) *>(entry)->st_size;
+}
 
 // Blocks the sampling signal on the calling thread for a scope.
 class SignalBlock {
@@ -118,6 +128,7 @@ bool start_cpu_sampler() {
   }
   SignalUnwind::init();
   ModuleMap::extent_of(reinterpret_cast<const void *>(&on_sample_signal), &g_cpu.agent_lo, &g_cpu.agent_hi);
+  function_extent(dlsym(RTLD_NEXT, "malloc_usable_size"), &g_cpu.size_query_lo, &g_cpu.size_query_hi);
   pthread_key_create(&g_thread_key, unregister_thread);
   struct sigaction sa {};
   sa.sa_sigaction = on_sample_signal;

@@ -39,6 +39,9 @@ struct CpuSampler {
   uint64_t interval_ns = 1000000;
   int max_depth = 128;
   uint64_t agent_lo = 0, agent_hi = 0;  // the agent's own object
+  // malloc_usable_size, which the hooks call for the heap count outside
+  // the guard: a sample there is the agent's cost.
+  uint64_t size_query_lo = 0, size_query_hi = 0;
   // Counted for the stats record.
   std::atomic<uint64_t> samples{0};        // signals that became records
   std::atomic<uint64_t> unregistered{0};   // signals on a thread without a slot
