@@ -197,6 +197,51 @@ TEST_CASE("cpu stacks: samples on a coroutine's stack and on a sigaltstack reach
   CHECK(in_agent_rooted == in_agent);
 }
 
+TEST_CASE("cpu stacks: a stripped program's functions are one frame each, named by their first address",
+          "[cpu]") {
+  // The functions' addresses from the copy that kept its symbols.
+  std::map<std::string, std::string> function_at;  // "0x1189" -> "spin"
+  FILE *nm = popen(("nm " + program("cpu_burn")).c_str(), "r");
+  REQUIRE(nm);
+  char line[512];
+  while (fgets(line, sizeof line, nm)) {
+    unsigned long long addr;
+    char type, name[400];
+    if (sscanf(line, "%llx %c %399s", &addr, &type, name) == 3 && (type == 't' || type == 'T')) {
+      char hex[32];
+      snprintf(hex, sizeof hex, "0x%llx", addr);
+      function_at[hex] = name;
+    }
+  }
+  pclose(nm);
+  bool named_burn = false;
+  for (const auto &f : function_at) named_burn |= f.second == "burn_main";
+  REQUIRE(named_burn);
+  const RunResult r = run_under_agent({program("cpu_burn_stripped"), "0.5", "1"}, {"PROF_CPU=callgraph", "PROF_MEMORY=0"});
+  REQUIRE(r.exit_code == 0);
+  REQUIRE(r.sysprof_files.size() == 1);
+  double all = 0, in_program = 0;
+  std::map<std::string, double> leaves;
+  for (const auto &s : folded(r.sysprof_files[0])) {
+    all += s.second;
+    const std::string &leaf = s.first.back();
+    const std::string prefix = "cpu_burn_stripped+";
+    if (!starts_with(leaf, prefix)) continue;
+    in_program += s.second;
+    leaves[leaf.substr(prefix.size())] += s.second;
+  }
+  INFO(in_program << " of " << all << " samples with the leaf in the program, in " << leaves.size()
+                  << " functions");
+  CHECK(in_program >= 0.5 * all);
+  // Every leaf is a function's first address: the spinning loop's samples
+  // (at many addresses) are one frame.
+  for (const auto &leaf : leaves) {
+    INFO("leaf at " << leaf.first);
+    CHECK(function_at.count(leaf.first) == 1);
+  }
+  CHECK(leaves.size() <= 3);
+}
+
 TEST_CASE("cpu stacks: on lua5.4 with prof_lua, samples in the agent keep the Lua stack", "[cpu]") {
   setenv("LUA_CPATH", PROF_LUA_MODULE_DIR "/?.so", 1);
   const RunResult r = run_under_agent({"lua5.4", "-l", "prof_lua", PROF_BENCH_DIR "/binarytrees.lua", "12"},
@@ -219,6 +264,8 @@ TEST_CASE("cpu stacks: on lua5.4 with prof_lua, samples in the agent keep the Lu
     // sampler): its frames are the agent's.
     CHECK_FALSE(contains(s.first, "lua54_backtrace"));
     CHECK_FALSE(contains(s.first, "call_walk"));
+    CHECK_FALSE(contains(s.first, "publishing_alloc"));  // the adapter's allocator wrappers
+    CHECK_FALSE(contains(s.first, "typing_alloc"));
     if (s.first.back() != kAgent) continue;
     if (s.first[0] == root) rooted += s.second;
     if (contains(s.first, "binarytrees.lua:")) with_lua += s.second;
@@ -229,4 +276,10 @@ TEST_CASE("cpu stacks: on lua5.4 with prof_lua, samples in the agent keep the Lu
   CHECK(rooted == in_agent);
   CHECK(with_lua >= 0.8 * in_agent);
   CHECK(summary_in_agent(r.sysprof_files[0]) == in_agent);
+  // Memory stacks neither: the wrappers are transparent there.
+  REQUIRE(r.memprof_files.size() == 1);
+  for (const auto &s : folded(r.memprof_files[0])) {
+    CHECK_FALSE(contains(s.first, "publishing_alloc"));
+    CHECK_FALSE(contains(s.first, "typing_alloc"));
+  }
 }

@@ -1,5 +1,7 @@
 #include "model/cpu_model.h"
 
+#include <algorithm>
+
 namespace prof {
 namespace {
 
@@ -45,8 +47,14 @@ void CpuModel::read(StreamContext &ctx, CallTree &calls) {
     else if (const auto *state = std::get_if<ext::VmState>(&s.ext))
       vmstate = relabel_to(*state, s.offset);
     else if (const auto *sampler = std::get_if<ext::Sampler>(&s.ext))
-      samplers_.push_back(sampler_text(*sampler));
+      add_sampler(sampler_text(*sampler));
   });
+}
+
+void CpuModel::add_sampler(std::string text) {
+  // The processes of one run share their settings: each is said once.
+  if (std::find(samplers_.begin(), samplers_.end(), text) == samplers_.end())
+    samplers_.push_back(std::move(text));
 }
 
 void CpuModel::add(StreamContext &ctx, CallTree &calls, const SysprofSample &s, double weight,

@@ -47,6 +47,7 @@ class CpuModel {
   const std::vector<std::string> &samplers() const { return samplers_; }
 
  private:
+  void add_sampler(std::string text);
   void add(StreamContext &ctx, CallTree &calls, const SysprofSample &s, double weight,
            uint64_t tid);
 
@@ -58,7 +59,7 @@ class CpuModel {
   double samples_ = 0;
   std::map<uint8_t, double> by_vmstate_;
   std::map<Thread, double> by_thread_;
-  std::vector<std::string> samplers_;
+  std::vector<std::string> samplers_;  // each distinct setting once
 };
 
 }  // namespace prof

@@ -1,7 +1,10 @@
 #include "read/elf_file.h"
 
+#include <gelf.h>
 #include <sys/stat.h>
 
+#include <algorithm>
+#include <cstring>
 #include <map>
 #include <tuple>
 
@@ -14,6 +17,42 @@ const Dwfl_Callbacks kOfflineCallbacks = {dwfl_build_id_find_elf, dwfl_standard_
                                           dwfl_offline_section_address, nullptr};
 
 using Identity = std::tuple<dev_t, ino_t, off_t, long, long>;  // device, inode, size, mtime
+
+// The functions' first addresses listed by the .eh_frame_hdr section:
+//   u8 version (1), u8 eh_frame_ptr encoding, u8 fde_count encoding,
+//   u8 table encoding, eh_frame_ptr, fde_count, then fde_count pairs
+//   (initial location, FDE address), sorted by location.
+// Read in the one layout linkers write: eh_frame_ptr 4 bytes, fde_count
+// udata4, the pairs datarel sdata4 (relative to the section's address).
+std::vector<uint64_t> eh_frame_hdr_starts(Elf *elf) {
+  std::vector<uint64_t> starts;
+  size_t names = 0;
+  if (!elf || elf_getshdrstrndx(elf, &names) != 0) return starts;
+  for (Elf_Scn *scn = nullptr; (scn = elf_nextscn(elf, scn));) {
+    GElf_Shdr shdr;
+    if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_PROGBITS) continue;
+    const char *name = elf_strptr(elf, names, shdr.sh_name);
+    if (!name || strcmp(name, ".eh_frame_hdr") != 0) continue;
+    Elf_Data *data = elf_getdata(scn, nullptr);
+    if (!data || !data->d_buf || data->d_size < 12) return starts;
+    const auto *p = static_cast<const uint8_t *>(data->d_buf);
+    constexpr uint8_t kUdata4 = 0x03, kDatarelSdata4 = 0x3b;
+    if (p[0] != 1 || (p[1] & 0x0f) != 0x0b || p[2] != kUdata4 || p[3] != kDatarelSdata4) return starts;
+    uint32_t count;
+    memcpy(&count, p + 8, 4);
+    if (count > (data->d_size - 12) / 8) return starts;
+    starts.reserve(count);
+    for (uint32_t i = 0; i < count; i++) {
+      int32_t rel;
+      memcpy(&rel, p + 12 + 8 * size_t(i), 4);
+      starts.push_back(shdr.sh_addr + uint64_t(int64_t(rel)));
+    }
+    // (A hostile file's table need not be sorted.)
+    if (!std::is_sorted(starts.begin(), starts.end())) starts.clear();
+    return starts;
+  }
+  return starts;
+}
 
 }  // namespace
 
@@ -38,8 +77,15 @@ std::shared_ptr<ElfFile> ElfFile::open(const std::string &path) {
   GElf_Addr vaddr;
   const int n = dwfl_module_build_id(file->module_, &bits, &vaddr);
   if (n > 0) file->build_id_.assign(reinterpret_cast<const char *>(bits), size_t(n));
+  GElf_Addr bias = 0;
+  file->function_starts_ = eh_frame_hdr_starts(dwfl_module_getelf(file->module_, &bias));
   known = file;
   return file;
+}
+
+uint64_t ElfFile::function_start(uint64_t at) const {
+  auto after = std::upper_bound(function_starts_.begin(), function_starts_.end(), at);
+  return after == function_starts_.begin() ? 0 : *--after;
 }
 
 ElfFile::~ElfFile() {

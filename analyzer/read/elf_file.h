@@ -13,6 +13,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace prof {
 
@@ -27,6 +28,10 @@ class ElfFile {
   Dwfl_Module *module() const { return module_; }
   // The raw bytes of its GNU build-id note (empty if it has none).
   const std::string &build_id() const { return build_id_; }
+  // The first address of the function around link-time address `at`, by
+  // the unwind tables' index (.eh_frame_hdr), which stripped objects keep:
+  // each entry begins one function. 0 where the index says nothing.
+  uint64_t function_start(uint64_t at) const;
 
  private:
   ElfFile() = default;
@@ -34,6 +39,7 @@ class ElfFile {
   Dwfl *dwfl_ = nullptr;
   Dwfl_Module *module_ = nullptr;
   std::string build_id_;
+  std::vector<uint64_t> function_starts_;  // ascending
 };
 
 }  // namespace prof

@@ -100,7 +100,10 @@ void Symbolizer::module_load(const ext::ModuleLoad &r) {
   m->path = r.path;
   m->build_id = r.build_id;
   const std::string name = basename_of(r.path);
-  m->agent = name == "libprof.so" || name == "libprof-cpu.so";
+  // (The guest adapters' code, their allocator wrappers too, is the
+  // profiler's as well.)
+  m->agent = name == "libprof.so" || name == "libprof-cpu.so" || name == "prof_lua.so" ||
+             name == "prof_luajit.so";
   m->loaded = ++epoch_;
   modules_.push_back(std::move(m));
 }
@@ -210,9 +213,15 @@ std::vector<Frame> Symbolizer::resolve(const Module &m, uint64_t ip, uint64_t pc
     free(chain);
     free(scopes);
   }
-  // XXX: a return address at a function's first byte (makecontext's
+  // XXX: a return address at a named function's first byte (makecontext's
   // __start_context) follows no call: ip-1 lies before the function.
-  if (outer.function.empty() && pc != ip) return resolve(m, ip, ip);
+  if (outer.function.empty() && pc != ip &&
+      dwfl_module_addrinfo(mod, ip - m.base, &offset, &sym, nullptr, nullptr, nullptr) && offset == 0)
+    return resolve(m, ip, ip);
+  // XXX: stripped code is named by its function's first address, so that
+  // all of one function is one frame, as symbols would make it.
+  if (outer.function.empty())
+    if (const uint64_t start = m.elf->function_start(at)) outer.function = basename_of(m.path) + "+" + hex(start);
   if (outer.function.empty()) outer.function = offset_name;
   std::vector<Frame> frames{outer};
   frames.insert(frames.end(), inlined.rbegin(), inlined.rend());

@@ -5,9 +5,11 @@
 // DWARF gives the function, file:line and the chain of inlined calls; else
 // the ELF .symtab/.dynsym name; else "module+0xoffset". An address no module
 // covers is looked up in /tmp/perf-<pid>.map (JIT code), else shown as
-// "0xaddr". Code of the agent itself (libprof.so, libprof-cpu.so) is one
-// frame, "[libprof]": a CPU sample that interrupted the agent carries it at
-// its leaf, above the program's frames that called into the agent.
+// "0xaddr". Stripped code is named by its function's first address. Code of
+// the agent itself (libprof.so, libprof-cpu.so, and the guest adapters
+// prof_lua.so, prof_luajit.so) is one frame, "[libprof]": a CPU sample that
+// interrupted the agent carries it at its leaf, above the program's frames
+// that called into the agent; elsewhere its frames are left out.
 //
 // Invariants: an address is resolved against the modules loaded at an epoch
 // (every load and unload starts one), so code of a dlclose'd object keeps its
