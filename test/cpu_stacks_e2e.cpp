@@ -242,6 +242,21 @@ TEST_CASE("cpu stacks: a stripped program's functions are one frame each, named 
   CHECK(leaves.size() <= 3);
 }
 
+TEST_CASE("cpu stacks: the kernel's vDSO code is named (clock_gettime)", "[cpu]") {
+  const RunResult r = run_under_agent({program("cpu_clock"), "0.3"}, {"PROF_CPU=callgraph", "PROF_MEMORY=0"});
+  REQUIRE(r.exit_code == 0);
+  REQUIRE(r.sysprof_files.size() == 1);
+  double all = 0, in_vdso = 0;
+  for (const auto &s : folded(r.sysprof_files[0])) {
+    all += s.second;
+    INFO("leaf " << s.first.back());
+    CHECK_FALSE(has_frame(s.first, "linux-vdso"));
+    if (has_frame(s.first, "__vdso_clock_gettime")) in_vdso += s.second;
+  }
+  INFO(in_vdso << " of " << all << " samples in __vdso_clock_gettime");
+  CHECK(in_vdso >= 0.1 * all);
+}
+
 TEST_CASE("cpu stacks: on lua5.4 with prof_lua, samples in the agent keep the Lua stack", "[cpu]") {
   setenv("LUA_CPATH", PROF_LUA_MODULE_DIR "/?.so", 1);
   const RunResult r = run_under_agent({"lua5.4", "-l", "prof_lua", PROF_BENCH_DIR "/binarytrees.lua", "12"},

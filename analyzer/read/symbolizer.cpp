@@ -10,6 +10,8 @@
 #include <sstream>
 #include <sys/stat.h>
 
+#include "read/own_vdso.h"
+
 namespace prof {
 
 std::string demangle(const char *name) {
@@ -144,6 +146,11 @@ Symbolizer::Module *Symbolizer::find(uint64_t ip, uint32_t epoch) {
 
 void Symbolizer::open(Module &m) {
   m.opened = true;
+  if (m.path.rfind("linux-vdso", 0) == 0 && !m.build_id.empty() && !own_vdso_path().empty()) {
+    std::shared_ptr<ElfFile> vdso = ElfFile::open(own_vdso_path());
+    if (vdso && vdso->build_id() == m.build_id) m.elf = vdso;
+    return;
+  }
   if (is_virtual_object(m.path)) return;
   auto known = files_.find(m.path);
   if (known == files_.end()) {
