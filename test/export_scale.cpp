@@ -60,31 +60,6 @@ std::vector<uint8_t> wide_memory_stream() {
   return o.b;
 }
 
-// `page` with a script, run before its own, that notes on <html> the load
-// event's time since navigation (data-load-ms) and then runs `after` on the
-// graph with id `graph`, note(key, value) setting <html data-KEY>.
-std::string timed_copy(std::string page, const std::string &path, const std::string &graph,
-                       const std::string &after) {
-  const std::string code =
-      "\nwindow.addEventListener('load', function () {\n"
-      "  var root = document.documentElement;\n"
-      "  function note(k, v) { root.setAttribute('data-' + k, String(v)); }\n"
-      "  note('load-ms', performance.getEntriesByType('navigation')[0].loadEventStart.toFixed(0));\n"
-      "  var f = document.getElementById('" + graph + "').profFlame;\n" + after +
-      "});\n";
-  const bool svg = page.compare(0, 5, "<?xml") == 0;
-  const size_t at = svg ? page.find('>', page.find("<svg")) + 1 : page.find("<head>") + 6;
-  page.insert(at, svg ? "<script><![CDATA[" + code + "]]></script>" : "<script>" + code + "</script>");
-  write_file(path, page);
-  return path;
-}
-
-long attribute_ms(const std::string &dom, const std::string &name) {
-  const std::string key = "data-" + name + "=\"";
-  const size_t at = dom.find(key);
-  return at == std::string::npos ? -1 : std::stol(dom.substr(at + key.size()));
-}
-
 // The checks after load: zoom to the last leaf (narrower than a pixel
 // before), search for it, show callers.
 const char kAfterLoad[] = R"JS(

@@ -1,0 +1,109 @@
+#include "render/heap_bands.h"
+
+#include <algorithm>
+
+#include "model/frame_names.h"
+
+namespace prof {
+namespace {
+
+// `bytes` of the stacks' `stacks_total` as a share of the point's `total`.
+double share(double bytes, double stacks_total, double total) {
+  if (stacks_total == total) return bytes;
+  return stacks_total > 0 ? bytes / stacks_total * total : 0;
+}
+
+class Builder {
+ public:
+  Builder(ProcessHeap &out, size_t bands) : out_(out), bands_(bands) {
+    out_.bands.resize(bands + 1);
+  }
+
+  // A point whose stacks' bytes are `stacks[i]` (of `stacks_total`).
+  void add(double x, double total, const std::vector<double> &stacks, double stacks_total) {
+    out_.x.push_back(x);
+    out_.total.push_back(total);
+    double rest = total;
+    for (size_t i = 0; i < bands_; i++) {
+      const double v = i < stacks.size() ? share(stacks[i], stacks_total, total) : 0;
+      out_.bands[i].bytes.push_back(v);
+      rest -= v;
+    }
+    out_.bands[bands_].bytes.push_back(std::max(rest, 0.0));
+  }
+
+ private:
+  ProcessHeap &out_;
+  const size_t bands_;
+};
+
+// "function (file:line)" of a stack's innermost frame, and all its frames.
+void name_band(Profile &profile, uint32_t stack, HeapBand &band) {
+  const std::vector<Frame> frames = profile.frames(stack);
+  band.label = frames.empty() ? "(no stack)" : short_name(frames.back().label());
+  for (auto f = frames.rbegin(); f != frames.rend(); ++f)
+    band.frames += (band.frames.empty() ? "" : "\n") + short_name(f->label());
+}
+
+ProcessHeap process_heap(Profile &profile, const StreamHeap &h) {
+  ProcessHeap out;
+  out.pid = profile.streams()[h.file]->pid;
+  out.peak_events = h.peak_events;
+  out.markers = &profile.streams()[h.file]->markers;
+  const std::vector<HeapPoint> &all = profile.memory().over_time();
+  std::vector<const HeapPoint *> points;
+  for (const HeapPoint &p : all)
+    if (p.file == h.file) points.push_back(&p);
+  out.timed = !points.empty() &&
+              std::all_of(points.begin(), points.end(), [](const HeapPoint *p) { return p->timed; });
+
+  const std::vector<StackStats> &stacks = profile.memory().stacks();
+  std::vector<double> at_peak, at_end;
+  for (const auto &[stack, bytes] : h.top) {
+    at_peak.push_back(bytes);
+    at_end.push_back(stacks[stack].live_bytes);
+  }
+  Builder build(out, h.top.size());
+  build.add(0, 0, {}, 0);  // nothing is recorded before the process starts
+  const double peak_x = out.timed ? peak_time(all, h) : double(h.peak_events);
+  bool placed = false;
+  // XXX: a writer's peak is exact in bytes and time, not in stacks: they
+  // are those of the next point (the peak's own record, or after it).
+  auto place_peak = [&](const HeapPoint *next) {
+    out.peak = out.x.size();
+    if (h.writer_peak && next)
+      build.add(peak_x, h.peak_bytes, next->bands, next->stacks_bytes);
+    else
+      build.add(peak_x, h.peak_bytes, at_peak, h.stacks_peak);
+    placed = true;
+  };
+  for (const HeapPoint *p : points) {
+    const double x = out.timed ? double(p->time_ns) / 1e9 : double(p->events);
+    if (!placed && (out.timed ? x >= peak_x : p->events >= h.peak_events)) place_peak(p);
+    build.add(x, p->heap_bytes, p->bands, p->stacks_bytes);
+    if (out.timed && p->rss) out.rss.emplace_back(x, double(p->rss));
+  }
+  if (!placed) place_peak(nullptr);
+  if (!out.timed && h.end_events > h.peak_events)
+    build.add(double(h.end_events), h.end_bytes, at_end, h.end_bytes);
+
+  for (size_t i = 0; i < h.top.size(); i++) name_band(profile, h.top[i].first, out.bands[i]);
+  HeapBand &other = out.bands.back();
+  other.label = "other stacks";
+  // (Scaled shares leave rounding errors, far under a byte.)
+  if (std::all_of(other.bytes.begin(), other.bytes.end(), [](double v) { return v < 1; }))
+    out.bands.pop_back();
+  return out;
+}
+
+}  // namespace
+
+std::vector<ProcessHeap> heap_over_time(const std::vector<Profile *> &profiles) {
+  std::vector<ProcessHeap> out;
+  for (Profile *profile : profiles)
+    for (const StreamHeap &h : profile->memory().stream_heaps())
+      out.push_back(process_heap(*profile, h));
+  return out;
+}
+
+}  // namespace prof
