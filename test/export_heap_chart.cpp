@@ -17,17 +17,6 @@ namespace {
 // heap_phases.c's figures.
 constexpr double kSizeA = 8200, kHeldA = 40 * kSizeA, kSizeB = 5000, kHeldB = 100 * kSizeB;
 
-// The pf-bands data of each panel of a chart (heap_chart_svg.h).
-std::vector<json> chart_data(const std::string &svg) {
-  std::vector<json> out;
-  const std::string open = "class=\"pf-bands\"", cdata = "<![CDATA[";
-  for (size_t at = svg.find(open); at != std::string::npos; at = svg.find(open, at + 1)) {
-    const size_t from = svg.find(cdata, at) + cdata.size();
-    out.push_back(json::parse(svg.substr(from, svg.find("]]>", from) - from)));
-  }
-  return out;
-}
-
 // The band whose label starts with `prefix`, or -1.
 int band_named(const json &d, const std::string &prefix) {
   for (size_t b = 0; b < d["bands"].size(); b++)

@@ -101,6 +101,17 @@ TEST_CASE("flamegraph and html: 100,000 distinct stacks open in under a second, 
   CHECK(frames[0].value == 100000 * 16 + 1000 * 8 * (99 * 100 / 2));
   r = analyze({"html", stream, "-o", page});
   REQUIRE(r.exit_code == 0);
+  // Its heap chart: 10 of the 100,000 stacks apart, the rest as "other
+  // stacks"; the peak, at the last event, holds the odd leaves' blocks, the
+  // largest 16 + 99 x 8 bytes.
+  const std::vector<nlohmann::json> charts = chart_data(slurp(page));
+  REQUIRE(charts.size() == 1);
+  const nlohmann::json &chart = charts[0];
+  REQUIRE(chart["bands"].size() == 11);
+  CHECK(chart["bands"][10]["label"] == "other stacks");
+  const size_t peak = chart["peak"];
+  CHECK(chart["total"][peak] == 50000 * 16 + 8 * 1000 * (50 * 50));
+  CHECK(chart["bands"][0]["bytes"][peak] == 16 + 99 * 8);
   const long long last_leaf_bytes = 16 + 99 * 8;
 
   // The best of 3 loads: the machine's other work only slows them.

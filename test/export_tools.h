@@ -196,6 +196,17 @@ inline long attribute_ms(const std::string &dom, const std::string &name) {
   return at == std::string::npos ? -1 : std::stol(dom.substr(at + key.size()));
 }
 
+// The pf-bands data of each panel of a chart (heap_chart_svg.h).
+inline std::vector<nlohmann::json> chart_data(const std::string &svg) {
+  std::vector<nlohmann::json> out;
+  const std::string open = "class=\"pf-bands\"", cdata = "<![CDATA[";
+  for (size_t at = svg.find(open); at != std::string::npos; at = svg.find(open, at + 1)) {
+    const size_t from = svg.find(cdata, at) + cdata.size();
+    out.push_back(nlohmann::json::parse(svg.substr(from, svg.find("]]>", from) - from)));
+  }
+  return out;
+}
+
 // The frames of that name.
 inline std::vector<SvgFrame> named(const std::vector<SvgFrame> &frames, const std::string &name) {
   std::vector<SvgFrame> out;

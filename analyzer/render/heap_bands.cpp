@@ -37,12 +37,33 @@ class Builder {
   const size_t bands_;
 };
 
-// "function (file:line)" of a stack's innermost frame, and all its frames.
-void name_band(Profile &profile, uint32_t stack, HeapBand &band) {
-  const std::vector<Frame> frames = profile.frames(stack);
-  band.label = frames.empty() ? "(no stack)" : short_name(frames.back().label());
-  for (auto f = frames.rbegin(); f != frames.rend(); ++f)
-    band.frames += (band.frames.empty() ? "" : "\n") + short_name(f->label());
+constexpr size_t kLabelFrames = 4;
+
+// Each band's label: its stack's innermost frame, then as many of its
+// callers (" < caller") as tell it from the other bands', up to
+// kLabelFrames; and all its frames, innermost first, one a line.
+void name_bands(Profile &profile, const StreamHeap &h, std::vector<HeapBand> &bands) {
+  std::vector<std::vector<std::string>> names(h.top.size());
+  for (size_t b = 0; b < h.top.size(); b++) {
+    const std::vector<Frame> frames = profile.frames(h.top[b].first);
+    for (auto f = frames.rbegin(); f != frames.rend(); ++f) names[b].push_back(short_name(f->label()));
+    if (names[b].empty()) names[b].push_back("(no stack)");
+    for (const std::string &name : names[b])
+      bands[b].frames += (bands[b].frames.empty() ? "" : "\n") + name;
+  }
+  auto same_first = [&](size_t b, size_t o, size_t n) {
+    return names[o].size() >= n && std::equal(names[b].begin(), names[b].begin() + long(n), names[o].begin());
+  };
+  for (size_t b = 0; b < h.top.size(); b++) {
+    size_t shown = 1;
+    while (shown < std::min(kLabelFrames, names[b].size()) &&
+           std::any_of(names.begin(), names.end(), [&](const std::vector<std::string> &other) {
+             return &other != &names[b] && same_first(b, size_t(&other - names.data()), shown);
+           }))
+      shown++;
+    bands[b].label = names[b][0];
+    for (size_t i = 1; i < shown; i++) bands[b].label += " < " + names[b][i];
+  }
 }
 
 ProcessHeap process_heap(Profile &profile, const StreamHeap &h) {
@@ -87,7 +108,7 @@ ProcessHeap process_heap(Profile &profile, const StreamHeap &h) {
   if (!out.timed && h.end_events > h.peak_events)
     build.add(double(h.end_events), h.end_bytes, at_end, h.end_bytes);
 
-  for (size_t i = 0; i < h.top.size(); i++) name_band(profile, h.top[i].first, out.bands[i]);
+  name_bands(profile, h, out.bands);
   HeapBand &other = out.bands.back();
   other.label = "other stacks";
   // (Scaled shares leave rounding errors, far under a byte.)

@@ -22,7 +22,9 @@
 namespace prof {
 
 struct HeapBand {
-  std::string label;   // its innermost frame, allocator frames folded; "other stacks"
+  // Its innermost frame (allocator frames folded), with as many callers
+  // (" < CALLER") as tell it from the other bands'; "other stacks".
+  std::string label;
   std::string frames;  // every frame, innermost first, one a line; "" for other
   std::vector<double> bytes;  // at each point of its ProcessHeap
 };
