@@ -51,16 +51,17 @@ void name_bands(Profile &profile, const StreamHeap &h, std::vector<HeapBand> &ba
     for (const std::string &name : names[b])
       bands[b].frames += (bands[b].frames.empty() ? "" : "\n") + name;
   }
-  auto same_first = [&](size_t b, size_t o, size_t n) {
-    return names[o].size() >= n && std::equal(names[b].begin(), names[b].begin() + long(n), names[o].begin());
+  // Whether another band's stack starts with the same `n` frames as b's.
+  auto shared = [&](size_t b, size_t n) {
+    for (size_t o = 0; o < names.size(); o++)
+      if (o != b && names[o].size() >= n &&
+          std::equal(names[b].begin(), names[b].begin() + long(n), names[o].begin()))
+        return true;
+    return false;
   };
   for (size_t b = 0; b < h.top.size(); b++) {
     size_t shown = 1;
-    while (shown < std::min(kLabelFrames, names[b].size()) &&
-           std::any_of(names.begin(), names.end(), [&](const std::vector<std::string> &other) {
-             return &other != &names[b] && same_first(b, size_t(&other - names.data()), shown);
-           }))
-      shown++;
+    while (shown < std::min(kLabelFrames, names[b].size()) && shared(b, shown)) shown++;
     bands[b].label = names[b][0];
     for (size_t i = 1; i < shown; i++) bands[b].label += " < " + names[b][i];
   }

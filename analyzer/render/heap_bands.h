@@ -4,7 +4,10 @@
 // reached it, each point's heap shared among the stream's StreamHeap::top
 // stacks in proportion to their live bytes, and the rest as "other".
 //
-// Invariants: at every point the bands add up to the point's heap. Where
+// Invariants: at every point the bands add up to the point's heap (scaled
+// shares to within rounding, under a byte). The peak's point is at
+// peak_time() (heap_model.h), as `summary` gives it; a sampled stream's
+// writer's peak takes the stacks of the point after it. Where
 // the heap is the stacks' own sum (no heap-total records) a band is its
 // stack's live bytes; where it is the writer's count (usable sizes, or the
 // exact heap of a sampled stream) the stacks' bytes (requested, or
