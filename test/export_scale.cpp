@@ -60,31 +60,6 @@ std::vector<uint8_t> wide_memory_stream() {
   return o.b;
 }
 
-// `page` with a script, run before its own, that notes on <html> the load
-// event's time since navigation (data-load-ms) and then runs `after` on the
-// graph with id `graph`, note(key, value) setting <html data-KEY>.
-std::string timed_copy(std::string page, const std::string &path, const std::string &graph,
-                       const std::string &after) {
-  const std::string code =
-      "\nwindow.addEventListener('load', function () {\n"
-      "  var root = document.documentElement;\n"
-      "  function note(k, v) { root.setAttribute('data-' + k, String(v)); }\n"
-      "  note('load-ms', performance.getEntriesByType('navigation')[0].loadEventStart.toFixed(0));\n"
-      "  var f = document.getElementById('" + graph + "').profFlame;\n" + after +
-      "});\n";
-  const bool svg = page.compare(0, 5, "<?xml") == 0;
-  const size_t at = svg ? page.find('>', page.find("<svg")) + 1 : page.find("<head>") + 6;
-  page.insert(at, svg ? "<script><![CDATA[" + code + "]]></script>" : "<script>" + code + "</script>");
-  write_file(path, page);
-  return path;
-}
-
-long attribute_ms(const std::string &dom, const std::string &name) {
-  const std::string key = "data-" + name + "=\"";
-  const size_t at = dom.find(key);
-  return at == std::string::npos ? -1 : std::stol(dom.substr(at + key.size()));
-}
-
 // The checks after load: zoom to the last leaf (narrower than a pixel
 // before), search for it, show callers.
 const char kAfterLoad[] = R"JS(
@@ -126,6 +101,17 @@ TEST_CASE("flamegraph and html: 100,000 distinct stacks open in under a second, 
   CHECK(frames[0].value == 100000 * 16 + 1000 * 8 * (99 * 100 / 2));
   r = analyze({"html", stream, "-o", page});
   REQUIRE(r.exit_code == 0);
+  // Its heap chart: 10 of the 100,000 stacks apart, the rest as "other
+  // stacks"; the peak, at the last event, holds the odd leaves' blocks, the
+  // largest 16 + 99 x 8 bytes.
+  const std::vector<nlohmann::json> charts = chart_data(slurp(page));
+  REQUIRE(charts.size() == 1);
+  const nlohmann::json &chart = charts[0];
+  REQUIRE(chart["bands"].size() == 11);
+  CHECK(chart["bands"][10]["label"] == "other stacks");
+  const size_t peak = chart["peak"];
+  CHECK(chart["total"][peak] == 50000 * 16 + 8 * 1000 * (50 * 50));
+  CHECK(chart["bands"][0]["bytes"][peak] == 16 + 99 * 8);
   const long long last_leaf_bytes = 16 + 99 * 8;
 
   // The best of 3 loads: the machine's other work only slows them.

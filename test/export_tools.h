@@ -171,6 +171,42 @@ inline std::string drive_svg(std::string svg, const std::string &dir, const std:
   return path;
 }
 
+// `page` with a script, run before its own, that notes on <html> the load
+// event's time since navigation (data-load-ms) and then runs `after` on the
+// graph with id `graph`, note(key, value) setting <html data-KEY>.
+inline std::string timed_copy(std::string page, const std::string &path, const std::string &graph,
+                       const std::string &after) {
+  const std::string code =
+      "\nwindow.addEventListener('load', function () {\n"
+      "  var root = document.documentElement;\n"
+      "  function note(k, v) { root.setAttribute('data-' + k, String(v)); }\n"
+      "  note('load-ms', performance.getEntriesByType('navigation')[0].loadEventStart.toFixed(0));\n"
+      "  var f = document.getElementById('" + graph + "').profFlame;\n" + after +
+      "});\n";
+  const bool svg = page.compare(0, 5, "<?xml") == 0;
+  const size_t at = svg ? page.find('>', page.find("<svg")) + 1 : page.find("<head>") + 6;
+  page.insert(at, svg ? "<script><![CDATA[" + code + "]]></script>" : "<script>" + code + "</script>");
+  write_file(path, page);
+  return path;
+}
+
+inline long attribute_ms(const std::string &dom, const std::string &name) {
+  const std::string key = "data-" + name + "=\"";
+  const size_t at = dom.find(key);
+  return at == std::string::npos ? -1 : std::stol(dom.substr(at + key.size()));
+}
+
+// The pf-bands data of each panel of a chart (heap_chart_svg.h).
+inline std::vector<nlohmann::json> chart_data(const std::string &svg) {
+  std::vector<nlohmann::json> out;
+  const std::string open = "class=\"pf-bands\"", cdata = "<![CDATA[";
+  for (size_t at = svg.find(open); at != std::string::npos; at = svg.find(open, at + 1)) {
+    const size_t from = svg.find(cdata, at) + cdata.size();
+    out.push_back(nlohmann::json::parse(svg.substr(from, svg.find("]]>", from) - from)));
+  }
+  return out;
+}
+
 // The frames of that name.
 inline std::vector<SvgFrame> named(const std::vector<SvgFrame> &frames, const std::string &name) {
   std::vector<SvgFrame> out;

@@ -5,8 +5,8 @@
 
 namespace prof {
 
-void HeapModel::Series::add(const HeapPoint &p) {
-  if (offered++ % stride != 0) return;
+bool HeapModel::Series::add(const HeapPoint &p) {
+  if (offered++ % stride != 0) return false;
   if (points.size() == kMaxPoints) {
     for (size_t i = 0; i < kMaxPoints / 2; i++) points[i] = points[2 * i];
     points.resize(kMaxPoints / 2);
@@ -14,6 +14,7 @@ void HeapModel::Series::add(const HeapPoint &p) {
     offered = 1;
   }
   points.push_back(p);
+  return true;
 }
 
 void HeapModel::begin_stream(uint32_t file, uint32_t first_stack) {
@@ -30,6 +31,7 @@ void HeapModel::begin_stream(uint32_t file, uint32_t first_stack) {
   counted_stream_ = false;
   counted_peak_ = 0;
   counted_peak_ns_ = 0;
+  history_.clear();
 }
 
 void HeapModel::settle_peaks(std::vector<StackStats> &table, uint64_t epoch) const {
@@ -65,7 +67,11 @@ void HeapModel::end_stream() {
   // estimate, biased upward; the writer's count is exact.
   if (counted_stream_ && mean_) peak_ = counted_peak_;
   stream_heaps_.push_back(StreamHeap{file_, peak_events_, stream_events_, peak_, live_,
-                                     counted_stream_, counted_peak_, counted_peak_ns_});
+                                     counted_stream_, counted_peak_, counted_peak_ns_,
+                                     counted_stream_ && mean_ != 0, {}, 0});
+  choose_top(stream_heaps_.back());
+  replay_bands(stream_heaps_.back());
+  history_.clear();
   leaked_ += live_;
   leaked_blocks_ += heap_.size();
   peaks_ += peak_;
@@ -163,6 +169,7 @@ double HeapModel::create(uint32_t stack, uint64_t addr, uint64_t size) {
   if (mean_ && size) allocated_variance_ += (w - double(size)) * w;
   histogram_[size ? 64 - __builtin_clzll(size) : 0]++;
   heap_.insert(addr, Block{size, stream_events_, stack, mean_ ? float(w) : 0.0f});
+  history_.touch(stack);
   change_live(s, w);
   s.live_blocks++;
   return count;
@@ -185,6 +192,7 @@ double HeapModel::retire(uint64_t addr) {
     temporary_++;
   }
   last_alloc_valid_ = false;
+  history_.touch(b.stack);
   change_live(s, -(b.weight > 0 ? double(b.weight) : double(b.size)));
   s.live_blocks--;
   return b.weight > 0 && b.size ? double(b.weight) / double(b.size) : 1.0;
@@ -270,19 +278,24 @@ HeapPoint HeapModel::point(bool timed, uint64_t time_ns, uint64_t rss) const {
   p.time_ns = time_ns;
   p.rss = rss;
   p.events = stream_events_;
-  p.heap_bytes = live_;
+  p.heap_bytes = p.stacks_bytes = live_;
   return p;
+}
+
+void HeapModel::add_point(Series &series, const HeapPoint &p) {
+  if (series.add(p))
+    history_.checkpoint(stream_events_, peak_, [this](uint32_t stack) { return stacks_[stack].live_bytes; });
 }
 
 void HeapModel::time_mark(uint64_t time_ns, uint64_t rss) {
   rss_ = rss;
-  timed_.add(point(true, time_ns, rss));
+  add_point(timed_, point(true, time_ns, rss));
 }
 
 void HeapModel::heap_total(uint64_t time_ns, uint64_t live_bytes) {
   HeapPoint p = point(true, time_ns, rss_);
   p.heap_bytes = double(live_bytes);
-  totals_.add(p);
+  add_point(totals_, p);
   if (!counted_stream_ || double(live_bytes) > counted_peak_) {
     counted_peak_ = double(live_bytes);
     counted_peak_ns_ = time_ns;
@@ -290,7 +303,46 @@ void HeapModel::heap_total(uint64_t time_ns, uint64_t live_bytes) {
   counted_stream_ = true;
 }
 
-void HeapModel::event_mark() { counted_.add(point(false, 0, 0)); }
+void HeapModel::event_mark() { add_point(counted_, point(false, 0, 0)); }
+
+void HeapModel::choose_top(StreamHeap &h) const {
+  // XXX: a stack that held nothing at the peak can still have grown and
+  // shrunk before it (a phase of its own): the most it held at a kept point
+  // ranks it after those that held bytes at the peak.
+  std::vector<double> most(stacks_.size() - first_stack_, 0);
+  for (const StackHistory::Entry &e : history_.entries())
+    most[e.stack - first_stack_] = std::max(most[e.stack - first_stack_], e.bytes);
+  std::vector<uint32_t> ranked;
+  for (size_t i = first_stack_; i < stacks_.size(); i++) {
+    h.stacks_peak += stacks_[i].peak_bytes;
+    if (stacks_[i].peak_bytes > 0 || most[i - first_stack_] > 0) ranked.push_back(uint32_t(i));
+  }
+  auto larger = [&](uint32_t a, uint32_t b) {
+    const StackStats &x = stacks_[a], &y = stacks_[b];
+    if (x.peak_bytes != y.peak_bytes) return x.peak_bytes > y.peak_bytes;
+    if (most[a - first_stack_] != most[b - first_stack_])
+      return most[a - first_stack_] > most[b - first_stack_];
+    return a < b;
+  };
+  const size_t n = std::min(kBands, ranked.size());
+  std::partial_sort(ranked.begin(), ranked.begin() + long(n), ranked.end(), larger);
+  for (size_t i = 0; i < n; i++) h.top.emplace_back(ranked[i], stacks_[ranked[i]].peak_bytes);
+}
+
+void HeapModel::replay_bands(const StreamHeap &h) {
+  const std::vector<StackHistory::Entry> &entries = history_.entries();
+  for (Series *series : {&timed_, &counted_, &totals_}) {
+    std::vector<double> now(h.top.size(), 0);
+    size_t next = 0;
+    for (HeapPoint &p : series->points) {
+      if (p.file != file_) continue;
+      for (; next < entries.size() && entries[next].events <= p.events; next++)
+        for (size_t b = 0; b < h.top.size(); b++)
+          if (h.top[b].first == entries[next].stack) now[b] = entries[next].bytes;
+      p.bands = now;
+    }
+  }
+}
 
 void HeapModel::snapshot(bool timed, uint64_t time_ns, size_t top) {
   if (snapshots_.size() == kMaxPoints) {
@@ -335,6 +387,11 @@ double time_of_event(const std::vector<HeapPoint> &points, uint32_t file, uint64
     t0 = t;
   }
   return t0;
+}
+
+double peak_time(const std::vector<HeapPoint> &points, const StreamHeap &h) {
+  const double t = time_of_event(points, h.file, h.peak_events);
+  return h.writer_peak && t >= 0 ? double(h.peak_ns) / 1e9 : t;
 }
 
 const std::vector<HeapPoint> &HeapModel::over_time() const {

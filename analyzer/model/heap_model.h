@@ -1,8 +1,8 @@
 // HeapModel: the native view of memory streams, built in one pass: totals,
 // peak heap and the stacks holding it at the peak, leaks by stack, temporary
 // allocations, a size histogram, per-stack MemProf-style statistics (count,
-// min/avg/max size and lifetime), heap over time and snapshots of its
-// holders, and the mmap domain.
+// min/avg/max size and lifetime), heap over time split by its largest stacks
+// and snapshots of its holders, and the mmap domain.
 //
 // Invariants:
 // - Memory is proportional to the live blocks of the stream being read and to
@@ -15,6 +15,10 @@
 //   O(1) per event: a stack's bytes at the latest peak are captured lazily,
 //   the first time they change after it. The mmap domain has its own peak
 //   and holders alike.
+// - Heap over time by stack: each stream's kBands largest stacks (by their
+//   bytes at its peak, then by the most they held at a kept point) and
+//   their bytes at each of its kept points, replayed at its end from a
+//   StackHistory (bounded per point, see there).
 // - Lifetimes count events (allocations, reallocations and frees) of the
 //   stream between a block's allocation and its free or reallocation.
 // - Temporary allocation, heaptrack's rule exactly (a realloc being a free
@@ -38,6 +42,7 @@
 
 #include "llvm_memprof.h"
 #include "model/live_heap.h"
+#include "model/stack_history.h"
 
 namespace prof {
 
@@ -100,7 +105,10 @@ struct HeapPoint {
   uint32_t file = 0;
   bool timed = false;
   uint64_t time_ns = 0, rss = 0, events = 0;
-  double heap_bytes = 0;
+  double heap_bytes = 0;   // the writer's count where heap-total records give it, else stacks_bytes
+  double stacks_bytes = 0;  // the live bytes of the stream's stacks (estimated when sampled)
+  // The live bytes then of each of its stream's largest stacks (StreamHeap::top, in that order).
+  std::vector<double> bands;
 };
 
 // A stream's heap at its peak (the first time it reached it) and at its end.
@@ -114,12 +122,22 @@ struct StreamHeap {
   bool counted = false;      // the stream had heap-total records
   double counted_peak = 0;   // their largest live-bytes (usable sizes)
   uint64_t peak_ns = 0;      // when it was reached (counted only)
+  bool writer_peak = false;  // peak_bytes is counted_peak (a sampled stream's), reached at peak_ns
+  // Its largest stacks, at most HeapModel::kBands, largest first: (stack id,
+  // bytes at the peak); and the bytes of all its stacks at the peak.
+  std::vector<std::pair<uint32_t, double>> top;
+  double stacks_peak = 0;
 };
 
 // The time in seconds of event `events` of stream `file` (its peak, say)
 // from its points of over_time(): between two time marks interpolated by
 // events, after the last one that mark's time; -1 without time marks.
 double time_of_event(const std::vector<HeapPoint> &points, uint32_t file, uint64_t events);
+
+// The time in seconds of a stream's peak: the writer's where the peak is
+// its count, else that of the first event that reached it; -1 without
+// time marks.
+double peak_time(const std::vector<HeapPoint> &points, const StreamHeap &h);
 
 // The RFC's heap snapshot: the heap at a point, and its largest holders.
 struct HeapSnapshot {
@@ -131,6 +149,7 @@ struct HeapSnapshot {
 class alignas(64) HeapModel {
  public:
   static constexpr size_t kMaxPoints = 1024;
+  static constexpr size_t kBands = 10;  // stacks of a stream drawn apart, as heaptrack's charts
 
   // Streams are read one at a time, between these two calls; stacks are
   // dense ids (StackIndex), and a stream's are `first_stack` and above.
@@ -217,7 +236,7 @@ class alignas(64) HeapModel {
   struct Series {
     std::vector<HeapPoint> points;
     uint64_t stride = 1, offered = 0;
-    void add(const HeapPoint &p);
+    bool add(const HeapPoint &p);  // true when the point is kept
   };
   double scaled(uint64_t size) const;
   StackStats &stats(std::vector<StackStats> &table, uint32_t stack);
@@ -232,6 +251,9 @@ class alignas(64) HeapModel {
   void settle_peaks(std::vector<StackStats> &table, uint64_t epoch) const;
   void unmap_range(uint64_t addr, uint64_t len);
   HeapPoint point(bool timed, uint64_t time_ns, uint64_t rss) const;
+  void add_point(Series &series, const HeapPoint &p);
+  void choose_top(StreamHeap &h) const;
+  void replay_bands(const StreamHeap &h);
 
   uint32_t file_ = 0, first_stack_ = 0;
   uint64_t mean_ = 0;
@@ -254,6 +276,7 @@ class alignas(64) HeapModel {
   LiveHeap<Block> heap_;
   std::vector<StackStats> stacks_;
   Series timed_, counted_, totals_;
+  StackHistory history_;  // this stream's
   uint64_t rss_ = 0;  // this stream's latest time mark's
   bool counted_stream_ = false;
   double counted_peak_ = 0;

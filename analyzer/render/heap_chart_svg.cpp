@@ -3,32 +3,34 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <map>
+#include <sstream>
 
+#include "render/heap_bands.h"
 #include "render/markup.h"
 #include "report/memprof_report.h"
 
 namespace prof {
 namespace {
 
-constexpr double kWidth = 1200, kHeight = 440;
-constexpr double kLeft = 90, kRight = 30, kTop = 50, kBottom = 80;
-const char *const kColours[] = {"#c0392b", "#2471a3", "#1e8449", "#7d3c98", "#b9770e", "#117864"};
-
-struct Series {
-  uint64_t pid = 0;
-  StreamHeap heap;                // its peak and end
-  std::vector<HeapPoint> points;  // HeapModel::over_time()
-  const std::vector<std::pair<uint64_t, std::string>> *markers = nullptr;
-};
-
-struct XY {
-  double x, y;
-};
+constexpr double kWidth = 1200, kLeft = 90, kRight = 30;
+constexpr double kTitle = 30, kPanelTop = 50, kPlotHeight = 300, kAxis = 50, kLegendRow = 18;
+// The processes' heap and RSS lines.
+const char *const kLineColours[] = {"#c0392b", "#2471a3", "#1e8449", "#7d3c98", "#b9770e", "#117864"};
+// The bands, largest first (Tableau 10), then "other stacks".
+const char *const kBandColours[] = {"#4e79a7", "#f28e2b", "#76b7b2", "#59a14f", "#edc948",
+                                    "#b07aa1", "#ff9da7", "#9c755f", "#8cd17d", "#d4a6c8"};
+const char kOtherColour[] = "#c8c8c8";
+constexpr size_t kLabelChars = 72;
 
 std::string fixed(double v) {
   char buf[32];
   snprintf(buf, sizeof buf, "%.2f", v);
+  return buf;
+}
+
+std::string number(double v) {
+  char buf[32];
+  snprintf(buf, sizeof buf, "%.12g", v);
   return buf;
 }
 
@@ -50,147 +52,196 @@ std::string x_label(double v, bool timed) {
 
 std::string bytes_label(double v) { return format_bytes(std::round(v), true); }
 
-// The heap's curve of a series, its exact peak and (without time marks) its
-// end added: x in seconds (time marks) or events. A peak between two time
-// marks gets a time interpolated by events; one after the last mark, that
-// mark's time.
-std::vector<XY> curve(const Series &s, bool timed, XY *peak) {
-  std::vector<XY> xy;
-  *peak = {timed ? time_of_event(s.points, s.heap.file, s.heap.peak_events) : double(s.heap.peak_events), s.heap.peak_bytes};
-  bool placed = false;
-  xy.push_back({0, 0});  // nothing is recorded before the process starts
-  for (const HeapPoint &p : s.points) {
-    if (!placed && p.events >= s.heap.peak_events) {
-      xy.push_back(*peak);
-      placed = true;
-    }
-    xy.push_back({timed ? double(p.time_ns) / 1e9 : double(p.events), p.heap_bytes});
-  }
-  if (!placed) xy.push_back(*peak);
-  if (!timed && s.heap.end_events > s.heap.peak_events)
-    xy.push_back({double(s.heap.end_events), s.heap.end_bytes});
-  return xy;
+// As `summary` prints the peak's time.
+std::string peak_time(double x, bool timed) {
+  if (!timed) return "event " + grouped(x);
+  char buf[48];
+  snprintf(buf, sizeof buf, "%.3f s", x);
+  return buf;
 }
 
-}  // namespace
+std::string shortened(const std::string &label) {
+  if (label.size() <= kLabelChars) return label;
+  size_t cut = kLabelChars - 1;
+  while (cut > 0 && (label[cut] & 0xC0) == 0x80) cut--;  // not inside a UTF-8 character
+  return label.substr(0, cut) + "\xE2\x80\xA6";
+}
 
-bool render_heap_chart_svg(const std::vector<Profile *> &profiles, const HeapChartOptions &opt,
-                           std::ostream &out) {
-  std::vector<Series> series;
-  for (Profile *profile : profiles) {
-    std::map<uint32_t, size_t> by_file;
-    for (const StreamHeap &h : profile->memory().stream_heaps()) {
-      by_file[h.file] = series.size();
-      series.emplace_back();
-      series.back().pid = profile->streams()[h.file]->pid;
-      series.back().heap = h;
-      series.back().markers = &profile->streams()[h.file]->markers;
-    }
-    for (const HeapPoint &p : profile->memory().over_time()) {
-      auto it = by_file.find(p.file);
-      if (it != by_file.end()) series[it->second].points.push_back(p);
-    }
+void write_data(const ProcessHeap &h, std::ostream &out) {
+  auto list = [&](const std::vector<double> &v) {
+    out << '[';
+    for (size_t i = 0; i < v.size(); i++) out << (i ? "," : "") << number(v[i]);
+    out << ']';
+  };
+  out << "<script type=\"application/json\" class=\"pf-bands\" data-pid=\"" << h.pid
+      << "\"><![CDATA[{\"pid\":" << h.pid << ",\"unit\":\"" << (h.timed ? "s" : "events")
+      << "\",\"x\":";
+  list(h.x);
+  out << ",\"total\":";
+  list(h.total);
+  out << ",\"peak\":" << h.peak << ",\"bands\":[";
+  for (size_t b = 0; b < h.bands.size(); b++) {
+    out << (b ? "," : "") << "{\"label\":" << json_string(h.bands[b].label)
+        << ",\"frames\":" << json_string(h.bands[b].frames) << ",\"bytes\":";
+    list(h.bands[b].bytes);
+    out << '}';
   }
-  if (series.empty()) return false;
+  out << "]}]]></script>\n";
+}
 
-  bool timed = true;
-  for (const Series &s : series) {
-    timed = timed && !s.points.empty();
-    for (const HeapPoint &p : s.points) timed = timed && p.timed;
-  }
-  std::vector<std::vector<XY>> curves;
-  std::vector<XY> peaks(series.size());
+// One process's panel, its top at `top`; returns its height.
+double write_panel(const ProcessHeap &h, size_t index, double top, std::ostream &out) {
+  const char *line_colour = kLineColours[index % (sizeof kLineColours / sizeof *kLineColours)];
   double x_max = 0, y_max = 0;
-  for (size_t i = 0; i < series.size(); i++) {
-    curves.push_back(curve(series[i], timed, &peaks[i]));
-    for (const XY &p : curves.back()) {
-      x_max = std::max(x_max, p.x);
-      y_max = std::max(y_max, p.y);
-    }
-    if (!timed) continue;
-    for (const HeapPoint &p : series[i].points) y_max = std::max(y_max, double(p.rss));
-    for (const auto &m : *series[i].markers) x_max = std::max(x_max, double(m.first) / 1e9);
-  }
+  for (double x : h.x) x_max = std::max(x_max, x);
+  for (double y : h.total) y_max = std::max(y_max, y);
+  // XXX: one RSS figure (a single time mark, at exit) is no line, and would
+  // only squash the heap.
+  const bool rss = h.rss.size() > 1;
+  if (rss)
+    for (const auto &[x, bytes] : h.rss) y_max = std::max(y_max, bytes);
+  if (h.timed)
+    for (const auto &m : *h.markers) x_max = std::max(x_max, double(m.first) / 1e9);
   // Bytes in steps of a round number of B, KiB, MiB or GiB.
   double unit = 1;
   while (unit < 1024.0 * 1024 * 1024 && y_max >= unit * 1024) unit *= 1024;
   const double x_step = tick_step(x_max, 10), y_step = tick_step(y_max / unit, 6) * unit;
   x_max = std::max(x_step, std::ceil(x_max / x_step) * x_step);
   y_max = std::max(y_step, std::ceil(y_max / y_step) * y_step);
-  const double plot_w = kWidth - kLeft - kRight, plot_h = kHeight - kTop - kBottom;
+  const double plot_top = top + kPanelTop, plot_w = kWidth - kLeft - kRight;
   auto px = [&](double x) { return kLeft + x / x_max * plot_w; };
-  auto py = [&](double y) { return kTop + plot_h - y / y_max * plot_h; };
+  auto py = [&](double y) { return plot_top + kPlotHeight - y / y_max * kPlotHeight; };
+  const std::string who = "pid " + std::to_string(h.pid);
+  const double peak_x = h.x[h.peak], peak_y = h.total[h.peak];
+  const std::string peak_text = "peak " + bytes_label(peak_y) + " at " + peak_time(peak_x, h.timed);
 
-  if (opt.standalone) out << "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n";
-  out << "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" class=\"pf-chart\" id=\""
-      << escape_markup(opt.id) << "\" width=\"" << kWidth << "\" height=\"" << kHeight
-      << "\" viewBox=\"0 0 " << kWidth << " " << kHeight << "\">\n"
-      << "<style>\n"
-         ".pf-chart text { font-family: Verdana, 'DejaVu Sans', sans-serif; font-size: 12px; "
-         "fill: #222; }\n"
-         ".pf-chart .title { font-size: 17px; text-anchor: middle; }\n"
-         ".pf-chart .grid { stroke: #ddd; stroke-width: 1; }\n"
-         ".pf-chart polyline { fill: none; stroke-width: 2; }\n"
-         ".pf-chart .rss { stroke-dasharray: 6 4; stroke-width: 1.5; }\n"
-         "</style>\n"
-      << "<rect x=\"0\" y=\"0\" width=\"100%\" height=\"100%\" fill=\"#fbfbf8\"/>\n"
-      << "<text class=\"title\" x=\"" << kWidth / 2 << "\" y=\"26\">" << escape_markup(opt.title)
+  out << "<g class=\"panel\" data-pid=\"" << h.pid << "\">\n<text class=\"subtitle\" x=\""
+      << kLeft << "\" y=\"" << top + 24 << "\">"
+      << escape_markup(who + ": the heap by allocating stack, those holding the most at the "
+                             "peak at the bottom (hover for the full stack)")
       << "</text>\n";
-
+  write_data(h, out);
   for (double y = 0; y <= y_max * 1.0001; y += y_step)
     out << "<line class=\"grid\" x1=\"" << kLeft << "\" x2=\"" << kWidth - kRight << "\" y1=\""
         << fixed(py(y)) << "\" y2=\"" << fixed(py(y)) << "\"/><text x=\"" << kLeft - 8 << "\" y=\""
         << fixed(py(y) + 4) << "\" text-anchor=\"end\">" << bytes_label(y) << "</text>\n";
   for (double x = 0; x <= x_max * 1.0001; x += x_step)
     out << "<line class=\"grid\" x1=\"" << fixed(px(x)) << "\" x2=\"" << fixed(px(x)) << "\" y1=\""
-        << kTop << "\" y2=\"" << kTop + plot_h << "\"/><text x=\"" << fixed(px(x)) << "\" y=\""
-        << kTop + plot_h + 18 << "\" text-anchor=\"middle\">" << x_label(x, timed) << "</text>\n";
-  out << "<text x=\"" << kLeft + plot_w / 2 << "\" y=\"" << kTop + plot_h + 38
+        << plot_top << "\" y2=\"" << plot_top + kPlotHeight << "\"/><text x=\"" << fixed(px(x))
+        << "\" y=\"" << plot_top + kPlotHeight + 18 << "\" text-anchor=\"middle\">"
+        << x_label(x, h.timed) << "</text>\n";
+  out << "<text x=\"" << kLeft + plot_w / 2 << "\" y=\"" << plot_top + kPlotHeight + 38
       << "\" text-anchor=\"middle\">"
-      << (timed ? "seconds since the process started" : "events read") << "</text>\n";
+      << (h.timed ? "seconds since the process started" : "events read") << "</text>\n";
 
-  double legend_x = kLeft;
-  for (size_t i = 0; i < series.size(); i++) {
-    const Series &s = series[i];
-    const char *colour = kColours[i % (sizeof kColours / sizeof *kColours)];
-    const std::string who = "pid " + std::to_string(s.pid);
-    if (timed)
-      for (const auto &m : *s.markers) {
-        const std::string x = fixed(px(double(m.first) / 1e9));
-        out << "<g class=\"marker\"><title>" << escape_markup(who + ": marker " + m.second)
-            << "</title><line x1=\"" << x << "\" x2=\"" << x << "\" y1=\"" << kTop << "\" y2=\""
-            << kTop + plot_h << "\" stroke=\"#888\" stroke-dasharray=\"2 3\"/><text x=\"" << x
-            << "\" y=\"" << kTop + 12 << "\" transform=\"rotate(90 " << x << " " << kTop + 12
-            << ")\">" << escape_markup(m.second) << "</text></g>\n";
-      }
-    out << "<polyline class=\"heap\" data-pid=\"" << s.pid << "\" stroke=\"" << colour
-        << "\" points=\"";
-    for (const XY &p : curves[i]) out << fixed(px(p.x)) << "," << fixed(py(p.y)) << " ";
-    out << "\"><title>" << who << ": heap</title></polyline>\n";
-    if (timed) {
-      out << "<polyline class=\"rss\" data-pid=\"" << s.pid << "\" stroke=\"" << colour
-          << "\" points=\"";
-      for (const HeapPoint &p : s.points)
-        out << fixed(px(double(p.time_ns) / 1e9)) << "," << fixed(py(double(p.rss))) << " ";
-      out << "\"><title>" << who << ": RSS</title></polyline>\n";
-    }
-    const XY &peak = peaks[i];
-    const std::string peak_text = who + ": peak " + bytes_label(peak.y) + " (" + grouped(peak.y) +
-                                  " bytes) at " + x_label(peak.x, timed) +
-                                  (timed ? "" : " (event " + grouped(peak.x) + ")");
-    out << "<circle class=\"peak\" data-pid=\"" << s.pid << "\" data-bytes=\""
-        << format_count(peak.y) << "\" data-events=\"" << s.heap.peak_events << "\" cx=\""
-        << fixed(px(peak.x)) << "\" cy=\"" << fixed(py(peak.y)) << "\" r=\"5\" fill=\"" << colour
-        << "\" stroke=\"#000\"><title>" << escape_markup(peak_text) << "</title></circle>\n"
-        << "<text x=\"" << fixed(px(peak.x) + 8) << "\" y=\"" << fixed(py(peak.y) - 8) << "\">peak "
-        << bytes_label(peak.y) << "</text>\n";
-    out << "<rect x=\"" << legend_x << "\" y=\"" << kHeight - 22
-        << "\" width=\"14\" height=\"4\" fill=\"" << colour << "\"/><text x=\"" << legend_x + 20
-        << "\" y=\"" << kHeight - 16 << "\">" << who
-        << (timed ? ": heap (solid), RSS (dashed)" : ": heap") << "</text>\n";
-    legend_x += timed ? 300 : 140;
+  // The bands, each between the sum of those below it and that plus its own.
+  std::vector<double> below(h.x.size(), 0);
+  for (size_t b = 0; b < h.bands.size(); b++) {
+    const HeapBand &band = h.bands[b];
+    const bool other = band.frames.empty() && b + 1 == h.bands.size() && b > 0;
+    const char *colour = other ? kOtherColour : kBandColours[b % 10];
+    out << "<path class=\"band\" data-pid=\"" << h.pid << "\" data-band=\"" << b << "\" fill=\""
+        << colour << "\" d=\"M";
+    for (size_t i = 0; i < h.x.size(); i++)
+      out << (i ? " " : "") << fixed(px(h.x[i])) << "," << fixed(py(below[i] + band.bytes[i]));
+    for (size_t i = h.x.size(); i-- > 0;)
+      out << " " << fixed(px(h.x[i])) << "," << fixed(py(below[i]));
+    out << "Z\"><title>" << escape_markup(band.label + ": " + bytes_label(band.bytes[h.peak]) +
+                                          " at the peak" +
+                                          (band.frames.empty() ? "" : "\n" + band.frames))
+        << "</title></path>\n";
+    for (size_t i = 0; i < h.x.size(); i++) below[i] += band.bytes[i];
   }
-  out << "</svg>\n";
+
+  if (h.timed)
+    for (const auto &m : *h.markers) {
+      const std::string x = fixed(px(double(m.first) / 1e9));
+      out << "<g class=\"marker\"><title>" << escape_markup(who + ": marker " + m.second)
+          << "</title><line x1=\"" << x << "\" x2=\"" << x << "\" y1=\"" << plot_top
+          << "\" y2=\"" << plot_top + kPlotHeight
+          << "\" stroke=\"#888\" stroke-dasharray=\"2 3\"/><text x=\"" << x << "\" y=\""
+          << plot_top + 12 << "\" transform=\"rotate(90 " << x << " " << plot_top + 12 << ")\">"
+          << escape_markup(m.second) << "</text></g>\n";
+    }
+  out << "<polyline class=\"heap\" data-pid=\"" << h.pid << "\" stroke=\"" << line_colour
+      << "\" points=\"";
+  for (size_t i = 0; i < h.x.size(); i++) out << fixed(px(h.x[i])) << "," << fixed(py(h.total[i])) << " ";
+  out << "\"><title>" << who << ": heap</title></polyline>\n";
+  if (rss) {
+    out << "<polyline class=\"rss\" data-pid=\"" << h.pid << "\" stroke=\"" << line_colour
+        << "\" points=\"";
+    for (const auto &[x, bytes] : h.rss) out << fixed(px(x)) << "," << fixed(py(bytes)) << " ";
+    out << "\"><title>" << who << ": RSS</title></polyline>\n";
+  }
+
+  const std::string peak_title = who + ": peak " + bytes_label(peak_y) + " (" + grouped(peak_y) +
+                                 " bytes) at " + x_label(peak_x, h.timed) +
+                                 (h.timed ? "" : " (event " + grouped(peak_x) + ")");
+  out << "<line class=\"peak-time\" x1=\"" << fixed(px(peak_x)) << "\" x2=\"" << fixed(px(peak_x))
+      << "\" y1=\"" << plot_top << "\" y2=\"" << plot_top + kPlotHeight << "\"/>\n"
+      << "<circle class=\"peak\" data-pid=\"" << h.pid << "\" data-bytes=\"" << format_count(peak_y)
+      << "\" data-events=\"" << h.peak_events << "\" cx=\"" << fixed(px(peak_x)) << "\" cy=\""
+      << fixed(py(peak_y)) << "\" r=\"5\" fill=\"" << line_colour << "\" stroke=\"#000\"><title>"
+      << escape_markup(peak_title) << "</title></circle>\n";
+  const bool right = px(peak_x) > kLeft + plot_w * 0.7;  // the label left of a late peak
+  out << "<text class=\"peak-label\" x=\"" << fixed(px(peak_x) + (right ? -8 : 8)) << "\" y=\""
+      << plot_top - 6 << "\" text-anchor=\"" << (right ? "end" : "start") << "\">"
+      << escape_markup(peak_text) << "</text>\n";
+
+  // The legend: two columns of bands, largest first, then the lines.
+  const double legend_top = plot_top + kPlotHeight + kAxis;
+  const size_t rows = (h.bands.size() + 1) / 2 + 1;
+  for (size_t b = 0; b < h.bands.size(); b++) {
+    const HeapBand &band = h.bands[b];
+    const bool other = band.frames.empty() && b + 1 == h.bands.size() && b > 0;
+    const double x = kLeft + (b % 2) * plot_w / 2, y = legend_top + double(b / 2) * kLegendRow;
+    out << "<g class=\"legend\" data-band=\"" << b << "\"><title>"
+        << escape_markup(band.frames.empty() ? "stacks not drawn apart" : band.frames)
+        << "</title><rect x=\"" << x << "\" y=\"" << y - 10 << "\" width=\"12\" height=\"12\" fill=\""
+        << (other ? kOtherColour : kBandColours[b % 10]) << "\"/><text x=\"" << x + 18 << "\" y=\""
+        << y << "\">" << escape_markup(shortened(band.label)) << "</text></g>\n";
+  }
+  const double lines_y = legend_top + double(rows - 1) * kLegendRow;
+  out << "<rect x=\"" << kLeft << "\" y=\"" << lines_y - 6 << "\" width=\"14\" height=\"3\" fill=\""
+      << line_colour << "\"/><text x=\"" << kLeft + 20 << "\" y=\"" << lines_y << "\">" << who
+      << (rss ? ": heap (solid line), RSS (dashed)" : ": heap (line)")
+      << "; the dashed black line: the peak's time</text>\n</g>\n";
+  return kPanelTop + kPlotHeight + kAxis + double(rows) * kLegendRow;
+}
+
+}  // namespace
+
+bool render_heap_chart_svg(const std::vector<Profile *> &profiles, const HeapChartOptions &opt,
+                           std::ostream &out) {
+  const std::vector<ProcessHeap> heaps = heap_over_time(profiles);
+  if (heaps.empty()) return false;
+  // XXX: panels are drawn first, their height known only once drawn.
+  std::ostringstream panels;
+  double height = kTitle;
+  for (size_t i = 0; i < heaps.size(); i++) height += write_panel(heaps[i], i, height, panels);
+  height += 10;
+
+  if (opt.standalone) out << "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n";
+  out << "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" class=\"pf-chart\" id=\""
+      << escape_markup(opt.id) << "\" width=\"" << kWidth << "\" height=\"" << height
+      << "\" viewBox=\"0 0 " << kWidth << " " << height << "\">\n"
+      << "<style>\n"
+         ".pf-chart text { font-family: Verdana, 'DejaVu Sans', sans-serif; font-size: 12px; "
+         "fill: #222; }\n"
+         ".pf-chart .title { font-size: 17px; text-anchor: middle; }\n"
+         ".pf-chart .subtitle { font-size: 14px; }\n"
+         ".pf-chart .grid { stroke: #ddd; stroke-width: 1; }\n"
+         ".pf-chart polyline { fill: none; stroke-width: 2; }\n"
+         ".pf-chart .rss { stroke-dasharray: 6 4; stroke-width: 1.5; }\n"
+         ".pf-chart .band { stroke: #fff; stroke-width: 0.5; fill-opacity: 0.85; }\n"
+         ".pf-chart .band:hover { fill-opacity: 1; stroke: #000; }\n"
+         ".pf-chart .peak-time { stroke: #000; stroke-dasharray: 4 3; }\n"
+         ".pf-chart .peak-label { font-weight: bold; }\n"
+         "</style>\n"
+      << "<rect x=\"0\" y=\"0\" width=\"100%\" height=\"100%\" fill=\"#fbfbf8\"/>\n"
+      << "<text class=\"title\" x=\"" << kWidth / 2 << "\" y=\"22\">" << escape_markup(opt.title)
+      << "</text>\n"
+      << panels.str() << "</svg>\n";
   return true;
 }
 

@@ -1,17 +1,27 @@
-// The heap over time as one self-contained SVG line chart: per process
-// (memory stream), its heap and, where time marks give it, its RSS, with
-// the heap's peak marked and the stream's markers drawn as labelled
-// vertical lines.
+// The heap over time as one self-contained SVG chart: a panel per process
+// (memory stream), its heap stacked by its largest stacks (heap_bands.h,
+// heaptrack's "consumed" view), its RSS where time marks give it, the time
+// of its peak marked, and the stream's markers drawn as labelled vertical
+// lines.
 //
-// Picture: x is seconds since each process started when every series has
-// time marks, else the events read; y is bytes. Each process's heap is a
-//   <polyline class="heap" data-pid=PID .../>
-// through the points of HeapModel::over_time(), its exact peak (and without
-// time marks its end) added; with time marks, its RSS a dashed
-// <polyline class="rss" .../>. The peak is a
+// Picture: a panel's x is seconds since its process started when all its
+// points have time marks, else the events read; y is bytes. Each band is a
+//   <path class="band" data-pid=PID data-band=I ...><title>LABEL, bytes at
+//   the peak, every frame</title></path>
+// stacked from the largest (I = 0) up, "other stacks" last; its legend
+// entry names the stack's innermost frame that is not the allocator's. The
+// heap is a <polyline class="heap" data-pid=PID .../> over the bands; with
+// time marks the RSS a dashed <polyline class="rss" .../>. The peak is a
 //   <circle class="peak" data-pid=PID data-bytes=BYTES data-events=N>
 // at the first event that reached it (between two time marks its time is
-// interpolated by events).
+// interpolated by events, as `summary` gives it) on a vertical line
+// labelled "peak BYTES at T s". Each panel carries its data:
+//   <script type="application/json" class="pf-bands" data-pid=PID><![CDATA[
+//     {"pid": PID, "unit": "s" or "events", "x": [X...], "total": [BYTES...],
+//      "peak": INDEX, "bands": [{"label": L, "frames": F, "bytes": [BYTES...]}...]}
+//   ]]></script>
+// with ProcessHeap's figures: at each point the bands' bytes add up to the
+// total.
 #pragma once
 
 #include <ostream>

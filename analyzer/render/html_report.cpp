@@ -59,8 +59,11 @@ void write_html_report(const std::vector<Profile *> &profiles,
     chart_opt.id = "heap-svg";
     if (render_heap_chart_svg(profiles, chart_opt, chart))
       sections.push_back({"heap", "Heap over time",
-                          "Each process's heap (and RSS, from time marks); the dot marks its peak, "
-                          "at the first event that reached it.",
+                          "Each process's heap, split by the stacks that allocated it: the ten "
+                          "holding the most at its peak, the rest as \"other stacks\" (hover a "
+                          "band or its legend for the full stack). The dot and the dashed line "
+                          "mark the peak, at the first event that reached it; the RSS is dashed "
+                          "where time marks give it.",
                           chart.str()});
   }
 

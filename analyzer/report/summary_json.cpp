@@ -194,7 +194,7 @@ Json measured_json(Profile &profile, const Rows &rows, const SummaryOptions &opt
 Json peak_time(const HeapModel &heap) {
   if (heap.stream_heaps().size() != 1) return nullptr;
   const StreamHeap &h = heap.stream_heaps()[0];
-  const double t = time_of_event(heap.over_time(), h.file, h.peak_events);
+  const double t = peak_time(heap.over_time(), h);
   return t < 0 ? Json(nullptr) : Json(std::round(t * 1e6) / 1e6);
 }
 

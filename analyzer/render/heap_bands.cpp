@@ -1,0 +1,131 @@
+#include "render/heap_bands.h"
+
+#include <algorithm>
+
+#include "model/frame_names.h"
+
+namespace prof {
+namespace {
+
+// `bytes` of the stacks' `stacks_total` as a share of the point's `total`.
+double share(double bytes, double stacks_total, double total) {
+  if (stacks_total == total) return bytes;
+  return stacks_total > 0 ? bytes / stacks_total * total : 0;
+}
+
+class Builder {
+ public:
+  Builder(ProcessHeap &out, size_t bands) : out_(out), bands_(bands) {
+    out_.bands.resize(bands + 1);
+  }
+
+  // A point whose stacks' bytes are `stacks[i]` (of `stacks_total`).
+  void add(double x, double total, const std::vector<double> &stacks, double stacks_total) {
+    out_.x.push_back(x);
+    out_.total.push_back(total);
+    double rest = total;
+    for (size_t i = 0; i < bands_; i++) {
+      const double v = i < stacks.size() ? share(stacks[i], stacks_total, total) : 0;
+      out_.bands[i].bytes.push_back(v);
+      rest -= v;
+    }
+    out_.bands[bands_].bytes.push_back(std::max(rest, 0.0));
+  }
+
+ private:
+  ProcessHeap &out_;
+  const size_t bands_;
+};
+
+constexpr size_t kLabelFrames = 4;
+
+// Each band's label: its stack's innermost frame, then as many of its
+// callers (" < caller") as tell it from the other bands', up to
+// kLabelFrames; and all its frames, innermost first, one a line.
+void name_bands(Profile &profile, const StreamHeap &h, std::vector<HeapBand> &bands) {
+  std::vector<std::vector<std::string>> names(h.top.size());
+  for (size_t b = 0; b < h.top.size(); b++) {
+    const std::vector<Frame> frames = profile.frames(h.top[b].first);
+    for (auto f = frames.rbegin(); f != frames.rend(); ++f) names[b].push_back(short_name(f->label()));
+    if (names[b].empty()) names[b].push_back("(no stack)");
+    for (const std::string &name : names[b])
+      bands[b].frames += (bands[b].frames.empty() ? "" : "\n") + name;
+  }
+  // Whether another band's stack starts with the same `n` frames as b's.
+  auto shared = [&](size_t b, size_t n) {
+    for (size_t o = 0; o < names.size(); o++)
+      if (o != b && names[o].size() >= n &&
+          std::equal(names[b].begin(), names[b].begin() + long(n), names[o].begin()))
+        return true;
+    return false;
+  };
+  for (size_t b = 0; b < h.top.size(); b++) {
+    size_t shown = 1;
+    while (shown < std::min(kLabelFrames, names[b].size()) && shared(b, shown)) shown++;
+    bands[b].label = names[b][0];
+    for (size_t i = 1; i < shown; i++) bands[b].label += " < " + names[b][i];
+  }
+}
+
+ProcessHeap process_heap(Profile &profile, const StreamHeap &h) {
+  ProcessHeap out;
+  out.pid = profile.streams()[h.file]->pid;
+  out.peak_events = h.peak_events;
+  out.markers = &profile.streams()[h.file]->markers;
+  const std::vector<HeapPoint> &all = profile.memory().over_time();
+  std::vector<const HeapPoint *> points;
+  for (const HeapPoint &p : all)
+    if (p.file == h.file) points.push_back(&p);
+  out.timed = !points.empty() &&
+              std::all_of(points.begin(), points.end(), [](const HeapPoint *p) { return p->timed; });
+
+  const std::vector<StackStats> &stacks = profile.memory().stacks();
+  std::vector<double> at_peak, at_end;
+  for (const auto &[stack, bytes] : h.top) {
+    at_peak.push_back(bytes);
+    at_end.push_back(stacks[stack].live_bytes);
+  }
+  Builder build(out, h.top.size());
+  build.add(0, 0, {}, 0);  // nothing is recorded before the process starts
+  const double peak_x = out.timed ? peak_time(all, h) : double(h.peak_events);
+  bool placed = false;
+  // XXX: a writer's peak is exact in bytes and time, not in stacks: they
+  // are those of the next point (the peak's own record, or after it).
+  auto place_peak = [&](const HeapPoint *next) {
+    out.peak = out.x.size();
+    if (h.writer_peak && next)
+      build.add(peak_x, h.peak_bytes, next->bands, next->stacks_bytes);
+    else
+      build.add(peak_x, h.peak_bytes, at_peak, h.stacks_peak);
+    placed = true;
+  };
+  for (const HeapPoint *p : points) {
+    const double x = out.timed ? double(p->time_ns) / 1e9 : double(p->events);
+    if (!placed && (out.timed ? x >= peak_x : p->events >= h.peak_events)) place_peak(p);
+    build.add(x, p->heap_bytes, p->bands, p->stacks_bytes);
+    if (out.timed && p->rss) out.rss.emplace_back(x, double(p->rss));
+  }
+  if (!placed) place_peak(nullptr);
+  if (!out.timed && h.end_events > h.peak_events)
+    build.add(double(h.end_events), h.end_bytes, at_end, h.end_bytes);
+
+  name_bands(profile, h, out.bands);
+  HeapBand &other = out.bands.back();
+  other.label = "other stacks";
+  // (Scaled shares leave rounding errors, far under a byte.)
+  if (std::all_of(other.bytes.begin(), other.bytes.end(), [](double v) { return v < 1; }))
+    out.bands.pop_back();
+  return out;
+}
+
+}  // namespace
+
+std::vector<ProcessHeap> heap_over_time(const std::vector<Profile *> &profiles) {
+  std::vector<ProcessHeap> out;
+  for (Profile *profile : profiles)
+    for (const StreamHeap &h : profile->memory().stream_heaps())
+      out.push_back(process_heap(*profile, h));
+  return out;
+}
+
+}  // namespace prof
