@@ -39,17 +39,47 @@ class Builder {
 
 constexpr size_t kLabelFrames = 4;
 
-// Each band's label: its stack's innermost frame, then as many of its
-// callers (" < caller") as tell it from the other bands', up to
+// Stripped code (`module+0xSTART`, no file) tells a reader little: a
+// legend leaves it out where named frames are.
+bool unnamed(const Frame &f) { return f.file.empty() && f.function.find("+0x") != std::string::npos; }
+
+// A legend's name of a frame: a guest chunk's path cut to its file name
+// ("@/srv/app/bt.lua:6" -> "@bt.lua:6").
+std::string legend_name(const std::string &name) {
+  const size_t at = name.find('@');
+  const size_t slash = at == std::string::npos ? at : name.find_last_of('/', name.find(':', at));
+  if (slash == std::string::npos || slash < at) return name;
+  return name.substr(0, at + 1) + name.substr(slash + 1);
+}
+
+// A frame repeated in a row (recursion) becomes one, "name ×N", so that
+// stacks apart only in their depth say so early.
+void collapse_runs(std::vector<std::string> &names) {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < names.size();) {
+    size_t j = i;
+    while (j < names.size() && names[j] == names[i]) j++;
+    out.push_back(j - i > 1 ? names[i] + " ×" + std::to_string(j - i) : names[i]);
+    i = j;
+  }
+  names.swap(out);
+}
+
+// Each band's label: its stack's innermost named frame, then as many of
+// its named callers (" < caller") as tell it from the other bands', up to
 // kLabelFrames; and all its frames, innermost first, one a line.
 void name_bands(Profile &profile, const StreamHeap &h, std::vector<HeapBand> &bands) {
   std::vector<std::vector<std::string>> names(h.top.size());
   for (size_t b = 0; b < h.top.size(); b++) {
     const std::vector<Frame> frames = profile.frames(h.top[b].first);
-    for (auto f = frames.rbegin(); f != frames.rend(); ++f) names[b].push_back(short_name(f->label()));
-    if (names[b].empty()) names[b].push_back("(no stack)");
-    for (const std::string &name : names[b])
+    const bool any_named = std::any_of(frames.begin(), frames.end(), [](const Frame &f) { return !unnamed(f); });
+    for (auto f = frames.rbegin(); f != frames.rend(); ++f) {
+      const std::string name = short_name(f->label());
       bands[b].frames += (bands[b].frames.empty() ? "" : "\n") + name;
+      if (!any_named || !unnamed(*f)) names[b].push_back(legend_name(name));
+    }
+    if (names[b].empty()) names[b].push_back("(no stack)");
+    collapse_runs(names[b]);
   }
   // Whether another band's stack starts with the same `n` frames as b's.
   auto shared = [&](size_t b, size_t n) {

@@ -98,8 +98,13 @@ double write_panel(const ProcessHeap &h, size_t index, double top, std::ostream 
   // XXX: one RSS figure (a single time mark, at exit) is no line, and would
   // only squash the heap.
   const bool rss = h.rss.size() > 1;
+  double rss_max = 0;
   if (rss)
-    for (const auto &[x, bytes] : h.rss) y_max = std::max(y_max, bytes);
+    for (const auto &[x, bytes] : h.rss) rss_max = std::max(rss_max, bytes);
+  // XXX: an RSS far above the heap (the runtime's own memory, a VM's
+  // arenas) would squash the bands: it runs along the top, clipped.
+  const bool rss_clipped = rss_max > 2 * y_max && y_max > 0;
+  if (!rss_clipped) y_max = std::max(y_max, rss_max);
   if (h.timed)
     for (const auto &m : *h.markers) x_max = std::max(x_max, double(m.first) / 1e9);
   // Bytes in steps of a round number of B, KiB, MiB or GiB.
@@ -170,7 +175,7 @@ double write_panel(const ProcessHeap &h, size_t index, double top, std::ostream 
   if (rss) {
     out << "<polyline class=\"rss\" data-pid=\"" << h.pid << "\" stroke=\"" << line_colour
         << "\" points=\"";
-    for (const auto &[x, bytes] : h.rss) out << fixed(px(x)) << "," << fixed(py(bytes)) << " ";
+    for (const auto &[x, bytes] : h.rss) out << fixed(px(x)) << "," << fixed(py(std::min(bytes, y_max))) << " ";
     out << "\"><title>" << who << ": RSS</title></polyline>\n";
   }
 
@@ -204,7 +209,9 @@ double write_panel(const ProcessHeap &h, size_t index, double top, std::ostream 
   const double lines_y = legend_top + double(rows - 1) * kLegendRow;
   out << "<rect x=\"" << kLeft << "\" y=\"" << lines_y - 6 << "\" width=\"14\" height=\"3\" fill=\""
       << line_colour << "\"/><text x=\"" << kLeft + 20 << "\" y=\"" << lines_y << "\">" << who
-      << (rss ? ": heap (solid line), RSS (dashed)" : ": heap (line)")
+      << (!rss ? ": heap (line)"
+          : rss_clipped ? ": heap (solid line), RSS (dashed, clipped: it reaches " + bytes_label(rss_max) + ")"
+                        : ": heap (solid line), RSS (dashed)")
       << "; the dashed black line: the peak's time</text>\n</g>\n";
   return kPanelTop + kPlotHeight + kAxis + double(rows) * kLegendRow;
 }
