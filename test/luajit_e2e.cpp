@@ -6,6 +6,7 @@
 
 #include <cstdlib>
 #include <map>
+#include <regex>
 #include <sstream>
 #include <string>
 
@@ -161,6 +162,17 @@ CpuStream cpu_of(const RunResult &r) {
   return s;
 }
 
+// prof-analyze's output for `args`.
+std::string analyze(const std::string &args) {
+  std::string out;
+  FILE *f = popen((std::string(PROF_ANALYZER_PATH) + " " + args + " 2>/dev/null").c_str(), "r");
+  if (!f) return out;
+  char buf[4096];
+  for (size_t n; (n = fread(buf, 1, sizeof buf, f)) > 0;) out.append(buf, n);
+  pclose(f);
+  return out;
+}
+
 RunResult run_sampled(const std::string &mode, const std::vector<std::string> &argv) {
   std::vector<std::string> full{"luajit", "-l", "prof_luajit"};
   full.insert(full.end(), argv.begin(), argv.end());
@@ -186,17 +198,36 @@ TEST_CASE("luajit e2e: the function that burns the CPU holds most samples, JIT o
     }
     CHECK(lfunc > s.samples.size() * 6 / 10);
     if (std::string(mode) == "callgraph") CHECK(called_from_main > s.samples.size() * 6 / 10);
+    uint64_t traced = 0;
+    for (const CpuSample &c : s.samples) traced += c.vmstate == prof::kVmstTrace;
+    CHECK(traced == 0);
   }
 }
 
-TEST_CASE("luajit e2e: with the JIT on, burn's trace holds most samples", "[luajit]") {
+TEST_CASE("luajit e2e: with the JIT on, burn's trace holds most samples, numbered", "[luajit]") {
   use_module();
-  const RunResult r = run_sampled("leaf", {kBurn, "on", "0.6"});
-  CHECK(r.out == "true\n");
-  const CpuStream s = cpu_of(r);
-  REQUIRE(s.samples.size() > 100);
-  // The trace starts at the loop (line 5); its samples are TRACE samples.
-  CHECK(s.at("TRACE@luajit_burn.lua:5") > s.samples.size() * 6 / 10);
+  for (const char *mode : {"leaf", "callgraph"}) {
+    INFO(mode);
+    const RunResult r = run_sampled(mode, {kBurn, "on", "0.6"});
+    CHECK(r.out == "true\n");
+    const CpuStream s = cpu_of(r);
+    REQUIRE(s.samples.size() > 100);
+    // The trace starts at the loop (line 5); its samples are TRACE samples,
+    // each with the number of the trace that ran.
+    CHECK(s.at("TRACE@luajit_burn.lua:5") > s.samples.size() * 6 / 10);
+    uint64_t traced = 0, numbered = 0;
+    for (const CpuSample &c : s.samples) {
+      traced += c.vmstate == prof::kVmstTrace;
+      numbered += c.vmstate == prof::kVmstTrace && c.traceno != 0;
+    }
+    CHECK(traced > s.samples.size() * 6 / 10);
+    CHECK(numbered == traced);
+    // The analyzer names the trace as sysprof's parser does.
+    const std::string stacks = analyze("folded " + r.sysprof_files[0]);
+    INFO(stacks);
+    CHECK(std::regex_search(
+        stacks, std::regex(R"(TRACE \[[1-9][0-9]*\] started at @[^ ;]*luajit_burn\.lua:5 )")));
+  }
 }
 
 TEST_CASE("luajit e2e: DEFAULT mode counts the VM states, no stacks", "[luajit]") {

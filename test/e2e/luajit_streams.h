@@ -33,6 +33,7 @@ struct CpuSample {
   uint8_t vmstate;
   std::vector<std::string> stack;  // guest frames as VmEvent's; a TRACE sample: "TRACE@chunk:line"
   size_t host_frames;
+  uint64_t traceno;  // a TRACE sample's trace number (0: not known)
 };
 
 struct CpuStream {
