@@ -106,6 +106,11 @@ static void publish_cfunc(uint64_t addr) {
   add_seen(addr);
 }
 
+void symbols_name_cfunc(uint64_t addr, const char *name) {
+  prof_guest_cfunc_symbol(addr, name);
+  add_seen(addr);
+}
+
 void symbols_publish_frames(const struct prof_guest_frame *frames, const uint8_t *kinds, int n) {
   if (!seen) return;
   for (int i = 0; i < n; i++) {
@@ -176,10 +181,8 @@ static void publish_table(lua_State *L, const char *prefix) {
       const LJFunc *fn = lua_topointer(L, -1);
       char name[128];
       snprintf(name, sizeof name, "%s%s%s", prefix, *prefix ? "." : "", lua_tostring(L, -2));
-      if (fn->ffid == LJ_FF_C) {
-        prof_guest_cfunc_symbol((uint64_t)(uintptr_t)fn->f, name);
-        add_seen((uint64_t)(uintptr_t)fn->f);
-      }
+      if (fn->ffid == LJ_FF_C)
+        symbols_name_cfunc((uint64_t)(uintptr_t)fn->f, name);
       else if (fn->ffid > LJ_FF_C) /* a built-in: its frames name it by its id */
         prof_guest_cfunc_symbol(fn->ffid, name);
     }

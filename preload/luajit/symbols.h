@@ -25,6 +25,8 @@
 
 /* Maps the tables (false: no memory; nothing is then named). */
 bool symbols_init(void);
+/* Names the C frames at addr name (frames never name them otherwise). */
+void symbols_name_cfunc(uint64_t addr, const char *name);
 /* Names the prototypes and C functions of frames not named yet (kinds:
 ** frame_walk.h); a C function no library table holds by its exported
 ** symbol there, else as object+offset. */

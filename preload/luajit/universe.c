@@ -24,7 +24,7 @@ static void *profiling_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
     c.n = 0;
     c.site = (struct prof_guest_site){PROF_SITE_INTERNAL, 0, 0};
   } else {
-    vm_capture(u->g, u->main, false, ALLOC_MAX_FRAMES, NULL, NULL, &c);
+    vm_capture(u->g, u->main, false, ALLOC_MAX_FRAMES, &u->code, NULL, &c);
   }
   symbols_publish_frames(c.frames, c.kinds, c.n);
   if (c.site.source == PROF_SITE_TRACE) symbols_publish_trace(u->g, (uint32_t)c.site.addr);
