@@ -2,6 +2,7 @@
 
 #include <string.h>
 
+#include "line_cache.h"
 #include "safe_read.h"
 
 static inline bool read_vm(bool safe, void *dst, const void *src, size_t n) {
@@ -82,7 +83,7 @@ static bool emit_function(struct FrameWalk *w, uint64_t fnv, const uint32_t *pc,
   if (fn->ffid == LJ_FF_LUA) {
     const LJProto *pt = lj_func_proto(fn);
     emit(w, PROF_FRAME_LFUNC, FRAME_KIND_LUA, (uint64_t)(uintptr_t)pt,
-         frame_walk_line(pt, pc, w->safe));
+         w->safe ? frame_walk_line(pt, pc, true) : line_cache_line(pt, pc));
   } else if (fn->ffid == LJ_FF_C) {
     emit(w, PROF_FRAME_CFUNC, FRAME_KIND_C, (uint64_t)(uintptr_t)fn->f, 0);
   } else {

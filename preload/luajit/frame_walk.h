@@ -12,7 +12,7 @@
 **   caller vouches that the VM is at a point where its frames are whole
 **   (inside its allocator).
 ** - A Lua frame's line is its current line as lj_debug_frameline computes
-**   it; 0 when unknown (the innermost frame without a saved PC, a frame
+**   it (through line_cache.h when reads are direct); 0 when unknown (the innermost frame without a saved PC, a frame
 **   below a C boundary). Built-ins (fast functions) are FFUNC frames named
 **   by their id, C functions CFUNC frames by their code's address.
 ** - Native code re-entering the VM (an FFI callback, a built-in written in

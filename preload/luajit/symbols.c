@@ -163,14 +163,15 @@ void symbols_drain_pending(void) {
   draining = 0;
 }
 
-void symbols_block_freed(const void *p, size_t size) {
-  if (!seen || size < sizeof(LJProto)) return;
+bool symbols_block_freed(const void *p, size_t size) {
+  if (!seen || size < sizeof(LJProto)) return false;
   const LJProto *pt = p;
   /* XXX: inferred: a block whose header says prototype and whose size is
   ** the prototype's own. */
-  if (pt->gct != LJ_GCT_PROTO || pt->sizept != size) return;
+  if (pt->gct != LJ_GCT_PROTO || pt->sizept != size) return false;
   remove_seen((uint64_t)(uintptr_t)p);
   if (*recent_slot((uint64_t)(uintptr_t)p) == (uint64_t)(uintptr_t)p) *recent_slot((uint64_t)(uintptr_t)p) = 0;
+  return true;
 }
 
 /* Names the functions of the table at the top of the stack, prefix.name. */

@@ -38,8 +38,8 @@ void symbols_note_frames(const struct prof_guest_frame *frames, const uint8_t *k
 /* Names the prototypes signal handlers saw since the last call. */
 void symbols_drain_pending(void);
 /* The VM is about to free block p of size bytes: forgets it if it is a
-** prototype. */
-void symbols_block_freed(const void *p, size_t size);
+** prototype, and says whether it is. */
+bool symbols_block_freed(const void *p, size_t size);
 /* Names the functions in the tables of package.loaded (lib.name): C
 ** functions by address, built-ins by id (ffid: never a code address). */
 void symbols_publish_libraries(lua_State *L);
