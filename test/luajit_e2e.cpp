@@ -213,28 +213,36 @@ RunResult run_sampled(const std::string &mode, const std::vector<std::string> &a
   return run_under_agent(full, {"PROF_CPU=" + mode, "PROF_MEMORY=0"});
 }
 
+// burn.lua sampled in `mode` for 0.6 s with the JIT on or off; `hot`,
+// the innermost frame of its loop (line 5), holds most samples.
+struct Burn {
+  RunResult run;
+  CpuStream samples;
+};
+Burn burn_sampled(const std::string &mode, const std::string &jit, const std::string &hot) {
+  INFO(mode);
+  Burn b{run_sampled(mode, {kBurn, jit, "0.6"}), {}};
+  CHECK(b.run.out == "true\n");
+  b.samples = cpu_of(b.run);
+  REQUIRE(b.samples.samples.size() > 100);
+  CHECK(b.samples.at(hot) > b.samples.samples.size() * 6 / 10);
+  return b;
+}
+
 }  // namespace
 
 TEST_CASE("luajit e2e: the function that burns the CPU holds most samples, JIT off", "[luajit]") {
   use_module();
   for (const char *mode : {"leaf", "callgraph"}) {
     INFO(mode);
-    const RunResult r = run_sampled(mode, {kBurn, "off", "0.6"});
-    CHECK(r.out == "true\n");
-    const CpuStream s = cpu_of(r);
-    REQUIRE(s.samples.size() > 100);
-    // burn's loop is line 5; the interpreter's registers name the line.
-    CHECK(s.at("luajit_burn.lua:5") > s.samples.size() * 6 / 10);
-    uint64_t lfunc = 0, called_from_main = 0;
-    for (const CpuSample &c : s.samples) {
-      if (c.vmstate == prof::kVmstLfunc) lfunc++;
-      if (c.stack.size() >= 2 && c.stack[1] == "luajit_burn.lua:9") called_from_main++;
-    }
-    CHECK(lfunc > s.samples.size() * 6 / 10);
+    // The interpreter's registers name the loop's line.
+    const CpuStream s = burn_sampled(mode, "off", "luajit_burn.lua:5").samples;
+    uint64_t called_from_main = 0;
+    for (const CpuSample &c : s.samples)
+      called_from_main += c.stack.size() >= 2 && c.stack[1] == "luajit_burn.lua:9";
+    CHECK(s.in_state(prof::kVmstLfunc) > s.samples.size() * 6 / 10);
     if (std::string(mode) == "callgraph") CHECK(called_from_main > s.samples.size() * 6 / 10);
-    uint64_t traced = 0;
-    for (const CpuSample &c : s.samples) traced += c.vmstate == prof::kVmstTrace;
-    CHECK(traced == 0);
+    CHECK(s.in_state(prof::kVmstTrace) == 0);
   }
 }
 
@@ -242,22 +250,16 @@ TEST_CASE("luajit e2e: with the JIT on, burn's trace holds most samples, numbere
   use_module();
   for (const char *mode : {"leaf", "callgraph"}) {
     INFO(mode);
-    const RunResult r = run_sampled(mode, {kBurn, "on", "0.6"});
-    CHECK(r.out == "true\n");
-    const CpuStream s = cpu_of(r);
-    REQUIRE(s.samples.size() > 100);
-    // The trace starts at the loop (line 5); its samples are TRACE samples,
-    // each with the number of the trace that ran.
-    CHECK(s.at("TRACE@luajit_burn.lua:5") > s.samples.size() * 6 / 10);
-    uint64_t traced = 0, numbered = 0;
-    for (const CpuSample &c : s.samples) {
-      traced += c.vmstate == prof::kVmstTrace;
-      numbered += c.vmstate == prof::kVmstTrace && c.traceno != 0;
-    }
-    CHECK(traced > s.samples.size() * 6 / 10);
-    CHECK(numbered == traced);
+    // The trace starts at the loop; its samples are TRACE samples, each
+    // with the number of the trace that ran.
+    const Burn b = burn_sampled(mode, "on", "TRACE@luajit_burn.lua:5");
+    const CpuStream &s = b.samples;
+    uint64_t numbered = 0;
+    for (const CpuSample &c : s.samples) numbered += c.vmstate == prof::kVmstTrace && c.traceno != 0;
+    CHECK(s.in_state(prof::kVmstTrace) > s.samples.size() * 6 / 10);
+    CHECK(numbered == s.in_state(prof::kVmstTrace));
     // The analyzer names the trace as sysprof's parser does.
-    const std::string stacks = analyze("folded " + r.sysprof_files[0]);
+    const std::string stacks = analyze("folded " + b.run.sysprof_files[0]);
     INFO(stacks);
     CHECK(std::regex_search(
         stacks, std::regex(R"(TRACE \[[1-9][0-9]*\] started at @[^ ;]*luajit_burn\.lua:5 )")));

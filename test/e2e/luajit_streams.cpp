@@ -124,6 +124,12 @@ uint64_t CpuStream::at(const std::string &frame) const {
   return n;
 }
 
+uint64_t CpuStream::in_state(uint8_t vmstate) const {
+  uint64_t n = 0;
+  for (const CpuSample &c : samples) n += c.vmstate == vmstate;
+  return n;
+}
+
 CpuStream read_cpu_stream(const std::string &path) {
   CpuStream out;
   Names names;

@@ -41,6 +41,8 @@ struct CpuStream {
   bool truncated = false;
   // Samples whose innermost guest frame is `frame`.
   uint64_t at(const std::string &frame) const;
+  // Samples in VM state vmstate.
+  uint64_t in_state(uint8_t vmstate) const;
 };
 
 CpuStream read_cpu_stream(const std::string &path);
