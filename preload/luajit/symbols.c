@@ -20,9 +20,11 @@ static uint64_t *seen;
 /* Traces by number: the GCtrace last named under that number. */
 #define MAX_TRACES (1u << 16)
 static uint64_t *traces;
-/* Prototypes signal handlers saw unnamed (this VM's thread only). */
+/* Prototypes and C functions signal handlers saw unnamed (this VM's thread
+** only), with their frame kinds. */
 #define PENDING_MAX 1024
-static const void *pending[PENDING_MAX];
+static uint64_t pending[PENDING_MAX];
+static uint8_t pending_kind[PENDING_MAX];
 static volatile int npending;
 static volatile int draining;
 
@@ -143,10 +145,11 @@ void symbols_publish_trace(const char *g, uint32_t traceno) {
 void symbols_note_frames(const struct prof_guest_frame *frames, const uint8_t *kinds, int n) {
   if (!seen || draining) return;
   for (int i = 0; i < n; i++) {
-    if (kinds[i] != FRAME_KIND_LUA || is_seen(frames[i].addr)) continue;
+    if (kinds[i] == FRAME_KIND_BUILTIN || is_seen(frames[i].addr)) continue;
     const int at = npending;
     if (at == PENDING_MAX) return; /* seen again at a later sample */
-    pending[at] = (const void *)(uintptr_t)frames[i].addr;
+    pending[at] = frames[i].addr;
+    pending_kind[at] = kinds[i];
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     npending = at + 1;
   }
@@ -156,8 +159,13 @@ void symbols_drain_pending(void) {
   if (!npending) return;
   draining = 1;
   __atomic_signal_fence(__ATOMIC_SEQ_CST);
-  for (int i = 0; i < npending; i++)
-    if (!is_seen((uint64_t)(uintptr_t)pending[i])) publish_proto(pending[i]);
+  for (int i = 0; i < npending; i++) {
+    if (is_seen(pending[i])) continue;
+    if (pending_kind[i] == FRAME_KIND_LUA)
+      publish_proto((const LJProto *)(uintptr_t)pending[i]);
+    else
+      publish_cfunc(pending[i]);
+  }
   npending = 0;
   __atomic_signal_fence(__ATOMIC_SEQ_CST);
   draining = 0;
