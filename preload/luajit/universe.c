@@ -11,8 +11,13 @@ __thread int lj_thread_bound __attribute__((tls_model("initial-exec")));
 /* Guest stacks recorded with memory events: deeper ones are cut. */
 #define ALLOC_MAX_FRAMES 64
 
-/* The VM is about to free block p: a prototype's name and lines go. */
+/* The VM is about to free block p: a prototype's name and lines go; with
+** its last block (GG_State, lua_close), the VM: samples stop reading it. */
 static void block_freed(const void *p, size_t size) {
+  if (p == lj_universe.main) {
+    lj_thread_bound = 0;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+  }
   if (symbols_block_freed(p, size)) line_cache_forget();
 }
 
