@@ -22,6 +22,7 @@
 #include "layout_check.h"
 #include "libprof.h"
 #include "luajit_backtracer.h"
+#include "proto_events.h"
 #include "symbols.h"
 #include "universe.h"
 
@@ -87,6 +88,7 @@ __attribute__((visibility("default"))) int luaopen_prof_luajit(lua_State *L) {
   prof_guest_cfunc_symbol((uint64_t)(uintptr_t)luaopen_prof_luajit, "luaopen_prof_luajit");
   universe_start(L);
   publish_vm_code();
+  proto_events_attach(L);
   atexit(drain_at_exit);
   prof_register_guest(luajit_backtrace, NULL);
   return result(L, NULL);

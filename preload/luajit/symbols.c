@@ -108,6 +108,10 @@ static void publish_cfunc(uint64_t addr) {
   add_seen(addr);
 }
 
+void symbols_name_proto(const LJProto *pt) {
+  if (seen && !is_seen((uint64_t)(uintptr_t)pt)) publish_proto(pt);
+}
+
 void symbols_name_cfunc(uint64_t addr, const char *name) {
   prof_guest_cfunc_symbol(addr, name);
   add_seen(addr);

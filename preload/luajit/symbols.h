@@ -23,9 +23,12 @@
 #include <lua.h>
 
 #include "libprof.h"
+#include "lj_layout.h"
 
 /* Maps the tables (false: no memory; nothing is then named). */
 bool symbols_init(void);
+/* Names prototype pt, unless it was already. */
+void symbols_name_proto(const LJProto *pt);
 /* Names the C frames at addr name (frames never name them otherwise). */
 void symbols_name_cfunc(uint64_t addr, const char *name);
 /* Names the prototypes and C functions of frames not named yet (kinds:
