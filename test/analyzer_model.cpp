@@ -76,6 +76,13 @@ TEST_CASE("guest stacks are spliced at the VM's entry points") {
        {cfn("pmain"), lua("@x.lua:0"), lua("@x.lua:5")},
        "main;lua_cpcall;lj_vm_cpcall;pmain;docall;lua_pcall;lj_vm_pcall;@x.lua:0;@x.lua:5;"
        "lj_gc_step"},
+      {"LuaJIT's VM as its adapter names it (lj_vm): lua_cpcall's VM frame runs pmain alone, "
+       "an FFI callback's VM frame the comparator, after the adapter's re-entry mark",
+       {"main", "lua_cpcall", "lj_vm", "pmain", "docall", "lua_pcall", "lj_vm", "ffi_call",
+        "qsort_r", "msort_with_tmp", "lj_vm", "lj_str_new"},
+       {cfn("pmain"), lua("@f.lua:18"), lua("ffi.meta.__call"), cfn("lj_vm"), lua("@f.lua:10")},
+       "main;lua_cpcall;lj_vm;pmain;docall;lua_pcall;lj_vm;@f.lua:18;ffi.meta.__call;ffi_call;"
+       "qsort_r;msort_with_tmp;lj_vm;@f.lua:10;lj_str_new"},
       {"a truncated host stack: Lua runs left over go above the innermost entry",
        {"main", "lua_cpcall", "lj_BC_FUNCC"},
        {cfn("pmain"), lua("@x.lua:0"), lua("@x.lua:8")},

@@ -9,6 +9,7 @@ target_compile_definitions(luajit_e2e_tests PRIVATE
   PROF_LUAJIT_MODULE_DIR="$<TARGET_FILE_DIR:prof_luajit>"
   PROF_LUAJIT_TEST_DIR="${CMAKE_CURRENT_SOURCE_DIR}/e2e"
   PROF_LUAJIT_DEMO_DIR="${PROJECT_SOURCE_DIR}/scripts/demo"
-  PROF_NO_SAFE_READ="$<TARGET_FILE:no_safe_read>")
-add_dependencies(luajit_e2e_tests prof prof_luajit no_safe_read)
+  PROF_NO_SAFE_READ="$<TARGET_FILE:no_safe_read>"
+  PROF_ANALYZER_PATH="$<TARGET_FILE:prof-analyze>")
+add_dependencies(luajit_e2e_tests prof prof_luajit no_safe_read prof-analyze)
 prof_discover_tests(luajit_e2e_tests)

@@ -4,8 +4,10 @@
 // scripts' lines.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 #include <map>
+#include <regex>
 #include <sstream>
 #include <string>
 
@@ -161,10 +163,85 @@ CpuStream cpu_of(const RunResult &r) {
   return s;
 }
 
+// prof-analyze's output for `args`.
+std::string analyze(const std::string &args) {
+  std::string out;
+  FILE *f = popen((std::string(PROF_ANALYZER_PATH) + " " + args + " 2>/dev/null").c_str(), "r");
+  if (!f) return out;
+  char buf[4096];
+  for (size_t n; (n = fread(buf, 1, sizeof buf, f)) > 0;) out.append(buf, n);
+  pclose(f);
+  return out;
+}
+
+// The samples of the folded stacks whose innermost frame matches leaf.
+uint64_t leaf_count(const std::string &folded, const std::regex &leaf) {
+  uint64_t n = 0;
+  std::istringstream lines(folded);
+  for (std::string line; std::getline(lines, line);) {
+    const size_t space = line.rfind(' '), semi = line.rfind(';', space);
+    if (space == std::string::npos) continue;
+    const size_t from = semi == std::string::npos ? 0 : semi + 1;
+    if (std::regex_match(line.substr(from, space - from), leaf))
+      n += std::stoull(line.substr(space + 1));
+  }
+  return n;
+}
+
+// Among the folded stacks whose host part reaches main and that run the
+// FFI script's comparator interpreted (a frame @...luajit_ffi.lua:9-11),
+// how many samples have a frame of qsort (qsort_r, msort_...) between the
+// line that called qsort (18) and the comparator's frame.
+struct FfiPlacement {
+  uint64_t whole = 0, placed = 0;
+};
+FfiPlacement ffi_placement(const std::string &folded) {
+  const std::regex comparator(R"(@.*/luajit_ffi\.lua:(9|10|11))");
+  const std::regex caller(R"(@.*/luajit_ffi\.lua:18)");
+  const std::regex sort(R"((qsort|msort).*)");
+  FfiPlacement p;
+  std::istringstream lines(folded);
+  for (std::string line; std::getline(lines, line);) {
+    const size_t space = line.rfind(' ');
+    if (space == std::string::npos) continue;
+    std::vector<std::string> frames;
+    std::istringstream names(line.substr(0, space));
+    for (std::string f; std::getline(names, f, ';');) frames.push_back(f);
+    auto first = [&](const std::regex &re) {
+      for (size_t i = 0; i < frames.size(); i++)
+        if (std::regex_match(frames[i], re)) return i;
+      return frames.size();
+    };
+    const size_t at = first(comparator);
+    if (at == frames.size() || first(std::regex("main")) == frames.size()) continue;
+    const uint64_t count = std::stoull(line.substr(space + 1));
+    p.whole += count;
+    const size_t call = first(caller), in_sort = first(sort);
+    if (call < in_sort && in_sort < at) p.placed += count;
+  }
+  return p;
+}
+
 RunResult run_sampled(const std::string &mode, const std::vector<std::string> &argv) {
   std::vector<std::string> full{"luajit", "-l", "prof_luajit"};
   full.insert(full.end(), argv.begin(), argv.end());
   return run_under_agent(full, {"PROF_CPU=" + mode, "PROF_MEMORY=0"});
+}
+
+// burn.lua sampled in `mode` for 0.6 s with the JIT on or off; `hot`,
+// the innermost frame of its loop (line 5), holds most samples.
+struct Burn {
+  RunResult run;
+  CpuStream samples;
+};
+Burn burn_sampled(const std::string &mode, const std::string &jit, const std::string &hot) {
+  INFO(mode);
+  Burn b{run_sampled(mode, {kBurn, jit, "0.6"}), {}};
+  CHECK(b.run.out == "true\n");
+  b.samples = cpu_of(b.run);
+  REQUIRE(b.samples.samples.size() > 100);
+  CHECK(b.samples.at(hot) > b.samples.samples.size() * 6 / 10);
+  return b;
 }
 
 }  // namespace
@@ -173,30 +250,43 @@ TEST_CASE("luajit e2e: the function that burns the CPU holds most samples, JIT o
   use_module();
   for (const char *mode : {"leaf", "callgraph"}) {
     INFO(mode);
-    const RunResult r = run_sampled(mode, {kBurn, "off", "0.6"});
-    CHECK(r.out == "true\n");
-    const CpuStream s = cpu_of(r);
-    REQUIRE(s.samples.size() > 100);
-    // burn's loop is line 5; the interpreter's registers name the line.
-    CHECK(s.at("luajit_burn.lua:5") > s.samples.size() * 6 / 10);
-    uint64_t lfunc = 0, called_from_main = 0;
+    // The interpreter's registers name the loop's line.
+    const Burn b = burn_sampled(mode, "off", "luajit_burn.lua:5");
+    const CpuStream &s = b.samples;
+    // The analyzer names it too: its prototype was named as it was made,
+    // before any sample showed it.
+    CHECK(leaf_count(analyze("folded " + b.run.sysprof_files[0]),
+                     std::regex(R"(@.*/luajit_burn\.lua:5)")) > s.samples.size() * 6 / 10);
+    uint64_t called_from_main = 0, unnamed = 0;
     for (const CpuSample &c : s.samples) {
-      if (c.vmstate == prof::kVmstLfunc) lfunc++;
-      if (c.stack.size() >= 2 && c.stack[1] == "luajit_burn.lua:9") called_from_main++;
+      called_from_main += c.stack.size() >= 2 && c.stack[1] == "luajit_burn.lua:9";
+      // luajit.c's pmain at the root too, though only signal handlers saw it.
+      unnamed += std::count(c.stack.begin(), c.stack.end(), "?");
     }
-    CHECK(lfunc > s.samples.size() * 6 / 10);
+    CHECK(unnamed == 0);
+    CHECK(s.in_state(prof::kVmstLfunc) > s.samples.size() * 6 / 10);
     if (std::string(mode) == "callgraph") CHECK(called_from_main > s.samples.size() * 6 / 10);
+    CHECK(s.in_state(prof::kVmstTrace) == 0);
   }
 }
 
-TEST_CASE("luajit e2e: with the JIT on, burn's trace holds most samples", "[luajit]") {
+TEST_CASE("luajit e2e: with the JIT on, burn's trace holds most samples, numbered", "[luajit]") {
   use_module();
-  const RunResult r = run_sampled("leaf", {kBurn, "on", "0.6"});
-  CHECK(r.out == "true\n");
-  const CpuStream s = cpu_of(r);
-  REQUIRE(s.samples.size() > 100);
-  // The trace starts at the loop (line 5); its samples are TRACE samples.
-  CHECK(s.at("TRACE@luajit_burn.lua:5") > s.samples.size() * 6 / 10);
+  for (const char *mode : {"leaf", "callgraph"}) {
+    INFO(mode);
+    // The trace starts at the loop; its samples are TRACE samples, each
+    // with the number of the trace that ran.
+    const Burn b = burn_sampled(mode, "on", "TRACE@luajit_burn.lua:5");
+    const CpuStream &s = b.samples;
+    uint64_t numbered = 0;
+    for (const CpuSample &c : s.samples) numbered += c.vmstate == prof::kVmstTrace && c.traceno != 0;
+    CHECK(s.in_state(prof::kVmstTrace) > s.samples.size() * 6 / 10);
+    CHECK(numbered == s.in_state(prof::kVmstTrace));
+    // The analyzer names the trace as sysprof's parser does.
+    CHECK(leaf_count(analyze("folded " + b.run.sysprof_files[0]),
+                     std::regex(R"(TRACE \[[1-9][0-9]*\] started at @.*/luajit_burn\.lua:5)")) >
+          s.samples.size() * 6 / 10);
+  }
 }
 
 TEST_CASE("luajit e2e: DEFAULT mode counts the VM states, no stacks", "[luajit]") {
@@ -229,6 +319,11 @@ TEST_CASE("luajit e2e: FFI calls and callbacks under 1 kHz CALLGRAPH sampling", 
           break;
         }
     CHECK(in_callback > 0);
+    // Merged with the host stack, the comparator's frames sit above qsort,
+    // which sits above the line that called it (18).
+    const FfiPlacement p = ffi_placement(analyze("folded " + r.sysprof_files[0]));
+    CHECK(p.whole > 0);
+    CHECK(p.placed == p.whole);
   }
 }
 

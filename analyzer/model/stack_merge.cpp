@@ -20,6 +20,7 @@ const KnownEntry kVmEntries[] = {
     {"lua_pcall", VmEntry::RunsLua},
     {"lua_resume", VmEntry::RunsLua},
     {"lua_cpcall", VmEntry::RunsC},
+    {"lj_vm", VmEntry::RunsLuaThenC},     // LuaJIT's whole VM, as its adapter names it (vm-function)
 };
 
 }  // namespace
@@ -29,6 +30,11 @@ VmEntry vm_entry(std::string_view function, Frame::Kind kind) {
   for (const KnownEntry &e : kVmEntries)
     if (function == e.function) return e.kind;
   return VmEntry::None;
+}
+
+VmEntry vm_function_entry(std::string_view name) {
+  const VmEntry known = vm_entry(name, Frame::Kind::Native);
+  return known == VmEntry::None ? VmEntry::RunsLua : known;
 }
 
 void merge_positions(std::vector<VmEntry> &entries, const std::vector<bool> &cfunc,
@@ -57,6 +63,10 @@ void merge_positions(std::vector<VmEntry> &entries, const std::vector<bool> &cfu
     } else if (entries[i] == VmEntry::RunsLua) {
       while (g < nguest && cfunc[g]) g++;
       for (; g < nguest && !cfunc[g]; g++) out.push_back(guest_at(g));
+    } else if (entries[i] == VmEntry::RunsLuaThenC) {
+      for (; g < nguest && !cfunc[g]; g++) out.push_back(guest_at(g));
+      // The C function it called, which the host frames above it show.
+      if (g < nguest && i != innermost) g++;
     }
     if (i != innermost) continue;
     // XXX: trailing C frames alone are the native code the host already shows.

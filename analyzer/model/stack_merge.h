@@ -8,7 +8,12 @@
 //   receives guest frames right above it: an entry that runs Lua code
 //   (luaV_execute, lj_vm_call, lua_pcall, ...) skips the guest C frames and
 //   takes the next run of Lua frames; an entry that runs a C function
-//   (lua_cpcall, lj_vm_cpcall) skips one guest C frame and takes nothing.
+//   (lua_cpcall, lj_vm_cpcall) skips one guest C frame and takes nothing;
+//   LuaJIT's VM (lj_vm: each of its frames runs Lua, then calls at most one
+//   C function; lua_cpcall's runs no Lua) takes the next run of Lua frames,
+//   then skips the one guest C frame after it (its adapter marks native
+//   code re-entering the VM with a C frame where no C function is on the
+//   guest stack).
 //   Entries that call each other directly (lua_pcall -> lj_vm_pcall) count
 //   once, at the innermost of them.
 // - Guest frames left over go above the innermost entry, C frames included,
@@ -39,8 +44,10 @@ std::vector<Frame> merge_stacks(std::vector<Frame> host, const std::vector<Guest
 // what each host frame (root first) is, from its function name, and whether
 // each guest frame (root first) is a C frame; `out` gets the merged stack,
 // root first, as positions: host frame i is i, guest frame g is host + g.
-enum class VmEntry : uint8_t { None, RunsLua, RunsC };
+enum class VmEntry : uint8_t { None, RunsLua, RunsC, RunsLuaThenC };
 VmEntry vm_entry(std::string_view function, Frame::Kind kind);
+// What a host frame in a VM function the stream named (vm-function) is.
+VmEntry vm_function_entry(std::string_view name);
 void merge_positions(std::vector<VmEntry> &host, const std::vector<bool> &guest_cfunc,
                      std::vector<uint32_t> &out);
 

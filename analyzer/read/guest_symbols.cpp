@@ -51,6 +51,9 @@ std::string GuestSymbols::lua_name(uint64_t addr, uint64_t line) const {
 std::string GuestSymbols::location_name(const GuestLoc &loc) const {
   if (loc.source == kAsourceTrace && loc.traceno != 0) {
     std::string name = "TRACE [" + std::to_string(loc.traceno) + "]";
+    // A sysprof sample names where its trace started itself (the number may
+    // have been reused since the trace's symbol), a memprof event does not.
+    if (loc.addr != 0) return name + " started at " + lua_name(loc.addr, loc.line);
     auto t = traces_.find(loc.traceno);
     if (t != traces_.end()) name += " started at " + lua_name(t->second.addr, t->second.line);
     return name;

@@ -122,7 +122,7 @@ uint32_t StreamContext::merged_node(const std::vector<uint32_t> &host,
     entries_.push_back(
         vm_functions_.empty() ? vm_entry(calls.function(id), calls.kind(id))
         : std::find(vm_frame_ids_.begin(), vm_frame_ids_.end(), id) != vm_frame_ids_.end()
-            ? VmEntry::RunsLua
+            ? vm_function_entry(calls.function(id))
             : VmEntry::None);
   merge_positions(entries_, guest_cfunc, order_);
   uint32_t node = CallTree::kRoot;

@@ -35,9 +35,13 @@ uint8_t stream_vmstate(int vmstate) {
 
 void put_sample(SpanWriter &out, const SampleSlot &s, uint8_t vmstate, int guest, int host) {
   if (vmstate == kVmstTrace) {
-    // A JIT trace: the guest names its prototype and line, if it can.
-    const bool named = guest > 0 && s.guest[0].type == PROF_FRAME_LFUNC;
-    put_sysprof_trace(out, 0, named ? s.guest[0].addr : 0, named ? s.guest[0].line : 0);
+    // A JIT trace: the guest names its number, then its prototype and
+    // line, if it can (libprof.h, PROF_FRAME_TRACE).
+    const bool numbered = guest > 0 && s.guest[0].type == PROF_FRAME_TRACE;
+    const int at = numbered ? 1 : 0;
+    const bool named = guest > at && s.guest[at].type == PROF_FRAME_LFUNC;
+    put_sysprof_trace(out, numbered ? s.guest[0].addr : 0, named ? s.guest[at].addr : 0,
+                      named ? s.guest[at].line : 0);
     return;
   }
   // XXX: sysprof's GC sample has no guest stack: one that keeps the stack
@@ -105,9 +109,12 @@ void sample(SampleSlot &s, void *ucontext) {
   int vmstate = -1, guest = 0;
   if (guest_registered()) {
     const int wanted = guest_frames_wanted(mode);
-    guest = guest_backtrace_interrupted(s.guest, wanted, &vmstate, ucontext);
+    // (A JIT trace's sample takes two frames: its number, where it started.)
+    const int asked = wanted == 1 ? 2 : wanted;
+    guest = guest_backtrace_interrupted(s.guest, asked, &vmstate, ucontext);
     if (guest < 0) guest = 0;
-    if (guest > wanted) guest = wanted;
+    const int kept = vmstate == PROF_VMST_TRACE ? asked : wanted;
+    if (guest > kept) guest = kept;
     if (guest_stack_cut(s.guest, guest))
       g_cpu.guest_stacks_cut.fetch_add(1, std::memory_order_relaxed);
   }

@@ -25,6 +25,11 @@ extern "C" {
 #define PROF_FRAME_LFUNC 1 /* a guest function: addr = its prototype, line = current line */
 #define PROF_FRAME_CFUNC 2 /* a native function called by the guest: addr = its address */
 #define PROF_FRAME_FFUNC 3 /* a VM built-in ("fast function"): addr = its id */
+/* In a CPU sample (prof_guest_signal_context() not NULL) under
+** PROF_VMST_TRACE, the JIT trace running: addr = its number. A backtracer
+** that knows it puts it innermost when max >= 2, the frame where the trace
+** started (PROF_FRAME_LFUNC at its start line) right after it. */
+#define PROF_FRAME_TRACE 4
 /* A backtracer that stops before the root of a guest stack (a frame limit)
 ** ends it with one PROF_FRAME_CFUNC frame at this address, which no function
 ** has (the highest, so that no lookup of the nearest symbol below an

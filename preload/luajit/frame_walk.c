@@ -2,6 +2,7 @@
 
 #include <string.h>
 
+#include "line_cache.h"
 #include "safe_read.h"
 
 static inline bool read_vm(bool safe, void *dst, const void *src, size_t n) {
@@ -67,17 +68,22 @@ static void emit(struct FrameWalk *w, uint8_t type, uint8_t kind, uint64_t addr,
   w->n++;
 }
 
-/* Appends the function of one frame; false if the slot holds no function. */
-static bool emit_function(struct FrameWalk *w, uint64_t fnv, const uint32_t *pc) {
+/* Appends the function of one frame, after the re-entry mark if the frame
+** above it was entered from native code and this one is not a C function;
+** false if the slot holds no function. */
+static bool emit_function(struct FrameWalk *w, uint64_t fnv, const uint32_t *pc,
+                          bool reentered_above) {
   if (lj_tag(fnv) != ~LJ_GCT_FUNC) return false;
   const LJFunc *at = (const LJFunc *)(uintptr_t)lj_gcref(fnv);
   LJFunc copy;
   const LJFunc *fn = view(w->safe, &copy, at, sizeof copy);
   if (!fn || fn->gct != LJ_GCT_FUNC) return false;
+  if (reentered_above && w->reentry && fn->ffid != LJ_FF_C && w->n + 1 < w->max)
+    emit(w, PROF_FRAME_CFUNC, FRAME_KIND_C, w->reentry, 0);
   if (fn->ffid == LJ_FF_LUA) {
     const LJProto *pt = lj_func_proto(fn);
     emit(w, PROF_FRAME_LFUNC, FRAME_KIND_LUA, (uint64_t)(uintptr_t)pt,
-         frame_walk_line(pt, pc, w->safe));
+         w->safe ? frame_walk_line(pt, pc, true) : line_cache_line(pt, pc));
   } else if (fn->ffid == LJ_FF_C) {
     emit(w, PROF_FRAME_CFUNC, FRAME_KIND_C, (uint64_t)(uintptr_t)fn->f, 0);
   } else {
@@ -94,6 +100,7 @@ void frame_walk(struct FrameWalk *w, const LJState *at, const uint64_t *base,
   const uint64_t *bottom = L->stack + 1, *end = L->stack + L->stacksize;
   const uint64_t *frame = base - 1;
   const uint32_t *pc = top_pc;
+  bool reentered = false; /* the frame emitted last was entered from native code */
   while (frame > bottom && frame < end && w->n < w->max && w->steps_left-- > 0) {
     if ((uintptr_t)frame & 7) return;
     uint64_t slots[2]; /* the function, the link */
@@ -106,7 +113,9 @@ void frame_walk(struct FrameWalk *w, const LJState *at, const uint64_t *base,
       continue;
     }
     /* A dummy frame (lj_err_optype_call) holds the thread itself. */
-    if (lj_gcref(slots[0]) != (uintptr_t)at && !emit_function(w, slots[0], pc)) return;
+    if (lj_gcref(slots[0]) != (uintptr_t)at && !emit_function(w, slots[0], pc, reentered))
+      return;
+    reentered = false;
     if ((link & LJ_FRAME_TYPE) == LJ_FRAME_LUA) { /* called from Lua: the return PC */
       const uint32_t *ret = (const uint32_t *)(uintptr_t)link;
       uint32_t call;
@@ -116,10 +125,12 @@ void frame_walk(struct FrameWalk *w, const LJState *at, const uint64_t *base,
       continue;
     }
     pc = NULL; /* called from C or through pcall: the caller's PC is in a cframe */
+    reentered = (link & LJ_FRAME_TYPE) == LJ_FRAME_C;
     if ((link & LJ_FRAME_TYPEP) == LJ_FRAME_CONT) { /* a continuation keeps it two below */
-      uint64_t cont_pc;
-      if (!read_vm(w->safe, &cont_pc, frame - 2, sizeof cont_pc)) return;
-      pc = (const uint32_t *)(uintptr_t)cont_pc;
+      uint64_t cont[2]; /* the continuation, the PC */
+      if (!read_vm(w->safe, cont, frame - 3, sizeof cont)) return;
+      reentered = cont[0] == LJ_CONT_FFI_CALLBACK;
+      if (!reentered) pc = (const uint32_t *)(uintptr_t)cont[1];
     }
     if (delta == 0) return;
     frame = (const uint64_t *)((const char *)frame - delta);

@@ -12,9 +12,15 @@
 **   caller vouches that the VM is at a point where its frames are whole
 **   (inside its allocator).
 ** - A Lua frame's line is its current line as lj_debug_frameline computes
-**   it; 0 when unknown (the innermost frame without a saved PC, a frame
+**   it (through line_cache.h when reads are direct); 0 when unknown (the innermost frame without a saved PC, a frame
 **   below a C boundary). Built-ins (fast functions) are FFUNC frames named
 **   by their id, C functions CFUNC frames by their code's address.
+** - Native code re-entering the VM (an FFI callback, a built-in written in
+**   C calling back into Lua) shows in the host stack as the VM's own frame:
+**   where no C function frame lies between the frame it entered and that
+**   frame's caller, a CFUNC frame at `reentry` (the VM's code) marks it,
+**   as libprof.h says, so that each run of Lua frames is merged above the
+**   VM's host frame that ran it.
 */
 #ifndef PROF_LUAJIT_FRAME_WALK_H
 #define PROF_LUAJIT_FRAME_WALK_H
@@ -34,6 +40,7 @@ struct FrameWalk {
   uint8_t *kinds;  /* optional: FRAME_KIND_* per frame */
   int max, n;
   int steps_left;  /* bounds the walk even over a corrupt chain */
+  uint64_t reentry; /* the address marking a re-entry; 0: not marked */
 };
 
 /* Appends L's frames from base down, innermost first. top_pc: the PC the VM

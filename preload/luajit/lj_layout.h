@@ -12,7 +12,9 @@
 **   at base-1 (a return PC for frames called from Lua, else a size and
 **   type in the low 3 bits);
 ** - a C frame (cframe) is the VM's own C stack frame: it keeps the
-**   lua_State, the saved bytecode PC and the previous cframe;
+**   lua_State, the saved bytecode PC and the previous cframe; a frame
+**   whose link is C (lua_call, lua_pcall, lua_cpcall) or the continuation
+**   of an FFI callback runs on a new one, entered from native code;
 ** - vmstate is ~LJ_VMST_* while the VM runs, or the number of the trace
 **   whose machine code runs.
 */
@@ -38,6 +40,9 @@ enum { LJ_GCT_STR = 4, LJ_GCT_UPVAL = 5, LJ_GCT_THREAD = 6, LJ_GCT_PROTO = 7,
 #define LJ_FRAME_TYPEP 7
 enum { LJ_FRAME_LUA = 0, LJ_FRAME_C = 1, LJ_FRAME_CONT = 2, LJ_FRAME_VARG = 3 };
 #define LJ_CFRAME_RAWMASK (~(uintptr_t)3)
+/* A continuation frame's continuation (three slots below its link) when C
+** called back into Lua through an FFI callback (lj_frame.h). */
+#define LJ_CONT_FFI_CALLBACK 1
 
 /* GCHeader: every GC object starts so (fields, not a padded struct). */
 #define LJ_GC_HEADER \

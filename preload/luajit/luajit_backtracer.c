@@ -27,6 +27,9 @@ int luajit_backtrace(void *ctx, struct prof_guest_frame *frames, int max, int *v
   *vmstate = vm_capture_prof_state(&c);
   if (max <= 0) return 0;
   symbols_note_frames(c.frames, c.kinds, c.n);
-  for (int i = 0; i < c.n; i++) frames[i] = c.frames[i];
-  return c.n;
+  int n = 0;
+  if (uc && c.vmstate >= 0 && max >= 2)
+    frames[n++] = (struct prof_guest_frame){PROF_FRAME_TRACE, (uint64_t)c.vmstate, 0};
+  for (int i = 0; i < c.n && n < max; i++) frames[n++] = c.frames[i];
+  return n;
 }

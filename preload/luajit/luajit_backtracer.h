@@ -8,7 +8,8 @@
 ** Invariants callers rely on: async-signal-safe and lock-free, every read
 ** of the VM checked (frame_walk.h); 0 frames and *vmstate = -1 on a thread
 ** that does not run the universe. Under JIT code the innermost frame is the
-** trace's start function at the trace's start line.
+** trace's start function at the trace's start line, after the trace's
+** number (PROF_FRAME_TRACE) in a CPU sample.
 */
 #ifndef PROF_LUAJIT_BACKTRACER_H
 #define PROF_LUAJIT_BACKTRACER_H

@@ -22,6 +22,7 @@
 #include "layout_check.h"
 #include "libprof.h"
 #include "luajit_backtracer.h"
+#include "proto_events.h"
 #include "symbols.h"
 #include "universe.h"
 
@@ -50,6 +51,16 @@ static int result(lua_State *L, const char *reason) {
   return 1;
 }
 
+/* Tells the agent the VM's code (one unwind entry covers all of it) runs
+** Lua, so that guest frames are merged right above its host frames, and
+** marks native code re-entering it there (frame_walk.h). */
+static void publish_vm_code(void) {
+  const uint64_t vm = lj_universe.code.lo;
+  if (!prof_guest_vm_function || !prof_guest_vm_function(vm, "lj_vm")) return;
+  symbols_name_cfunc(vm, "lj_vm");
+  lj_universe.code.reentry = vm;
+}
+
 /* Publishes the protos signal handlers saw, while the state still lives. */
 static void drain_at_exit(void) { symbols_drain_pending(); }
 
@@ -76,6 +87,8 @@ __attribute__((visibility("default"))) int luaopen_prof_luajit(lua_State *L) {
   symbols_publish_libraries(L);
   prof_guest_cfunc_symbol((uint64_t)(uintptr_t)luaopen_prof_luajit, "luaopen_prof_luajit");
   universe_start(L);
+  publish_vm_code();
+  proto_events_attach(L);
   atexit(drain_at_exit);
   prof_register_guest(luajit_backtrace, NULL);
   return result(L, NULL);

@@ -20,9 +20,11 @@ static uint64_t *seen;
 /* Traces by number: the GCtrace last named under that number. */
 #define MAX_TRACES (1u << 16)
 static uint64_t *traces;
-/* Prototypes signal handlers saw unnamed (this VM's thread only). */
+/* Prototypes and C functions signal handlers saw unnamed (this VM's thread
+** only), with their frame kinds. */
 #define PENDING_MAX 1024
-static const void *pending[PENDING_MAX];
+static uint64_t pending[PENDING_MAX];
+static uint8_t pending_kind[PENDING_MAX];
 static volatile int npending;
 static volatile int draining;
 
@@ -106,6 +108,15 @@ static void publish_cfunc(uint64_t addr) {
   add_seen(addr);
 }
 
+void symbols_name_proto(const LJProto *pt) {
+  if (seen && !is_seen((uint64_t)(uintptr_t)pt)) publish_proto(pt);
+}
+
+void symbols_name_cfunc(uint64_t addr, const char *name) {
+  prof_guest_cfunc_symbol(addr, name);
+  add_seen(addr);
+}
+
 void symbols_publish_frames(const struct prof_guest_frame *frames, const uint8_t *kinds, int n) {
   if (!seen) return;
   for (int i = 0; i < n; i++) {
@@ -138,10 +149,11 @@ void symbols_publish_trace(const char *g, uint32_t traceno) {
 void symbols_note_frames(const struct prof_guest_frame *frames, const uint8_t *kinds, int n) {
   if (!seen || draining) return;
   for (int i = 0; i < n; i++) {
-    if (kinds[i] != FRAME_KIND_LUA || is_seen(frames[i].addr)) continue;
+    if (kinds[i] == FRAME_KIND_BUILTIN || is_seen(frames[i].addr)) continue;
     const int at = npending;
     if (at == PENDING_MAX) return; /* seen again at a later sample */
-    pending[at] = (const void *)(uintptr_t)frames[i].addr;
+    pending[at] = frames[i].addr;
+    pending_kind[at] = kinds[i];
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     npending = at + 1;
   }
@@ -151,21 +163,27 @@ void symbols_drain_pending(void) {
   if (!npending) return;
   draining = 1;
   __atomic_signal_fence(__ATOMIC_SEQ_CST);
-  for (int i = 0; i < npending; i++)
-    if (!is_seen((uint64_t)(uintptr_t)pending[i])) publish_proto(pending[i]);
+  for (int i = 0; i < npending; i++) {
+    if (is_seen(pending[i])) continue;
+    if (pending_kind[i] == FRAME_KIND_LUA)
+      publish_proto((const LJProto *)(uintptr_t)pending[i]);
+    else
+      publish_cfunc(pending[i]);
+  }
   npending = 0;
   __atomic_signal_fence(__ATOMIC_SEQ_CST);
   draining = 0;
 }
 
-void symbols_block_freed(const void *p, size_t size) {
-  if (!seen || size < sizeof(LJProto)) return;
+bool symbols_block_freed(const void *p, size_t size) {
+  if (!seen || size < sizeof(LJProto)) return false;
   const LJProto *pt = p;
   /* XXX: inferred: a block whose header says prototype and whose size is
   ** the prototype's own. */
-  if (pt->gct != LJ_GCT_PROTO || pt->sizept != size) return;
+  if (pt->gct != LJ_GCT_PROTO || pt->sizept != size) return false;
   remove_seen((uint64_t)(uintptr_t)p);
   if (*recent_slot((uint64_t)(uintptr_t)p) == (uint64_t)(uintptr_t)p) *recent_slot((uint64_t)(uintptr_t)p) = 0;
+  return true;
 }
 
 /* Names the functions of the table at the top of the stack, prefix.name. */
@@ -176,10 +194,8 @@ static void publish_table(lua_State *L, const char *prefix) {
       const LJFunc *fn = lua_topointer(L, -1);
       char name[128];
       snprintf(name, sizeof name, "%s%s%s", prefix, *prefix ? "." : "", lua_tostring(L, -2));
-      if (fn->ffid == LJ_FF_C) {
-        prof_guest_cfunc_symbol((uint64_t)(uintptr_t)fn->f, name);
-        add_seen((uint64_t)(uintptr_t)fn->f);
-      }
+      if (fn->ffid == LJ_FF_C)
+        symbols_name_cfunc((uint64_t)(uintptr_t)fn->f, name);
       else if (fn->ffid > LJ_FF_C) /* a built-in: its frames name it by its id */
         prof_guest_cfunc_symbol(fn->ffid, name);
     }

@@ -6,9 +6,10 @@
 ** Invariants callers rely on:
 ** - Publishing reads the VM directly: it runs in normal context, inside the
 **   VM's allocator or at load (never in a signal handler).
-** - symbols_note_frames is async-signal-safe and lock-free: a prototype a
-**   signal handler saw unnamed waits in a fixed pending list, published by
-**   the next allocator call (before any free, so before it can die).
+** - symbols_note_frames is async-signal-safe and lock-free: a prototype or
+**   C function a signal handler saw unnamed waits in a fixed pending list,
+**   published by the next allocator call (before any free, so before a
+**   prototype can die).
 ** - A prototype's free forgets it, so a new prototype at its address is
 **   named again.
 */
@@ -22,22 +23,29 @@
 #include <lua.h>
 
 #include "libprof.h"
+#include "lj_layout.h"
 
 /* Maps the tables (false: no memory; nothing is then named). */
 bool symbols_init(void);
+/* Names prototype pt, unless it was already. */
+void symbols_name_proto(const LJProto *pt);
+/* Names the C frames at addr name (frames never name them otherwise). */
+void symbols_name_cfunc(uint64_t addr, const char *name);
 /* Names the prototypes and C functions of frames not named yet (kinds:
 ** frame_walk.h); a C function no library table holds by its exported
 ** symbol there, else as object+offset. */
 void symbols_publish_frames(const struct prof_guest_frame *frames, const uint8_t *kinds, int n);
 /* Names trace traceno of the VM of global_State g, unless it was already. */
 void symbols_publish_trace(const char *g, uint32_t traceno);
-/* Signal context: remembers the unnamed prototypes among frames. */
+/* Signal context: remembers the unnamed prototypes and C functions among
+** frames. */
 void symbols_note_frames(const struct prof_guest_frame *frames, const uint8_t *kinds, int n);
-/* Names the prototypes signal handlers saw since the last call. */
+/* Names the prototypes and C functions signal handlers saw since the last
+** call. */
 void symbols_drain_pending(void);
 /* The VM is about to free block p of size bytes: forgets it if it is a
-** prototype. */
-void symbols_block_freed(const void *p, size_t size);
+** prototype, and says whether it is. */
+bool symbols_block_freed(const void *p, size_t size);
 /* Names the functions in the tables of package.loaded (lib.name): C
 ** functions by address, built-ins by id (ffid: never a code address). */
 void symbols_publish_libraries(lua_State *L);

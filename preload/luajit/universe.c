@@ -1,6 +1,7 @@
 #include "universe.h"
 
 #include "libprof.h"
+#include "line_cache.h"
 #include "symbols.h"
 #include "vm_capture.h"
 
@@ -10,11 +11,21 @@ __thread int lj_thread_bound __attribute__((tls_model("initial-exec")));
 /* Guest stacks recorded with memory events: deeper ones are cut. */
 #define ALLOC_MAX_FRAMES 64
 
+/* The VM is about to free block p: a prototype's name and lines go; with
+** its last block (GG_State, lua_close), the VM: samples stop reading it. */
+static void block_freed(const void *p, size_t size) {
+  if (p == lj_universe.main) {
+    lj_thread_bound = 0;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+  }
+  if (symbols_block_freed(p, size)) line_cache_forget();
+}
+
 static void *profiling_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
   struct Universe *u = ud;
   symbols_drain_pending();
   if ((!ptr && !nsize) || !prof_memory_recording()) {
-    if (ptr && !nsize) symbols_block_freed(ptr, osize); /* CPU samples name prototypes too */
+    if (ptr && !nsize) block_freed(ptr, osize); /* CPU samples name prototypes too */
     return u->orig(u->orig_ud, ptr, osize, nsize);
   }
   struct VmCapture c;
@@ -24,13 +35,13 @@ static void *profiling_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
     c.n = 0;
     c.site = (struct prof_guest_site){PROF_SITE_INTERNAL, 0, 0};
   } else {
-    vm_capture(u->g, u->main, false, ALLOC_MAX_FRAMES, NULL, NULL, &c);
+    vm_capture(u->g, u->main, false, ALLOC_MAX_FRAMES, &u->code, NULL, &c);
   }
   symbols_publish_frames(c.frames, c.kinds, c.n);
   if (c.site.source == PROF_SITE_TRACE) symbols_publish_trace(u->g, (uint32_t)c.site.addr);
   if (!nsize) {
     prof_guest_alloc(ptr, osize, NULL, 0, &c.site, c.frames, c.n);
-    symbols_block_freed(ptr, osize);
+    block_freed(ptr, osize);
     return u->orig(u->orig_ud, ptr, osize, nsize);
   }
   void *block = u->orig(u->orig_ud, ptr, osize, nsize);

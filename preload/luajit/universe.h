@@ -12,7 +12,8 @@
 ** - The wrapper stays installed after lua_close (the state's last frees go
 **   through it), so the module must never be unloaded.
 ** - The slot `bound` is initial-exec TLS: set on the thread that runs the
-**   VM, read by the backtracer in signal context.
+**   VM, read by the backtracer in signal context; cleared when the VM frees
+**   its last block (lua_close), so that no sample reads a closed VM.
 */
 #ifndef PROF_LUAJIT_UNIVERSE_H
 #define PROF_LUAJIT_UNIVERSE_H

@@ -70,6 +70,7 @@ void vm_code_find(const char *g, struct VmCode *code) {
   /* XXX: the VM's subroutines follow its last handler and fast function. */
   code->hi += 4096;
   code->dispatch = (uint64_t)(uintptr_t)dispatch;
+  code->reentry = 0;
 }
 
 /* The interpreter's frame base and PC if regs caught it in its own code. */
@@ -110,7 +111,7 @@ void vm_capture(const char *g, const LJState *main, bool safe, int max,
     return;
   }
   struct FrameWalk w = {.safe = safe, .frames = c->frames, .kinds = c->kinds, .max = max,
-                        .steps_left = max + 64};
+                        .steps_left = max + 64, .reentry = code ? code->reentry : 0};
   const uint64_t *base = NULL;
   const uint32_t *top_pc = NULL;
   if (c->vmstate >= 0 && read_word(safe, &jit_base, g + LJ_G_JIT_BASE, sizeof jit_base) &&

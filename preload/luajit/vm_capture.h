@@ -36,10 +36,14 @@ struct VmCapture {
 };
 
 /* Where the interpreter's own code lies, and its dispatch table: registers
-** interrupted there hold its frame base and PC. */
+** interrupted there hold its frame base and PC. reentry: the address that
+** marks native code re-entering the VM in the frames (frame_walk.h), 0 while
+** the agent does not know the VM's code as the guest's (libprof.h,
+** prof_guest_vm_function). */
 struct VmCode {
   uint64_t lo, hi;
   uint64_t dispatch;
+  uint64_t reentry;
 };
 
 /* The interrupted registers of the VM's thread (from a signal's ucontext). */
@@ -51,7 +55,8 @@ struct VmRegs {
 void vm_code_find(const char *g, struct VmCode *code);
 
 /* Fills c for the VM of global_State g (main: its main thread), at most
-** max frames (max <= VM_CAPTURE_MAX_FRAMES). regs, when not NULL, are
+** max frames (max <= VM_CAPTURE_MAX_FRAMES). code, when not NULL, gives
+** the re-entry mark; regs, when not NULL, are
 ** trusted for the frame base and PC only when they were interrupted in the
 ** interpreter's code with its dispatch register intact: L->base and the
 ** saved PC are synced only when the VM calls out to C. */

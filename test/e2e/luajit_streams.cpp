@@ -124,6 +124,12 @@ uint64_t CpuStream::at(const std::string &frame) const {
   return n;
 }
 
+uint64_t CpuStream::in_state(uint8_t vmstate) const {
+  uint64_t n = 0;
+  for (const CpuSample &c : samples) n += c.vmstate == vmstate;
+  return n;
+}
+
 CpuStream read_cpu_stream(const std::string &path) {
   CpuStream out;
   Names names;
@@ -137,7 +143,7 @@ CpuStream read_cpu_stream(const std::string &path) {
     }
   });
   for (const prof::SysprofSample &s : samples) {
-    CpuSample c{s.vmstate, {}, s.host.size()};
+    CpuSample c{s.vmstate, {}, s.host.size(), s.traceno};
     if (s.vmstate == prof::kVmstTrace) c.stack.push_back("TRACE@" + names.lua(s.trace_addr, s.trace_line));
     for (const prof::GuestFrame &f : s.guest) c.stack.push_back(names.frame(f.type, f.addr, f.line));
     out.samples.push_back(std::move(c));

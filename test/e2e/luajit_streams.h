@@ -33,6 +33,7 @@ struct CpuSample {
   uint8_t vmstate;
   std::vector<std::string> stack;  // guest frames as VmEvent's; a TRACE sample: "TRACE@chunk:line"
   size_t host_frames;
+  uint64_t traceno;  // a TRACE sample's trace number (0: not known)
 };
 
 struct CpuStream {
@@ -40,6 +41,8 @@ struct CpuStream {
   bool truncated = false;
   // Samples whose innermost guest frame is `frame`.
   uint64_t at(const std::string &frame) const;
+  // Samples in VM state vmstate.
+  uint64_t in_state(uint8_t vmstate) const;
 };
 
 CpuStream read_cpu_stream(const std::string &path);

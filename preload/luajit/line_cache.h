@@ -1,0 +1,24 @@
+/*
+** line_cache.h: the current lines of the frames the allocator wrapper's
+** walks meet again and again (every caller of an allocation's function),
+** remembered by frame PC: a PC names one instruction of one live prototype,
+** whose line never changes.
+**
+** Invariants callers rely on: normal context on the VM's thread only (the
+** allocator wrapper's direct walks; signal handlers compute lines
+** themselves); line_cache_forget() must run when a prototype is freed,
+** before another can be allocated at its address.
+*/
+#ifndef PROF_LUAJIT_LINE_CACHE_H
+#define PROF_LUAJIT_LINE_CACHE_H
+
+#include <stdint.h>
+
+#include "lj_layout.h"
+
+/* frame_walk_line(pt, pc, false), from the cache when it holds pc. */
+uint32_t line_cache_line(const LJProto *pt, const uint32_t *pc);
+/* Drops every entry (a prototype was freed). */
+void line_cache_forget(void);
+
+#endif /* PROF_LUAJIT_LINE_CACHE_H */
