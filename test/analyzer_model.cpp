@@ -59,12 +59,13 @@ TEST_CASE("guest stacks are spliced at the VM's entry points") {
     const char *merged;
   };
   const Case cases[] = {
-      {"Lua 5.4: a C function (pmain) enters the VM, which calls a C function (str_rep)",
+      {"Lua 5.4: a C function (pmain) enters the VM, which calls a C function (string.rep, "
+       "str_rep in C): its Lua name above the host frames that run it",
        {"main", "lua_pcallk", "luaD_call", "pmain", "docall", "lua_pcallk", "luaV_execute",
         "luaD_precall", "str_rep", "malloc"},
-       {cfn("pmain"), lua("@main.lua:3"), lua("@main.lua:9"), cfn("str_rep")},
+       {cfn("pmain"), lua("@main.lua:3"), lua("@main.lua:9"), cfn("string.rep")},
        "main;lua_pcallk;luaD_call;pmain;docall;lua_pcallk;luaV_execute;@main.lua:3;@main.lua:9;"
-       "luaD_precall;str_rep;malloc"},
+       "string.rep;luaD_precall;str_rep;malloc"},
       {"Lua 5.4: Lua -> C -> Lua, one interpreter loop per run of Lua frames",
        {"main", "luaV_execute", "luaD_precall", "sort", "lua_callk", "luaV_execute", "malloc"},
        {lua("@a.lua:1"), lua("@a.lua:2"), cfn("sort"), lua("@a.lua:7")},
