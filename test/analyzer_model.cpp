@@ -382,7 +382,8 @@ TEST_CASE("C++ names lose their template arguments, never their operators") {
                         "std::allocator_traits<std::allocator<int> >::allocate(std::allocator<int>&, "
                         "unsigned long)",
                         "std::_Vector_base<int, std::allocator<int> >::_M_allocate(unsigned long)",
-                        "std::_Vector_base<…>::_M_allocate(unsigned long)", "malloc", "realloc"})
+                        "std::_Vector_base<…>::_M_allocate(unsigned long)", "malloc", "realloc",
+                        "publishing_alloc", "typing_alloc", "profiling_alloc"})
     CHECK(is_allocator_function(f));
   for (const char *f : {"make_nodes()", "std::vector<int, std::allocator<int> >::push_back(int const&)",
                         "my_malloc", "operator<<(std::ostream&, Widget const&)", "newton()"})

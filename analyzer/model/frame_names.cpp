@@ -96,8 +96,14 @@ bool is_allocator_function(std::string_view function) {
       "malloc",        "calloc",         "realloc",        "reallocarray", "aligned_alloc",
       "memalign",      "posix_memalign", "valloc",         "pvalloc",      "__libc_malloc",
       "__libc_calloc", "__libc_realloc", "__libc_memalign"};
+  // The guest adapters' lua_Alloc wrappers (preload/lua54, preload/luajit):
+  // the profiler's own layer between a Lua VM and its allocator.
+  static constexpr std::array<std::string_view, 3> kAdapterAllocators = {
+      "publishing_alloc", "typing_alloc", "profiling_alloc"};
   const std::string_view name = qualified(function);
   for (std::string_view c : kCFunctions)
+    if (name == c) return true;
+  for (std::string_view c : kAdapterAllocators)
     if (name == c) return true;
   for (std::string_view s : kScopes)
     if (starts_with(name, s)) return true;

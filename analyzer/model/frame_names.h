@@ -22,8 +22,9 @@ std::string short_name(std::string_view function);
 // Whether a host function is the allocator's rather than its caller's:
 // operator new and new[], std::allocator, std::allocator_traits,
 // (__gnu_cxx|std::_)_new_allocator, the containers' _M_allocate* and
-// _M_get_node helpers, and the C allocation entry points (malloc, calloc,
-// realloc, aligned variants, __libc_*).
+// _M_get_node helpers, the C allocation entry points (malloc, calloc,
+// realloc, aligned variants, __libc_*), and the Lua adapters' allocator
+// wrappers (publishing_alloc, typing_alloc, profiling_alloc).
 bool is_allocator_function(std::string_view function);
 
 // The function a frame is in, for tables by function: a host frame's
