@@ -389,3 +389,19 @@ TEST_CASE("C++ names lose their template arguments, never their operators") {
                         "my_malloc", "operator<<(std::ostream&, Widget const&)", "newton()"})
     CHECK_FALSE(is_allocator_function(f));
 }
+
+TEST_CASE("tables by function name a Lua frame by where its function starts, after its name") {
+  auto guest = [](const std::string &function, uint32_t first_line) {
+    Frame f;
+    f.kind = Frame::Kind::Guest;
+    f.function = function;
+    f.file = "@bt.lua";
+    f.first_line = first_line;
+    return f;
+  };
+  CHECK(function_name(guest("build (@bt.lua:9)", 6)) == "build (@bt.lua:6)");
+  CHECK(function_name(guest("(main chunk) (@bt.lua:20)", 0)) == "(main chunk) (@bt.lua)");
+  CHECK(function_name(guest("@bt.lua:9", 6)) == "@bt.lua:6");  // no source: its location
+  CHECK(function_name(guest("@bt.lua:20", 0)) == "@bt.lua:0");
+  CHECK(function_name(host("malloc")) == "malloc");
+}

@@ -82,9 +82,10 @@ std::string short_name(std::string_view f) {
 std::string function_name(const Frame &f) {
   if (f.kind != Frame::Kind::Guest || f.file.empty()) return f.function;
   const std::string where = f.file + ":" + std::to_string(f.first_line);
-  // A Lua frame named by its location only, or by its function's name.
+  // A Lua frame named by its location only, or by its function's name (the
+  // main chunk's by its chunk alone: it starts at no line).
   if (starts_with(f.function, f.file)) return where;
-  return f.function.substr(0, f.function.find(" (")) + " (" + where + ")";
+  return f.function.substr(0, f.function.find(" (")) + " (" + (f.first_line ? where : f.file) + ")";
 }
 
 bool is_allocator_function(std::string_view function) {

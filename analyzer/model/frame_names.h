@@ -30,7 +30,8 @@ bool is_allocator_function(std::string_view function);
 // The function a frame is in, for tables by function: a host frame's
 // function; a Lua frame's function by the line it starts at ("@bt.lua:6"
 // for every line of the function defined at line 6, as LuaJIT's tools name
-// functions).
+// functions), after its name where the frame has one ("build (@bt.lua:6)",
+// "(main chunk) (@bt.lua)").
 std::string function_name(const Frame &f);
 
 }  // namespace prof
