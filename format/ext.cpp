@@ -143,6 +143,8 @@ void read_body(ByteReader &in, ext::ObjectType &r) {
     in.fail(type_at, "object-type record with unknown type " + std::to_string(r.type));
 }
 
+void read_body(ByteReader &in, ext::WorkingDir &r) { in.string(r.path, kMaxExtString); }
+
 template <class Record>
 void read_as(ByteReader &in, ExtRecord &out) {
   read_body(in, out.emplace<Record>());

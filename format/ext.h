@@ -7,7 +7,8 @@
 // ext-body       := stack-host | stack-guest | module-load | module-unload |
 //                   time-mark | sampling | marker | stats | map | unmap |
 //                   process | sampler | thread | weight | unclean-end |
-//                   skip | vm-function | vm-state | heap-total | object-type
+//                   skip | vm-function | vm-state | heap-total | object-type |
+//                   working-dir
 // stack-host     := node-id parent-id ip                         (kind 1)
 // stack-guest    := node-id parent-id frame-type frame-addr line (kind 2)
 // module-load    := base size path build-id                      (kind 3)
@@ -29,6 +30,7 @@
 // vm-state       := vmstate                                      (kind 18)
 // heap-total     := time-ns live-bytes                           (kind 19)
 // object-type    := type-id                                      (kind 20)
+// working-dir    := path                                         (kind 21)
 // node-id, parent-id, ip, frame-type, frame-addr, line, base, size, time-ns,
 // rss-bytes, heap-bytes, mean-bytes, count, stat-value, addr, length,
 // host-stack-id, guest-stack-id, pid, ppid, time-unix-ns, backend, mode,
@@ -105,6 +107,9 @@
 //   other; object_type_name()); events without one are untyped. The agent
 //   writes both in one reservation, so no other thread's record comes
 //   between; a typed event costs 2 bytes more, untyped ones nothing.
+// - working-dir: the process's working directory when the stream opened,
+//   against which relative chunk names ("@script.lua") are resolved. Written
+//   once, right after process.
 //
 // libprof's encoders write at most kMaxWrittenPath bytes of a path or
 // exe-path and kMaxWrittenLabel of a label, and an empty build-id for one
@@ -149,8 +154,9 @@ enum class ExtKind : uint8_t {
   VmState = 18,
   HeapTotal = 19,
   ObjectType = 20,
+  WorkingDir = 21,
 };
-constexpr uint8_t kExtKindMax = 20;
+constexpr uint8_t kExtKindMax = 21;
 
 constexpr uint8_t ext_header(ExtKind kind) { return kExtFlag | static_cast<uint8_t>(kind); }
 
@@ -329,6 +335,15 @@ struct ObjectType {
   uint64_t type = 0;  // 1..kMaxObjectType
 };
 
+template <class Text>
+struct BasicWorkingDir {
+  static constexpr ExtKind kKind = ExtKind::WorkingDir;
+  static constexpr size_t kMaxBytes = 1 + kUleb128Max + kMaxWrittenPath;
+  Text path;
+};
+using WorkingDir = BasicWorkingDir<std::string>;
+using WorkingDirView = BasicWorkingDir<std::string_view>;
+
 }  // namespace ext
 
 // A decoded extension record: the alternative at index kind - 1.
@@ -336,7 +351,7 @@ using ExtRecord = std::variant<ext::StackHost, ext::StackGuest, ext::ModuleLoad,
                                ext::TimeMark, ext::Sampling, ext::Marker, ext::Stats, ext::Map,
                                ext::Unmap, ext::Process, ext::Sampler, ext::Thread, ext::Weight,
                                ext::UncleanEnd, ext::Skip, ext::VmFunction, ext::VmState,
-                               ext::HeapTotal, ext::ObjectType>;
+                               ext::HeapTotal, ext::ObjectType, ext::WorkingDir>;
 
 template <size_t... I>
 constexpr bool ext_kinds_in_order(std::index_sequence<I...>) {
@@ -505,6 +520,12 @@ template <class Out>
 void put_ext(Out &out, const ext::ObjectType &r) {
   out.put_u8(ext_header(r.kKind));
   out.put_uleb(r.type);
+}
+
+template <class Out, class Text>
+void put_ext(Out &out, const ext::BasicWorkingDir<Text> &r) {
+  out.put_u8(ext_header(r.kKind));
+  out.put_string(r.path.data(), written_len(r.path, kMaxWrittenPath));
 }
 
 // The start of skip records spanning exactly `total` bytes (total >= 2),

@@ -59,12 +59,13 @@ TEST_CASE("guest stacks are spliced at the VM's entry points") {
     const char *merged;
   };
   const Case cases[] = {
-      {"Lua 5.4: a C function (pmain) enters the VM, which calls a C function (str_rep)",
+      {"Lua 5.4: a C function (pmain) enters the VM, which calls a C function (string.rep, "
+       "str_rep in C): its Lua name above the host frames that run it",
        {"main", "lua_pcallk", "luaD_call", "pmain", "docall", "lua_pcallk", "luaV_execute",
         "luaD_precall", "str_rep", "malloc"},
-       {cfn("pmain"), lua("@main.lua:3"), lua("@main.lua:9"), cfn("str_rep")},
+       {cfn("pmain"), lua("@main.lua:3"), lua("@main.lua:9"), cfn("string.rep")},
        "main;lua_pcallk;luaD_call;pmain;docall;lua_pcallk;luaV_execute;@main.lua:3;@main.lua:9;"
-       "luaD_precall;str_rep;malloc"},
+       "string.rep;luaD_precall;str_rep;malloc"},
       {"Lua 5.4: Lua -> C -> Lua, one interpreter loop per run of Lua frames",
        {"main", "luaV_execute", "luaD_precall", "sort", "lua_callk", "luaV_execute", "malloc"},
        {lua("@a.lua:1"), lua("@a.lua:2"), cfn("sort"), lua("@a.lua:7")},
@@ -388,9 +389,26 @@ TEST_CASE("C++ names lose their template arguments, never their operators") {
                         "std::allocator_traits<std::allocator<int> >::allocate(std::allocator<int>&, "
                         "unsigned long)",
                         "std::_Vector_base<int, std::allocator<int> >::_M_allocate(unsigned long)",
-                        "std::_Vector_base<…>::_M_allocate(unsigned long)", "malloc", "realloc"})
+                        "std::_Vector_base<…>::_M_allocate(unsigned long)", "malloc", "realloc",
+                        "publishing_alloc", "typing_alloc", "profiling_alloc"})
     CHECK(is_allocator_function(f));
   for (const char *f : {"make_nodes()", "std::vector<int, std::allocator<int> >::push_back(int const&)",
                         "my_malloc", "operator<<(std::ostream&, Widget const&)", "newton()"})
     CHECK_FALSE(is_allocator_function(f));
+}
+
+TEST_CASE("tables by function name a Lua frame by where its function starts, after its name") {
+  auto guest = [](const std::string &function, uint32_t first_line) {
+    Frame f;
+    f.kind = Frame::Kind::Guest;
+    f.function = function;
+    f.file = "@bt.lua";
+    f.first_line = first_line;
+    return f;
+  };
+  CHECK(function_name(guest("build (@bt.lua:9)", 6)) == "build (@bt.lua:6)");
+  CHECK(function_name(guest("(main chunk) (@bt.lua:20)", 0)) == "(main chunk) (@bt.lua)");
+  CHECK(function_name(guest("@bt.lua:9", 6)) == "@bt.lua:6");  // no source: its location
+  CHECK(function_name(guest("@bt.lua:20", 0)) == "@bt.lua:0");
+  CHECK(function_name(host("malloc")) == "malloc");
 }

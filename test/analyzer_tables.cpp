@@ -206,11 +206,11 @@ TEST_CASE("Lua: functions by where they start, every-sample frames left out, rec
   // leaf() starts at line 1 of tables_cpu.lua; its lines are 2 to 4.
   double leaf = 0, leaf_lines = 0;
   for (const Json &row : cpu["self"])
-    if (row["function"] == "@" PROF_TABLES_LUA ":1") leaf = row["samples"];
+    if (row["function"] == "leaf (@" PROF_TABLES_LUA ":1)") leaf = row["samples"];
   for (const Json &row : lines["self"]) {
     const std::string f = row["function"];
-    for (const char *line : {":2", ":3", ":4"})
-      if (f == "@" PROF_TABLES_LUA + std::string(line)) leaf_lines += row["samples"].get<double>();
+    for (const char *line : {":2)", ":3)", ":4)"})
+      if (f == "leaf (@" PROF_TABLES_LUA + std::string(line)) leaf_lines += row["samples"].get<double>();
   }
   CHECK(leaf > 0);
   CHECK(leaf == leaf_lines);
@@ -231,8 +231,8 @@ TEST_CASE("Lua: functions by where they start, every-sample frames left out, rec
 
   // down() recurses 24 times through line 8: one text line, one flame frame.
   const RunResult text = analyze({"summary", stream});
-  CHECK(contains(text.out, "@" PROF_TABLES_LUA ":8 ×24\n"));
-  const std::string twice = "@" PROF_TABLES_LUA ":8;@" PROF_TABLES_LUA ":8";
+  CHECK(contains(text.out, "down (@" PROF_TABLES_LUA ":8) ×24\n"));
+  const std::string twice = "down (@" PROF_TABLES_LUA ":8);down (@" PROF_TABLES_LUA ":8)";
   CHECK(contains(folded.out, twice));
   const RunResult collapsed = analyze({"folded", "--collapse-recursion", stream});
   CHECK_FALSE(contains(collapsed.out, twice));

@@ -204,6 +204,7 @@ TEST_CASE("extension records: header 01KKKKKK, then their body") {
   CHECK(ext_bytes(ext::UncleanEnd{1000, 96}) == Bytes{0x4f, 0xe8, 0x07, 0x60});
   CHECK(ext_bytes(ext::Skip{3}) == Bytes{0x50, 0x03, 0x00, 0x00, 0x00});
   CHECK(ext_bytes(ext::ObjectType{2}) == Bytes{0x54, 0x02});
+  CHECK(ext_bytes(ext::WorkingDirView{"/w"}) == Bytes{0x55, 0x02, '/', 'w'});
 }
 
 TEST_CASE("put_skip_header starts skips that span exactly the gap") {
@@ -239,6 +240,8 @@ TEST_CASE("texts the encoders bound: paths, build-ids and labels") {
         with_text({0x43, 0x01, 0x02, 0x02, '/', 'l', 0x80, 0x02}, id));
   CHECK(ext_bytes(ext::ProcessView{1, 0, 0, long_path}) ==
         with_text({0x4b, 0x01, 0x00, 0x00, 0x80, 0x20}, std::string(4096, 'p')));
+  CHECK(ext_bytes(ext::WorkingDirView{long_path}) ==
+        with_text({0x55, 0x80, 0x20}, std::string(4096, 'p')));
   // A label is cut at 256 bytes (string-len 80 02).
   CHECK(ext_bytes(ext::MarkerView{0, std::string(300, 'm')}) ==
         with_text({0x47, 0x00, 0x80, 0x02}, std::string(256, 'm')));
@@ -263,5 +266,6 @@ TEST_CASE("kMaxBytes bounds each record the agent encodes into a fixed buffer") 
   CHECK(ext_bytes(ext::ModuleLoadView{kMax, kMax, text, std::string(256, 'i')}).size() <=
         ext::ModuleLoadView::kMaxBytes);
   CHECK(ext_bytes(ext::ProcessView{kMax, kMax, kMax, text}).size() <= ext::ProcessView::kMaxBytes);
+  CHECK(ext_bytes(ext::WorkingDirView{text}).size() <= ext::WorkingDirView::kMaxBytes);
   CHECK(ext_bytes(ext::MarkerView{kMax, text}).size() <= ext::MarkerView::kMaxBytes);
 }

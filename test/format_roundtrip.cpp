@@ -44,7 +44,8 @@ std::vector<ExtRecord> sample_ext() {
           ext::VmFunction{0x55d0c0de1000, 0x2f40, "luaV_execute"},
           ext::VmState{4},
           ext::HeapTotal{7000, 1700000},
-          ext::ObjectType{2}};
+          ext::ObjectType{2},
+          ext::WorkingDir{"/home/user/project"}};
 }
 
 // Each record's fields, to compare a decoded record with the one encoded.
@@ -82,6 +83,7 @@ auto fields(const ext::VmFunction &r) { return std::make_tuple(r.start, r.size, 
 auto fields(const ext::VmState &r) { return std::make_tuple(r.vmstate); }
 auto fields(const ext::HeapTotal &r) { return std::make_tuple(r.time_ns, r.live_bytes); }
 auto fields(const ext::ObjectType &r) { return std::make_tuple(r.type); }
+auto fields(const ext::WorkingDir &r) { return std::make_tuple(r.path); }
 
 void check_same(const ExtRecord &got, const ExtRecord &want) {
   REQUIRE(ext_kind(got) == ext_kind(want));

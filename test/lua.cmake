@@ -34,7 +34,8 @@ prof_discover_tests(lua_recall_tests)
 add_lua_host_test(lua_stress_tests lua_stress.cpp)
 prof_discover_tests(lua_stress_tests PROPERTIES TIMEOUT 900)
 
-add_executable(lua_e2e_tests lua_e2e.cpp lua_e2e_cpu.cpp lua_e2e_merge.cpp e2e/agent_run.cpp
+add_executable(lua_e2e_tests lua_e2e.cpp lua_e2e_cpu.cpp lua_e2e_merge.cpp lua_e2e_names.cpp
+  e2e/agent_run.cpp
   e2e/lua_streams.cpp)
 target_include_directories(lua_e2e_tests PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/e2e)
 target_link_libraries(lua_e2e_tests PRIVATE test_main prof_format)

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "agent_run.h"
+#include "folded_stacks.h"
 
 namespace {
 
@@ -24,30 +25,7 @@ const std::string kMerge = PROF_LUA_TEST_DIR "/lua_merge.lua";
 const std::string kBinaryTrees = PROF_LUA_BENCH_DIR "/binarytrees.lua";
 const std::string kVm = "luaV_execute";
 
-using Stack = std::vector<std::string>;  // root first
-
-// `prof-analyze folded ARGS`: stack -> count.
-std::map<Stack, double> folded(const std::string &args) {
-  std::map<Stack, double> stacks;
-  FILE *f = popen((std::string(PROF_ANALYZER_PATH) + " folded " + args + " 2>/dev/null").c_str(), "r");
-  REQUIRE(f);
-  static char line[1 << 20];
-  while (fgets(line, sizeof line, f)) {
-    std::string s(line);
-    const size_t space = s.rfind(' ');
-    if (space == std::string::npos) continue;
-    Stack st;
-    for (size_t at = 0; at < space;) {
-      size_t semi = s.find(';', at);
-      if (semi == std::string::npos || semi > space) semi = space;
-      st.push_back(s.substr(at, semi - at));
-      at = semi + 1;
-    }
-    stacks[st] += std::stod(s.substr(space + 1));
-  }
-  pclose(f);
-  return stacks;
-}
+using Stack = FoldedStack;
 
 // A Lua frame of `script` ("name (@path/script:line)" or "@path/script:line").
 bool is_lua(const std::string &frame, const std::string &script) {

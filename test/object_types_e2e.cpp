@@ -93,8 +93,8 @@ TEST_CASE("object types e2e: folded --by-type puts the type at the leaf", "[type
   const RunResult folded = analyze(
       {"folded", "--by-type", "--metric", "alloc-count", t.run.memprof_files[0]});
   REQUIRE(folded.exit_code == 0);
-  // The stacks through each maker's loop (its Lua line, then the leaf or
-  // string.format), by leaf.
+  // The stacks through each maker's loop (its Lua frame, named by its
+  // function, then the leaf or string.format), by leaf.
   std::map<std::string, double> tables_by_leaf, strings_by_leaf;
   std::istringstream lines(folded.out);
   for (std::string line; std::getline(lines, line);) {
@@ -102,8 +102,10 @@ TEST_CASE("object types e2e: folded --by-type puts the type at the leaf", "[type
     const std::string stack = line.substr(0, space);
     const double count = std::stod(line.substr(space + 1));
     const std::string leaf = stack.substr(stack.rfind(';') + 1);
-    if (stack.find("object_types.lua:9;") != std::string::npos) tables_by_leaf[leaf] += count;
-    if (stack.find("object_types.lua:13;") != std::string::npos) strings_by_leaf[leaf] += count;
+    if (stack.find(";make_tables (@" PROF_OBJECT_TYPES_LUA ":9);") != std::string::npos)
+      tables_by_leaf[leaf] += count;
+    if (stack.find(";make_strings (@" PROF_OBJECT_TYPES_LUA ":13);") != std::string::npos)
+      strings_by_leaf[leaf] += count;
   }
   CHECK(tables_by_leaf["[table]"] == 700);
   CHECK(strings_by_leaf["[string]"] == 300);

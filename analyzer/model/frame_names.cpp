@@ -82,9 +82,10 @@ std::string short_name(std::string_view f) {
 std::string function_name(const Frame &f) {
   if (f.kind != Frame::Kind::Guest || f.file.empty()) return f.function;
   const std::string where = f.file + ":" + std::to_string(f.first_line);
-  // A Lua frame named by its location only, or by its function's name.
+  // A Lua frame named by its location only, or by its function's name (the
+  // main chunk's by its chunk alone: it starts at no line).
   if (starts_with(f.function, f.file)) return where;
-  return f.function.substr(0, f.function.find(" (")) + " (" + where + ")";
+  return f.function.substr(0, f.function.find(" (")) + " (" + (f.first_line ? where : f.file) + ")";
 }
 
 bool is_allocator_function(std::string_view function) {
@@ -96,8 +97,14 @@ bool is_allocator_function(std::string_view function) {
       "malloc",        "calloc",         "realloc",        "reallocarray", "aligned_alloc",
       "memalign",      "posix_memalign", "valloc",         "pvalloc",      "__libc_malloc",
       "__libc_calloc", "__libc_realloc", "__libc_memalign"};
+  // The guest adapters' lua_Alloc wrappers (preload/lua54, preload/luajit):
+  // the profiler's own layer between a Lua VM and its allocator.
+  static constexpr std::array<std::string_view, 3> kAdapterAllocators = {
+      "publishing_alloc", "typing_alloc", "profiling_alloc"};
   const std::string_view name = qualified(function);
   for (std::string_view c : kCFunctions)
+    if (name == c) return true;
+  for (std::string_view c : kAdapterAllocators)
     if (name == c) return true;
   for (std::string_view s : kScopes)
     if (starts_with(name, s)) return true;

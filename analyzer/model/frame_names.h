@@ -22,14 +22,16 @@ std::string short_name(std::string_view function);
 // Whether a host function is the allocator's rather than its caller's:
 // operator new and new[], std::allocator, std::allocator_traits,
 // (__gnu_cxx|std::_)_new_allocator, the containers' _M_allocate* and
-// _M_get_node helpers, and the C allocation entry points (malloc, calloc,
-// realloc, aligned variants, __libc_*).
+// _M_get_node helpers, the C allocation entry points (malloc, calloc,
+// realloc, aligned variants, __libc_*), and the Lua adapters' allocator
+// wrappers (publishing_alloc, typing_alloc, profiling_alloc).
 bool is_allocator_function(std::string_view function);
 
 // The function a frame is in, for tables by function: a host frame's
 // function; a Lua frame's function by the line it starts at ("@bt.lua:6"
 // for every line of the function defined at line 6, as LuaJIT's tools name
-// functions).
+// functions), after its name where the frame has one ("build (@bt.lua:6)",
+// "(main chunk) (@bt.lua)").
 std::string function_name(const Frame &f);
 
 }  // namespace prof

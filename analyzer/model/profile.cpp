@@ -36,7 +36,7 @@ uint32_t Profile::site_of(StreamContext &ctx, const GuestLoc &loc) {
   const auto loc_key = std::make_tuple(loc.addr, loc.line, loc.traceno);
   auto known = loc_sites_.find(loc_key);
   if (known != loc_sites_.end()) return known->second;
-  const std::string name = ctx.file.symbols().location_name(loc);
+  const std::string name = ctx.location_name(loc);
   auto it = site_ids_.find(name);
   if (it == site_ids_.end()) {
     site_names_.push_back(name);

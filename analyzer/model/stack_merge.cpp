@@ -69,11 +69,10 @@ void merge_positions(std::vector<VmEntry> &entries, const std::vector<bool> &cfu
       if (g < nguest && i != innermost) g++;
     }
     if (i != innermost) continue;
-    // XXX: trailing C frames alone are the native code the host already shows.
-    bool lua_left = false;
-    for (size_t k = g; k < nguest; k++) lua_left |= !cfunc[k];
-    if (lua_left)
-      for (; g < nguest; g++) out.push_back(guest_at(g));
+    // XXX: trailing C frames are the native functions the last Lua frame
+    // called: the host frames after this entry run them, but only the guest
+    // stack has their Lua names (string.rep), which stripped binaries lack.
+    for (; g < nguest; g++) out.push_back(guest_at(g));
   }
 }
 

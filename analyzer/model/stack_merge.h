@@ -16,9 +16,9 @@
 //   guest stack).
 //   Entries that call each other directly (lua_pcall -> lj_vm_pcall) count
 //   once, at the innermost of them.
-// - Guest frames left over go above the innermost entry, C frames included,
-//   if a Lua frame is among them (trailing C frames alone are the native
-//   functions the host stack already shows).
+// - Guest frames left over go above the innermost entry, C frames included:
+//   trailing C frames are the native functions the Lua code called, named
+//   as Lua names them (string.rep) above the host frames that run them.
 // - With no entry on the host stack (a VM missing from the table, or a
 //   truncated host stack) the whole guest stack goes above the innermost
 //   host frame.

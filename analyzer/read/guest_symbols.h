@@ -28,6 +28,8 @@ class GuestSymbols {
   // A guest stack frame: "@chunk:line" for Lua functions, the C symbol's name
   // for C functions, fast functions by the C symbol at their id or "ffunc#N".
   Frame guest_frame(uint8_t frame_type, uint64_t addr, uint64_t line) const;
+  // Whether a C symbol names the function at addr exactly.
+  bool names_cfunc(uint64_t addr) const { return cfuncs_.count(addr) != 0; }
   // A host address named by the C symbol at or below it (genuine LuaJIT
   // streams carry no module map), else by the address.
   Frame host_frame(uint64_t addr) const;

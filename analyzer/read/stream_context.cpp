@@ -41,6 +41,9 @@ bool StreamContext::absorb(const ExtRecord &r, uint64_t offset) {
     ppid = process->ppid;
     exe = process->exe_path;
     symbolizer.load_perf_map(pid);
+  } else if (const auto *dir = std::get_if<ext::WorkingDir>(&r)) {
+    lua_names_.set_working_dir(dir->path);
+    naming_epoch++;
   } else if (const auto *counters = std::get_if<ext::Stats>(&r)) {
     for (const ext::Stat &c : counters->counters) stats[c.name] += c.value;
   } else if (const auto *end = std::get_if<ext::UncleanEnd>(&r)) {
@@ -92,8 +95,27 @@ void StreamContext::host_frames(uint64_t ip, uint32_t epoch, CallTree &calls,
   for (const Frame &f : frames) out.push_back(calls.frame_id(f));
 }
 
+Frame StreamContext::named_guest_frame(uint8_t type, uint64_t addr, uint64_t line) {
+  Frame f = file.symbols().guest_frame(type, addr, line);
+  if (type == kFrameLfunc && !f.file.empty()) {
+    const std::string &name = lua_names_.name(f.file, f.first_line);
+    if (!name.empty()) f.function = name + " (" + f.function + ")";
+  } else if (type == kFrameCfunc && file.prologue().extended && !file.symbols().names_cfunc(addr)) {
+    f.function = symbolizer.frames(addr, symbolizer.epoch(), true).front().function;
+  }
+  return f;
+}
+
 uint32_t StreamContext::guest_frame(uint8_t type, uint64_t addr, uint64_t line, CallTree &calls) {
-  return calls.frame_id(file.symbols().guest_frame(type, addr, line));
+  return calls.frame_id(named_guest_frame(type, addr, line));
+}
+
+std::string StreamContext::location_name(const GuestLoc &loc) {
+  if (!file.prologue().extended || (loc.source != kAsourceLfunc && loc.source != kAsourceCfunc))
+    return file.symbols().location_name(loc);
+  return named_guest_frame(loc.source == kAsourceLfunc ? kFrameLfunc : kFrameCfunc, loc.addr,
+                           loc.line)
+      .function;
 }
 
 uint32_t StreamContext::host_node(uint32_t host, CallTree &calls) {

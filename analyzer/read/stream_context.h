@@ -24,6 +24,7 @@
 
 #include "model/call_tree.h"
 #include "model/frame.h"
+#include "read/lua_function_names.h"
 #include "read/marker_window.h"
 #include "memprof.h"
 #include "read/profile_file.h"
@@ -93,6 +94,9 @@ struct StreamContext {
   // The innermost host frame of a stack (by index; its innermost inlined
   // function), valid until the next call, or nullptr for the empty stack.
   const Frame *top_frame(uint32_t host);
+  // An event's guest location as reports name it: as LuaJIT's parser does
+  // in genuine streams; in libprof's, as the stacks name its frame.
+  std::string location_name(const GuestLoc &loc);
 
  private:
   template <class Reader, class Record, class Fn>
@@ -135,6 +139,10 @@ struct StreamContext {
   void host_frames(uint64_t ip, uint32_t epoch, CallTree &calls, std::vector<uint32_t> &out,
                    bool innermost);
   uint32_t guest_frame(uint8_t type, uint64_t addr, uint64_t line, CallTree &calls);
+  // A guest frame named by the stream's symbols, a Lua function's name from
+  // its source added ("BottomUpTree (@bt.lua:6)"); in libprof's streams, a
+  // C function no symbol names (lua.c's pmain) named as its host code is.
+  Frame named_guest_frame(uint8_t type, uint64_t addr, uint64_t line);
   uint32_t host_node(uint32_t host, CallTree &calls);
   uint32_t merged_node(const std::vector<uint32_t> &host, const std::vector<uint32_t> &guest,
                        const std::vector<bool> &guest_cfunc, CallTree &calls);
@@ -145,6 +153,7 @@ struct StreamContext {
     Frame frame;
   };
   std::vector<VmFunctionRange> vm_functions_;
+  LuaFunctionNames lua_names_;
   std::vector<uint32_t> vm_frame_ids_;  // their frames' ids in the call tree
   // By stack-table index: a host node's call-tree node, a guest node's frame id.
   std::vector<uint32_t> named_;

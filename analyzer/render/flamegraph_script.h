@@ -96,7 +96,7 @@ inline constexpr char kFlameGraphScript[] = R"JS(
     var s = names[n], h = 2166136261;  // FNV-1a: a name keeps its colour across graphs
     for (var i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 16777619) >>> 0;
     var a = (h & 255) / 255, b = ((h >>> 8) & 255) / 255, c = ((h >>> 16) & 255) / 255;
-    if (s.charAt(0) === '@')
+    if (s.charAt(0) === '@' || / \(@[^()]*\)$/.test(s))  // a Lua frame, named or not
       return 'rgb(' + ((70 + 60 * a) | 0) + ',' + ((140 + 60 * b) | 0) + ',' + ((215 + 40 * c) | 0) + ')';
     if (data.memory)
       return 'rgb(' + ((40 + 70 * a) | 0) + ',' + ((160 + 65 * b) | 0) + ',' + ((60 + 80 * c) | 0) + ')';

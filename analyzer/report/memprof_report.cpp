@@ -83,7 +83,7 @@ uint32_t MemprofReport::locate(StreamContext &ctx, const MemprofEvent &ev, SiteK
   const Loc loc{ev.loc.addr, ev.loc.line, ev.loc.traceno};
   auto it = loc_names_.find(loc);
   if (it == loc_names_.end())
-    it = loc_names_.emplace(loc, intern(ctx.file.symbols().location_name(ev.loc))).first;
+    it = loc_names_.emplace(loc, intern(ctx.location_name(ev.loc))).first;
   key->addr = ev.loc.addr;
   key->line = ev.loc.line;
   key->trace = ev.loc.traceno;

@@ -32,11 +32,14 @@ Figures figures_of(const StackStats &s) {
 }
 
 // A frame as two builds name it alike: its label (host files by basename),
-// a guest chunk "@/dir/x.lua:12" as "@x.lua:12".
+// a guest chunk "@/dir/x.lua:12" as "@x.lua:12", "f (@/dir/x.lua:12)" as
+// "f (@x.lua:12)".
 std::string build_label(const Frame &f) {
-  if (f.kind != Frame::Kind::Guest || f.function.empty() || f.function[0] != '@')
+  if (f.kind != Frame::Kind::Guest) return f.label();
+  const size_t at = f.function.find('@');
+  if (at == std::string::npos || (at > 0 && (at < 2 || f.function.compare(at - 2, 2, " (") != 0)))
     return f.label();
-  return "@" + basename_of(f.function.substr(1));
+  return f.function.substr(0, at + 1) + basename_of(f.function.substr(at + 1));
 }
 
 // The stacks of both profiles by their frames' labels (NameTree nodes): a

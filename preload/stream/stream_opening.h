@@ -1,6 +1,7 @@
 // What opens every stream file the agent writes (memprof and sysprof): an
-// empty symtab, the section's extended prologue, and the Process record
-// (pid, ppid, start time, executable).
+// empty symtab, the section's extended prologue, the Process record (pid,
+// ppid, start time, executable) and the working directory (what relative
+// chunk names are relative to).
 #pragma once
 
 #include <cstdint>
@@ -26,6 +27,9 @@ void put_stream_opening(Out &out, SectionKind section, pid_t ppid) {
   put_ext(out, ext::ProcessView{uint64_t(getpid()), uint64_t(ppid),
                                 uint64_t(now.tv_sec) * 1000000000u + uint64_t(now.tv_nsec),
                                 std::string_view(exe, n > 0 ? size_t(n) : 0)});
+  // The buffer is given, so getcwd is the bare system call: no allocation.
+  char cwd[4096];
+  if (getcwd(cwd, sizeof cwd)) put_ext(out, ext::WorkingDirView{cwd});
 }
 
 }  // namespace prof
