@@ -21,6 +21,7 @@
 #include "model/live_heap.h"
 #include "model/stack_merge.h"
 #include "read/symbolizer.h"
+#include "report/summary.h"
 
 using namespace prof;
 
@@ -411,4 +412,30 @@ TEST_CASE("tables by function name a Lua frame by where its function starts, aft
   CHECK(function_name(guest("@bt.lua:9", 6)) == "@bt.lua:6");  // no source: its location
   CHECK(function_name(guest("@bt.lua:20", 0)) == "@bt.lua:0");
   CHECK(function_name(host("malloc")) == "malloc");
+}
+
+TEST_CASE("a text stack puts stripped code in a row on one line, recursion as ×N") {
+  auto frame = [](const std::string &function, const std::string &module) {
+    return nlohmann::json{{"function", function}, {"file", ""}, {"line", 0}, {"module", module},
+                          {"kind", "native"}};
+  };
+  const nlohmann::json stack = nlohmann::json::array(
+      {frame("app+0x10", "/opt/app"), frame("app+0x20", "/opt/app"), frame("lib.so+0x5", "/lib/lib.so"),
+       frame("named", "/opt/app"), frame("app+0x30", "/opt/app"), frame("rec", "/opt/app"),
+       frame("rec", "/opt/app")});
+  std::ostringstream out;
+  prof::render_stack(stack, 0, out);
+  CHECK(out.str() ==
+        "      app: 2 functions without symbols (0x10 0x20)\n"
+        "      lib.so+0x5\n"
+        "      named\n"
+        "      app+0x30\n"
+        "      rec ×2\n");
+  // The depth counts lines.
+  std::ostringstream cut;
+  prof::render_stack(stack, 2, cut);
+  CHECK(cut.str() ==
+        "      app: 2 functions without symbols (0x10 0x20)\n"
+        "      lib.so+0x5\n"
+        "      ... 4 more\n");
 }

@@ -31,7 +31,9 @@ nlohmann::json frame_json(const Frame &f);
 // A stack (frames root first) as JSON frames, innermost first as a backtrace.
 nlohmann::json stack_json(const std::vector<Frame> &root_first);
 // The text of such JSON frames, indented, at most `depth` (0: all) lines of
-// them, a frame repeated N times in a row one line "frame ×N".
+// them, a frame repeated N times in a row one line "frame ×N", frames of a
+// module's stripped code in a row one line "module: N functions without
+// symbols (0x...)".
 void render_stack(const nlohmann::json &frames, size_t depth, std::ostream &out);
 
 }  // namespace prof

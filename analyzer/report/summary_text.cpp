@@ -29,6 +29,15 @@ std::string frame_label(const Json &f) {
   return frame.label();
 }
 
+// The file name of the module whose stripped code frame f is
+// ("lua5.4+0x122e0", no source line), else "".
+std::string stripped_module(const Json &f) {
+  if (f["kind"] != "native" || !f["file"].get<std::string>().empty()) return "";
+  const std::string path = f.value("module", ""), function = f["function"];
+  const std::string name = path.substr(path.rfind('/') + 1);
+  return !name.empty() && function.rfind(name + "+0x", 0) == 0 ? name : "";
+}
+
 // One row of a stack table: its figure, then MemProf's MIB fields.
 void row(const Json &r, const std::string &figure, size_t depth, std::ostream &out) {
   out << "  " << figure << "  " << count(r["alloc_count"]) << " allocations";
@@ -263,8 +272,24 @@ void render_stack(const Json &frames, size_t depth, std::ostream &out) {
       out << "      ... " << frames.size() - done << " more\n";
       return;
     }
-    // A frame repeated (recursion) is one line: "name ×N".
     const Json &f = frames[done];
+    // Stripped code in a row is one line, so that the frames with names
+    // come within the depth: "lua5.4: 3 functions without symbols (...)".
+    const std::string module = stripped_module(f);
+    size_t stripped = 0;
+    while (!module.empty() && done + stripped < frames.size() &&
+           stripped_module(frames[done + stripped]) == module)
+      stripped++;
+    if (stripped > 1) {
+      out << "      " << module << ": " << stripped << " functions without symbols (";
+      for (size_t i = 0; i < stripped; i++)
+        out << (i ? " " : "") << frames[done + i]["function"].get<std::string>().substr(module.size() + 1);
+      out << ")\n";
+      done += stripped;
+      shown++;
+      continue;
+    }
+    // A frame repeated (recursion) is one line: "name ×N".
     size_t same = 1;
     while (done + same < frames.size() && frames[done + same] == f) same++;
     out << "      " << (f["kind"] == "inlined" ? "(inlined) " : "") << frame_label(f);
