@@ -90,7 +90,9 @@ TEST_CASE("lua e2e: the sysprof RFC's fibonacci, Lua and C frames in one stack",
   }
   CHECK(lua_fib > 0);
   CHECK(c_fib > 0);
-  // A sample in cfib.fib has its C recursion in the host stack.
-  CHECK(c_fib_merged == c_fib);
+  // A sample in cfib.fib has its C recursion in the host stack, but for
+  // one taken in the few instructions between the VM pushing the call and
+  // jumping to it (or returning and popping it): at most 1%, or one.
+  CHECK(c_fib - c_fib_merged <= std::max(1, c_fib / 100));
   CHECK(p.odd_stacks == loading_unnamed);
 }
