@@ -101,8 +101,8 @@ bench() {
   bytes=$(stat -c %s "$file")
   local plain_bytes heap_bytes waits plain_waits
   plain_bytes=$(stat -c %s "$plain_file") heap_bytes=$(stat -c %s "$heap_file")
-  waits=$("$analyze" summary --json "$file" | awk -F'[:,]' '/"ring_full_waits"/ {print $2 + 0; exit}')
-  plain_waits=$("$analyze" summary --json "$plain_file" | awk -F'[:,]' '/"ring_full_waits"/ {print $2 + 0; exit}')
+  waits=$("$analyze" summary --json "$file" | awk -F'[:,]' '/"ring_full_waits"/ && !n++ {print $2 + 0}')
+  plain_waits=$("$analyze" summary --json "$plain_file" | awk -F'[:,]' '/"ring_full_waits"/ && !n++ {print $2 + 0}')
   local ours theirs
   ours=$(best_of "$analyze" summary "$file")
   theirs=$(best_of heaptrack_print "$(ls "$tmp"/heaptrack*)")
