@@ -320,7 +320,10 @@ int rule_walk(CallSite at, uint64_t pc, uint64_t *ips, int max, SignalWalkCache 
   while (n < max) {
     if (at.sp > above_sp) ips[n++] = at.ip;
     if (n == max) break;
-    if (at_sigreturn(at.ip)) {
+    const UnwindRule &rule = c->rules.at(pc);
+    // (glibc's __restore_rt has rules no step here applies: only then is
+    // its code looked at.)
+    if ((rule.cfa == UnwindRule::kUnsupported || rule.cfa == UnwindRule::kNoTable) && at_sigreturn(at.ip)) {
       // On through the signal frame, to the interrupted state (perhaps on
       // another stack: a handler on a sigaltstack); each frame beyond it is
       // a caller of the code above_sp marks.
@@ -340,7 +343,6 @@ int rule_walk(CallSite at, uint64_t pc, uint64_t *ips, int max, SignalWalkCache 
       above_sp = 0;
       continue;
     }
-    const UnwindRule &rule = c->rules.at(pc);
     const bool no_table = rule.cfa == UnwindRule::kNoTable;
     const int stepped = apply_unwind_rule(no_table ? kFramePointerRule : rule, at, lo, stack_hi, reads);
     if (stepped < 0) {
