@@ -12,7 +12,9 @@ const char *ext_kind_name(ExtKind kind) {
       "time-mark",  "sampling",   "marker",      "stats",       "map",
       "unmap",      "process",    "sampler",     "thread",      "weight",
       "unclean-end", "skip",  "vm-function", "vm-state",
-      "heap-total", "object-type"};
+      "heap-total", "object-type", "working-dir", "site",   "alloc-at",
+      "free-of",    "free-at",    "realloc-of"};
+  static_assert(sizeof kNames / sizeof kNames[0] == kExtKindMax + 1, "a name per kind");
   const uint8_t k = static_cast<uint8_t>(kind);
   return k <= kExtKindMax ? kNames[k] : "?";
 }
@@ -144,6 +146,43 @@ void read_body(ByteReader &in, ext::ObjectType &r) {
 }
 
 void read_body(ByteReader &in, ext::WorkingDir &r) { in.string(r.path, kMaxExtString); }
+
+void read_body(ByteReader &in, ext::Site &r) {
+  r.id = in.uleb();
+  const uint64_t head_at = in.offset();
+  const uint8_t head = in.u8();
+  const uint8_t source = head & kAsourceMask;
+  if ((head & ~(kAsourceMask | kMemprofStacks)) || source > kAsourceTrace)
+    in.fail(head_at, "bad site head " + hex_byte(head));
+  read_guest_loc(in, source, r.loc);
+  r.has_stacks = (head & kMemprofStacks) != 0;
+  r.host_stack = r.has_stacks ? in.uleb() : 0;
+  r.guest_stack = r.has_stacks ? in.uleb() : 0;
+  r.size = in.uleb();
+  const uint64_t type_at = in.offset();
+  r.type = in.uleb();
+  if (r.type > kMaxObjectType)
+    in.fail(type_at, "site with unknown object type " + std::to_string(r.type));
+}
+
+void read_body(ByteReader &in, ext::AllocAt &r) { r.site = in.uleb(); }
+
+void read_body(ByteReader &in, ext::FreeOf &r) {
+  r.site = in.uleb();
+  r.age_step = in.uleb();
+}
+
+void read_body(ByteReader &in, ext::FreeAt &r) {
+  r.free_site = in.uleb();
+  r.site = in.uleb();
+  r.age_step = in.uleb();
+}
+
+void read_body(ByteReader &in, ext::ReallocOf &r) {
+  r.site = in.uleb();
+  r.age_step = in.uleb();
+  r.new_site = in.uleb();
+}
 
 template <class Record>
 void read_as(ByteReader &in, ExtRecord &out) {

@@ -1,6 +1,7 @@
 // libprof extension records: what an extended memprof or sysprof section (the
-// X bit of prologue.h) carries beyond the LuaJIT grammar. Extension revision 2
-// (revision 1 had neither unclean-end nor skip).
+// X bit of prologue.h) carries beyond the LuaJIT grammar. Extension revision 3
+// (revision 1 had neither unclean-end nor skip; revision 2 had no compact
+// events, kinds 22 to 26).
 //
 // ext-record     := ext-header ext-body
 // ext-header     := <BYTE>                   [01KKKKKK], KKKKKK = ext kind
@@ -8,7 +9,8 @@
 //                   time-mark | sampling | marker | stats | map | unmap |
 //                   process | sampler | thread | weight | unclean-end |
 //                   skip | vm-function | vm-state | heap-total | object-type |
-//                   working-dir
+//                   working-dir | site | alloc-at | free-of | free-at |
+//                   realloc-of
 // stack-host     := node-id parent-id ip                         (kind 1)
 // stack-guest    := node-id parent-id frame-type frame-addr line (kind 2)
 // module-load    := base size path build-id                      (kind 3)
@@ -31,11 +33,19 @@
 // heap-total     := time-ns live-bytes                           (kind 19)
 // object-type    := type-id                                      (kind 20)
 // working-dir    := path                                         (kind 21)
+// site           := site-id site-head loc? stacks? size type-id  (kind 22)
+// alloc-at       := site-id                                      (kind 23)
+// free-of        := site-id age-step                             (kind 24)
+// free-at        := free-site-id site-id age-step                (kind 25)
+// realloc-of     := site-id age-step new-site-id                 (kind 26)
+// site-head      := <BYTE>   [00HSSS00]: the H and SSS bits of a memprof
+//                   event-header: which loc (guest_loc.h) and whether stacks
+//                   (host-stack-id guest-stack-id) follow
 // node-id, parent-id, ip, frame-type, frame-addr, line, base, size, time-ns,
 // rss-bytes, heap-bytes, mean-bytes, count, stat-value, addr, length,
 // host-stack-id, guest-stack-id, pid, ppid, time-unix-ns, backend, mode,
 // interval-ns, tid, sample-weight, lost-bytes, start, vmstate, live-bytes,
-// type-id := <ULEB128>
+// type-id, site-id, free-site-id, new-site-id, age-step := <ULEB128>
 // path, build-id, label, stat-name, exe-path, name := string (as in symtab.h)
 //
 // Meaning:
@@ -110,6 +120,27 @@
 // - working-dir: the process's working directory when the stream opened,
 //   against which relative chunk names ("@script.lua") are resolved. Written
 //   once, right after process.
+// - Compact events (memprof only; libprof's agent writes them into
+//   compressed streams): an allocation event without its address, as
+//   heaptrack's interpreter writes them. A `site` names everything an
+//   allocation event says but its address: its location, stacks, size and
+//   object type (0: untyped), once, under site-id (1, 2, ... in the order
+//   they are written; a free site, the location and stacks of frees, has
+//   size 0 and is never allocated). alloc-at is an event-alloc of one block
+//   of the site. The blocks of a site are numbered from 0 in the order they
+//   are made; a release names one by its age, the number of blocks of the
+//   site made after it, sent as age-step: the age minus the age the site's
+//   previous release named (0 at first), zigzag-encoded (0, -1, 1, -2 ...
+//   as 0, 1, 2, 3 ...), so the releases of a stack-like or a queue-like
+//   site, or a sweep through a site's blocks, write the same byte again and
+//   again. free-of is an event-free of that block, with no location;
+//   free-at the same, at free-site-id's location and stacks; realloc-of an
+//   event-realloc whose old block is that block and whose new one is
+//   new-site-id's next, with the new site's location and stacks. A block's
+//   size is its site's. Blocks are paired exactly, as the addresses would
+//   pair them (the writer keeps the map of addresses); events the writer
+//   could not make compact (an address it never saw made, a table full)
+//   stay events with addresses, which pair among themselves.
 //
 // libprof's encoders write at most kMaxWrittenPath bytes of a path or
 // exe-path and kMaxWrittenLabel of a label, and an empty build-id for one
@@ -125,6 +156,7 @@
 #include <vector>
 
 #include "byte_reader.h"
+#include "guest_loc.h"
 #include "span.h"
 #include "uleb128.h"
 
@@ -155,8 +187,13 @@ enum class ExtKind : uint8_t {
   HeapTotal = 19,
   ObjectType = 20,
   WorkingDir = 21,
+  Site = 22,
+  AllocAt = 23,
+  FreeOf = 24,
+  FreeAt = 25,
+  ReallocOf = 26,
 };
-constexpr uint8_t kExtKindMax = 21;
+constexpr uint8_t kExtKindMax = 26;
 
 constexpr uint8_t ext_header(ExtKind kind) { return kExtFlag | static_cast<uint8_t>(kind); }
 
@@ -344,14 +381,54 @@ struct BasicWorkingDir {
 using WorkingDir = BasicWorkingDir<std::string>;
 using WorkingDirView = BasicWorkingDir<std::string_view>;
 
+struct Site {
+  static constexpr ExtKind kKind = ExtKind::Site;
+  static constexpr size_t kMaxBytes = 2 + 7 * kUleb128Max;
+  uint64_t id = 0;
+  GuestLoc loc;
+  bool has_stacks = false;
+  uint64_t host_stack = 0, guest_stack = 0;
+  uint64_t size = 0;
+  uint64_t type = 0;  // 0 untyped, else as object-type
+};
+
+struct AllocAt {
+  static constexpr ExtKind kKind = ExtKind::AllocAt;
+  static constexpr size_t kMaxBytes = 1 + kUleb128Max;
+  uint64_t site = 0;
+};
+
+struct FreeOf {
+  static constexpr ExtKind kKind = ExtKind::FreeOf;
+  static constexpr size_t kMaxBytes = 1 + 2 * kUleb128Max;
+  uint64_t site = 0, age_step = 0;
+};
+
+struct FreeAt {
+  static constexpr ExtKind kKind = ExtKind::FreeAt;
+  static constexpr size_t kMaxBytes = 1 + 3 * kUleb128Max;
+  uint64_t free_site = 0, site = 0, age_step = 0;
+};
+
+struct ReallocOf {
+  static constexpr ExtKind kKind = ExtKind::ReallocOf;
+  static constexpr size_t kMaxBytes = 1 + 3 * kUleb128Max;
+  uint64_t site = 0, age_step = 0, new_site = 0;
+};
+
 }  // namespace ext
+
+// age-step's zigzag form of a signed difference, and back.
+constexpr uint64_t zigzag(int64_t v) { return (uint64_t(v) << 1) ^ uint64_t(v >> 63); }
+constexpr int64_t unzigzag(uint64_t v) { return int64_t(v >> 1) ^ -int64_t(v & 1); }
 
 // A decoded extension record: the alternative at index kind - 1.
 using ExtRecord = std::variant<ext::StackHost, ext::StackGuest, ext::ModuleLoad, ext::ModuleUnload,
                                ext::TimeMark, ext::Sampling, ext::Marker, ext::Stats, ext::Map,
                                ext::Unmap, ext::Process, ext::Sampler, ext::Thread, ext::Weight,
                                ext::UncleanEnd, ext::Skip, ext::VmFunction, ext::VmState,
-                               ext::HeapTotal, ext::ObjectType, ext::WorkingDir>;
+                               ext::HeapTotal, ext::ObjectType, ext::WorkingDir, ext::Site,
+                               ext::AllocAt, ext::FreeOf, ext::FreeAt, ext::ReallocOf>;
 
 template <size_t... I>
 constexpr bool ext_kinds_in_order(std::index_sequence<I...>) {
@@ -526,6 +603,49 @@ template <class Out, class Text>
 void put_ext(Out &out, const ext::BasicWorkingDir<Text> &r) {
   out.put_u8(ext_header(r.kKind));
   out.put_string(r.path.data(), written_len(r.path, kMaxWrittenPath));
+}
+
+template <class Out>
+void put_ext(Out &out, const ext::Site &r) {
+  out.put_u8(ext_header(r.kKind));
+  out.put_uleb(r.id);
+  out.put_u8(static_cast<uint8_t>(r.loc.source | (r.has_stacks ? kMemprofStacks : 0)));
+  put_guest_loc(out, r.loc);
+  if (r.has_stacks) {
+    out.put_uleb(r.host_stack);
+    out.put_uleb(r.guest_stack);
+  }
+  out.put_uleb(r.size);
+  out.put_uleb(r.type);
+}
+
+template <class Out>
+void put_ext(Out &out, const ext::AllocAt &r) {
+  out.put_u8(ext_header(r.kKind));
+  out.put_uleb(r.site);
+}
+
+template <class Out>
+void put_ext(Out &out, const ext::FreeOf &r) {
+  out.put_u8(ext_header(r.kKind));
+  out.put_uleb(r.site);
+  out.put_uleb(r.age_step);
+}
+
+template <class Out>
+void put_ext(Out &out, const ext::FreeAt &r) {
+  out.put_u8(ext_header(r.kKind));
+  out.put_uleb(r.free_site);
+  out.put_uleb(r.site);
+  out.put_uleb(r.age_step);
+}
+
+template <class Out>
+void put_ext(Out &out, const ext::ReallocOf &r) {
+  out.put_u8(ext_header(r.kKind));
+  out.put_uleb(r.site);
+  out.put_uleb(r.age_step);
+  out.put_uleb(r.new_site);
 }
 
 // The start of skip records spanning exactly `total` bytes (total >= 2),

@@ -10,38 +10,56 @@ MemprofReader::MemprofReader(ByteReader &in)
 MemprofReader::MemprofReader(ByteReader &in, const Prologue &prologue)
     : in_(in), extended_(prologue.extended) {}
 
-static void read_guest_loc(ByteReader &in, uint8_t source, GuestLoc &loc) {
-  loc = GuestLoc{};
-  loc.source = source;
-  switch (source) {
-    case kAsourceLfunc:
-      loc.addr = in.uleb();
-      loc.line = in.uleb();
-      break;
-    case kAsourceCfunc:
-      loc.addr = in.uleb();
-      break;
-    case kAsourceTrace:
-      loc.traceno = in.uleb();
-      break;
+bool MemprofReader::next(MemprofEvent &ev) {
+  if (pending_) {  // the compact event whose object type was just returned
+    pending_ = false;
+    static_cast<AllocEvent &>(ev) = pending_event_;
+    ev.record = pending_record_;
+    ev.offset = pending_offset_;
+    return true;
+  }
+  for (;;) {
+    if (done_) return false;
+    const uint64_t at = in_.offset();
+    const uint8_t header = in_.u8();
+    ev.offset = at;
+    if (header & kMemprofEpilogue) {
+      done_ = true;
+      return false;
+    }
+    if (header & kExtFlag) {
+      if (!extended_) in_.fail(at, "bad event header " + hex_byte(header));
+      ev.record = MemprofRecord::Ext;
+      read_ext(in_, header, at, ev.ext);
+      if (!CompactEvents::is_compact(ev.ext)) return true;
+      if (const auto *site = std::get_if<ext::Site>(&ev.ext)) {
+        compact_.add_site(*site, in_, at);
+        continue;
+      }
+      expand_compact(ev, at);
+      return true;
+    }
+    read_event(ev, header, at);
+    return true;
   }
 }
 
-bool MemprofReader::next(MemprofEvent &ev) {
-  if (done_) return false;
-  const uint64_t at = in_.offset();
-  const uint8_t header = in_.u8();
-  ev.offset = at;
-  if (header & kMemprofEpilogue) {
-    done_ = true;
-    return false;
-  }
-  if (header & kExtFlag) {
-    if (!extended_) in_.fail(at, "bad event header " + hex_byte(header));
-    ev.record = MemprofRecord::Ext;
-    read_ext(in_, header, at, ev.ext);
-    return true;
-  }
+void MemprofReader::expand_compact(MemprofEvent &ev, uint64_t at) {
+  static const MemprofRecord kRecord[] = {MemprofRecord::Symbol, MemprofRecord::Alloc,
+                                          MemprofRecord::Free, MemprofRecord::Realloc};
+  const uint8_t type = compact_.expand(ev.ext, in_, at, ev);
+  ev.record = kRecord[ev.aevent];
+  if (!type) return;
+  // Typed: the object-type record comes first, as in a plain stream.
+  pending_ = true;
+  pending_event_ = ev;
+  pending_record_ = ev.record;
+  pending_offset_ = at;
+  ev.record = MemprofRecord::Ext;
+  ev.ext = ext::ObjectType{type};
+}
+
+void MemprofReader::read_event(MemprofEvent &ev, uint8_t header, uint64_t at) {
   const uint8_t aevent = header & kAeventMask;
   const uint8_t source = header & kAsourceMask;
   const bool stacks = (header & kMemprofStacks) != 0;
@@ -54,7 +72,7 @@ bool MemprofReader::next(MemprofEvent &ev) {
     ev.record = MemprofRecord::Symbol;
     static const uint8_t kType[] = {0, 0, kSymLfunc, kSymCfunc, kSymTrace};
     read_symbol_body(in_, kType[source >> 2], ev.symbol);
-    return true;
+    return;
   }
   static const MemprofRecord kRecord[] = {MemprofRecord::Symbol, MemprofRecord::Alloc,
                                           MemprofRecord::Free, MemprofRecord::Realloc};
@@ -73,7 +91,6 @@ bool MemprofReader::next(MemprofEvent &ev) {
     ev.naddr = in_.uleb();
     ev.nsize = in_.uleb();
   }
-  return true;
 }
 
 }  // namespace prof

@@ -7,13 +7,12 @@
 // event          := event-alloc | event-realloc | event-free | event-symtab |
 //                   ext-record                           (ext-record: extended only)
 // event-alloc    := event-header loc? stacks? naddr nsize
+//                   (ext-record: extended only; a compact event of ext.h
+//                   stands for an event-alloc, event-free or event-realloc)
 // event-realloc  := event-header loc? stacks? oaddr osize naddr nsize
 // event-free     := event-header loc? stacks? oaddr osize
 // event-symtab   := event-header sym                     (sym bodies of symtab.h)
-// loc            := loc-lua | loc-c | loc-trace
-// loc-lua        := sym-addr line-no
-// loc-c          := sym-addr
-// loc-trace      := trace-no
+// loc            := loc-lua | loc-c | loc-trace         (guest_loc.h)
 // stacks         := host-stack-id guest-stack-id         (extended only, H set)
 // sym-addr, line-no, trace-no, oaddr, osize, naddr, nsize,
 // host-stack-id, guest-stack-id := <ULEB128>
@@ -37,7 +36,9 @@
 #include <cstdint>
 
 #include "byte_reader.h"
+#include "compact_events.h"
 #include "ext.h"
+#include "guest_loc.h"
 #include "prologue.h"
 #include "symtab.h"
 #include "uleb128.h"
@@ -49,24 +50,7 @@ constexpr uint8_t kAeventAlloc = 1;
 constexpr uint8_t kAeventFree = 2;
 constexpr uint8_t kAeventRealloc = 3;
 constexpr uint8_t kAeventMask = 0x03;
-
-constexpr uint8_t kAsourceNone = 0 << 2;
-constexpr uint8_t kAsourceInternal = 1 << 2;
-constexpr uint8_t kAsourceLfunc = 2 << 2;
-constexpr uint8_t kAsourceCfunc = 3 << 2;
-constexpr uint8_t kAsourceTrace = 4 << 2;
-constexpr uint8_t kAsourceMask = 7 << 2;
-
-constexpr uint8_t kMemprofStacks = 0x20;  // H
 constexpr uint8_t kMemprofEpilogue = 0x80;
-
-// Where the guest VM was when the event happened (source + its loc fields).
-struct GuestLoc {
-  uint8_t source = kAsourceNone;
-  uint64_t addr = 0;     // prototype (Lua) or function (C)
-  uint64_t line = 0;     // Lua only
-  uint64_t traceno = 0;  // trace only
-};
 
 // An event-alloc, event-free or event-realloc: what the agent writes, and the
 // fields MemprofReader returns for it. Only the fields of the event type are
@@ -93,22 +77,6 @@ struct MemprofEvent : AllocEvent {
   Symbol symbol;  // Symbol records
   ExtRecord ext;  // Ext records
 };
-
-template <class Out>
-void put_guest_loc(Out &out, const GuestLoc &loc) {
-  switch (loc.source) {
-    case kAsourceLfunc:
-      out.put_uleb(loc.addr);
-      out.put_uleb(loc.line);
-      break;
-    case kAsourceCfunc:
-      out.put_uleb(loc.addr);
-      break;
-    case kAsourceTrace:
-      out.put_uleb(loc.traceno);
-      break;
-  }
-}
 
 // XXX: inline, and templated on Out (SpanWriter, SizeCounter): the allocation
 // hooks encode every event with it, straight into the ring.
@@ -154,9 +122,19 @@ class MemprofReader {
   bool extended() const { return extended_; }
 
  private:
+  void read_event(MemprofEvent &ev, uint8_t header, uint64_t at);
+  // A compact event (compact_events.h) as the event it stands for; a typed
+  // one returns its object-type record first and the event next.
+  void expand_compact(MemprofEvent &ev, uint64_t at);
+
   ByteReader &in_;
   bool extended_;
   bool done_ = false;
+  CompactEvents compact_;
+  bool pending_ = false;
+  AllocEvent pending_event_;
+  MemprofRecord pending_record_ = MemprofRecord::Alloc;
+  uint64_t pending_offset_ = 0;
 };
 
 }  // namespace prof

@@ -41,7 +41,8 @@ prof_discover_tests(unwind_tests)
 # The event ring alone, its producers coming and going.
 add_executable(stream_tests stream_event_ring.cpp ${PROJECT_SOURCE_DIR}/preload/stream/event_ring.cpp
   ${PROJECT_SOURCE_DIR}/preload/stream/raw_thread.cpp ${PROJECT_SOURCE_DIR}/preload/stream/owned_file.cpp
-  ${PROJECT_SOURCE_DIR}/preload/stream/stream_compressor.cpp)
+  ${PROJECT_SOURCE_DIR}/preload/stream/stream_compressor.cpp
+  ${PROJECT_SOURCE_DIR}/preload/stream/stream_compactor.cpp)
 target_include_directories(stream_tests PRIVATE ${PROJECT_SOURCE_DIR}/preload)
 target_link_libraries(stream_tests PRIVATE test_main prof_format Threads::Threads)
 prof_discover_tests(stream_tests)

@@ -8,6 +8,7 @@
 #include <sys/syscall.h>
 
 #include "stream/raw_thread.h"
+#include "stream/stream_compactor.h"
 #include "stream/stream_compressor.h"
 
 namespace prof {
@@ -43,6 +44,7 @@ void OwnedFile::adopt(int fd, const char *path) {
   dev_ = st.st_dev, ino_ = st.st_ino;
   seekable_ = S_ISREG(st.st_mode);
   if (compressor_) compressor_->start();
+  if (compactor_) compactor_->start();
   // Absolute, should the program change directory before a reopen.
   size_t n = 0;
   if (path[0] != '/') {
@@ -78,18 +80,32 @@ long OwnedFile::reopen() {
   return move_fd_high(int(fd));
 }
 
+void OwnedFile::events_follow() {
+  if (compactor_) compactor_->arm();
+}
+
 long OwnedFile::write_all(const uint8_t *data, size_t len) {
   if (!compressor_) return write_bytes(data, len);
-  return compressor_->put(data, len, StreamCompressor::Mode::Continue, write_bytes_to, this);
+  if (compactor_ && compressor_) return compactor_->put(data, len, compress_to, this);
+  return compress_to(this, data, len);
 }
+
+long OwnedFile::compress_to(void *file, const uint8_t *data, size_t len) {
+  OwnedFile *f = static_cast<OwnedFile *>(file);
+  return f->compressor_->put(data, len, StreamCompressor::Mode::Continue, write_bytes_to, f);
+}
+
+long OwnedFile::drain_compactor() { return compactor_ ? compactor_->flush(compress_to, this) : 0; }
 
 long OwnedFile::sync() {
   if (!compressor_) return 0;
+  if (const long rc = drain_compactor(); rc < 0) return rc;
   return compressor_->put(nullptr, 0, StreamCompressor::Mode::Sync, write_bytes_to, this);
 }
 
 long OwnedFile::end() {
   if (!compressor_) return 0;
+  if (const long rc = drain_compactor(); rc < 0) return rc;
   return compressor_->put(nullptr, 0, StreamCompressor::Mode::End, write_bytes_to, this);
 }
 

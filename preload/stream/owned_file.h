@@ -17,7 +17,8 @@
 // - With a compressor (compress_with()), what write_all() is given goes
 //   through it (stream_compressor.h): the file is one zstd frame, which
 //   sync() makes decodable up to there and end() closes. written() counts
-//   the file's (compressed) bytes.
+//   the file's (compressed) bytes. With a compactor too (compact_with(),
+//   memprof streams), it goes through that first (stream_compactor.h).
 #pragma once
 
 #include <cstddef>
@@ -25,6 +26,7 @@
 
 namespace prof {
 
+class StreamCompactor;
 class StreamCompressor;
 
 class OwnedFile {
@@ -33,6 +35,11 @@ class OwnedFile {
   // plain).
   void compress_with(StreamCompressor *compressor) { compressor_ = compressor; }
   bool compressed() const { return compressor_ != nullptr; }
+  // Compacts the allocation events of what is written, before compressing
+  // (nullptr: not); the stream's opening passes as it is until
+  // events_follow().
+  void compact_with(StreamCompactor *compactor) { compactor_ = compactor; }
+  void events_follow();
   // Takes fd, just opened at `path` (relative to the current directory).
   void adopt(int fd, const char *path);
   // Writes all of [data, data + len); 0, or -errno.
@@ -58,6 +65,9 @@ class OwnedFile {
   // Writes bytes to the file as they are; 0, or -errno.
   long write_bytes(const uint8_t *data, size_t len);
   static long write_bytes_to(void *file, const uint8_t *data, size_t len);
+  static long compress_to(void *file, const uint8_t *data, size_t len);
+  // What the compactor still holds goes on to the compressor.
+  long drain_compactor();
 
   int fd_ = -1;
   uint64_t dev_ = 0, ino_ = 0;
@@ -65,6 +75,7 @@ class OwnedFile {
   bool lost_ = false;
   uint64_t written_ = 0;
   StreamCompressor *compressor_ = nullptr;
+  StreamCompactor *compactor_ = nullptr;
   char path_[4096 + 608] = {};  // the current directory, '/', the path
 };
 

@@ -17,14 +17,20 @@ namespace prof {
 
 #if defined(__x86_64__)
 
-long raw_syscall4(long number, long a, long b, long c, long d) {
+long raw_syscall6(long number, long a, long b, long c, long d, long e, long f) {
   long ret;
   register long r10 asm("r10") = d;
+  register long r8 asm("r8") = e;
+  register long r9 asm("r9") = f;
   asm volatile("syscall"
                : "=a"(ret)
-               : "a"(number), "D"(a), "S"(b), "d"(c), "r"(r10)
+               : "a"(number), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8), "r"(r9)
                : "rcx", "r11", "memory");
   return ret;
+}
+
+long raw_syscall4(long number, long a, long b, long c, long d) {
+  return raw_syscall6(number, a, b, c, d, 0, 0);
 }
 
 namespace {
@@ -128,12 +134,15 @@ void RawThread::forget() {
 
 #else  // Elsewhere no raw thread (callers fall back), so syscall() will do.
 
-long raw_syscall4(long number, long a, long b, long c, long d) {
+long raw_syscall6(long number, long a, long b, long c, long d, long e, long f) {
   const int saved_errno = errno;
-  long r = syscall(number, a, b, c, d);
+  long r = syscall(number, a, b, c, d, e, f);
   if (r < 0) r = -errno;
   errno = saved_errno;
   return r;
+}
+long raw_syscall4(long number, long a, long b, long c, long d) {
+  return raw_syscall6(number, a, b, c, d, 0, 0);
 }
 long raw_syscall3(long number, long a, long b, long c) { return raw_syscall4(number, a, b, c, 0); }
 bool RawThread::start(int (*)(void *), void *, int) { return false; }
@@ -143,6 +152,16 @@ void RawThread::join() {}
 void RawThread::forget() {}
 
 #endif
+
+void *raw_map(size_t len) {
+  const long p = raw_syscall6(SYS_mmap, 0, long(len), PROT_READ | PROT_WRITE,
+                              MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  return p < 0 && p > -4096 ? nullptr : reinterpret_cast<void *>(p);
+}
+
+void raw_unmap(void *p, size_t len) {
+  if (p) raw_syscall3(SYS_munmap, long(p), long(len), 0);
+}
 
 long raw_write_all(int fd, const uint8_t *data, size_t len) {
   while (len > 0) {

@@ -68,6 +68,10 @@ class RawThread {
 // System calls without errno: the result, or -errno.
 long raw_syscall3(long number, long a, long b, long c);
 long raw_syscall4(long number, long a, long b, long c, long d);
+long raw_syscall6(long number, long a, long b, long c, long d, long e, long f);
+// Maps len bytes of zeroed memory (nullptr when it cannot), and unmaps them.
+void *raw_map(size_t len);
+void raw_unmap(void *p, size_t len);
 // Writes all of [data, data + len) to fd; 0, or -errno.
 long raw_write_all(int fd, const uint8_t *data, size_t len);
 // CLOCK_MONOTONIC in ns, and a sleep of ns.

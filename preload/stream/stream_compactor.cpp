@@ -1,0 +1,324 @@
+#include "stream/stream_compactor.h"
+
+#include <cstring>
+
+#include "ext.h"
+#include "memprof.h"
+#include "record_extent.h"
+#include "stream_writer.h"
+
+namespace prof {
+namespace {
+
+// A symtab event's body (memprof.h: the sym bodies of symtab.h).
+void skip_symbol_body(ExtentCursor &c, uint8_t source) {
+  switch (source) {
+    case kAsourceLfunc: return c.fields("usu");
+    case kAsourceCfunc: return c.fields("us");
+    case kAsourceTrace: return c.fields("uuu");
+    default: return c.fail();
+  }
+}
+
+}  // namespace
+
+// The memprof event-alloc, -free or -realloc fields after the header.
+struct StreamCompactor::EventFields {
+  GuestLoc loc;
+  uint64_t host = 0, guest = 0;
+  uint64_t oaddr = 0, osize = 0, naddr = 0, nsize = 0;
+
+  void read(ExtentCursor &c, uint8_t header) {
+    read_guest_loc(c, header & kAsourceMask, loc);
+    if (header & kMemprofStacks) {
+      host = c.uleb();
+      guest = c.uleb();
+    }
+    if (header & kAeventFree) {
+      oaddr = c.uleb();
+      osize = c.uleb();
+    }
+    if (header & kAeventAlloc) {
+      naddr = c.uleb();
+      nsize = c.uleb();
+    }
+  }
+};
+
+uint64_t StreamCompactor::Site::hash() const {
+  uint64_t h = key[0];
+  for (int i = 1; i < 5; i++) h = (h ^ key[i]) * 0x9E3779B97F4A7C15ull;
+  return h >> 20;
+}
+
+bool StreamCompactor::Site::same(const Site &o) const {
+  return key[0] == o.key[0] && key[1] == o.key[1] && key[2] == o.key[2] && key[3] == o.key[3] &&
+         key[4] == o.key[4];
+}
+
+bool StreamCompactor::init() {
+  if (carry_) return true;
+  carry_ = static_cast<uint8_t *>(raw_map(kCarry + kOut + kMaxSites * sizeof(SiteBlocks)));
+  if (!carry_) return false;
+  out_ = carry_ + kCarry;
+  site_blocks_ = reinterpret_cast<SiteBlocks *>(out_ + kOut);
+  return true;
+}
+
+void StreamCompactor::start() {
+  armed_ = broken_ = stats_written_ = false;
+  carry_len_ = out_len_ = 0;
+  skip_left_ = 0;
+  next_site_ = 1;
+  plain_events_ = compact_events_ = 0;
+  // (A forked child's tables are its parent's copies: new ones.)
+  if (!carry_ || !blocks_.init(1 << 12) || !sites_.init(1 << 10)) broken_ = true;
+}
+
+void StreamCompactor::emit(const uint8_t *data, size_t len) {
+  if (out_len_ + len > kOut) drain();
+  if (len > kOut) {
+    pass(data, len);
+    return;
+  }
+  memcpy(out_ + out_len_, data, len);
+  out_len_ += len;
+}
+
+void StreamCompactor::pass(const uint8_t *data, size_t len) {
+  if (err_ == 0 && len) err_ = sink_(ctx_, data, len);
+}
+
+void StreamCompactor::drain() {
+  pass(out_, out_len_);
+  out_len_ = 0;
+}
+
+template <class Record>
+void StreamCompactor::emit_record(const Record &r) {
+  uint8_t buf[kMaxOutRecord];
+  SpanWriter w(buf);
+  put_ext(w, r);
+  emit(buf, w.size());
+}
+
+void StreamCompactor::emit_stats(const uint8_t *counters, size_t count, size_t len) {
+  const ext::StatView ours[] = {{"compact_events", compact_events_},
+                                {"events_with_addresses", plain_events_},
+                                {"compact_sites", next_site_ - 1},
+                                {"reallocs_split", split_reallocs_},
+                                {"free_locations_lost", locations_lost_}};
+  constexpr size_t kOurs = sizeof ours / sizeof ours[0];
+  // The stream's stats record (at most kMaxExtStats counters), ours after
+  // its own; or ours alone.
+  if (count + kOurs > kMaxExtStats) count = len = 0;
+  uint8_t head[1 + kUleb128Max];
+  SpanWriter w(head);
+  w.put_u8(ext_header(ExtKind::Stats));
+  w.put_uleb(count + kOurs);
+  emit(head, w.size());
+  emit(counters, len);
+  uint8_t buf[256];
+  SpanWriter pairs(buf);
+  for (const ext::StatView &c : ours) {
+    pairs.put_string(c.name.data(), c.name.size());
+    pairs.put_uleb(c.value);
+  }
+  emit(buf, pairs.size());
+  stats_written_ = true;
+}
+
+uint64_t StreamCompactor::site_of(uint8_t head, const GuestLoc &loc, uint64_t host,
+                                  uint64_t guest, uint64_t size, uint8_t type) {
+  Site probe{{uint64_t(head) | uint64_t(type) << 8 | (loc.line | loc.traceno) << 16, loc.addr,
+              host, guest, size},
+             0};
+  if (const Site *known = sites_.find(probe)) return known->id;
+  if (next_site_ > kMaxSites) return 0;
+  probe.id = next_site_;
+  if (!sites_.insert(probe)) return 0;
+  next_site_++;
+  site_blocks_[probe.id] = SiteBlocks{0, 0};
+  emit_record(ext::Site{probe.id, loc, (head & kMemprofStacks) != 0, host, guest, size, type});
+  return probe.id;
+}
+
+uint64_t StreamCompactor::release(uint64_t addr, uint64_t *step) {
+  Block *b = blocks_.find(Block{addr, 0});
+  if (!b) return 0;
+  const uint64_t site = b->ref >> kNumberBits;
+  SiteBlocks &sb = site_blocks_[site];
+  const uint64_t age = sb.made - 1 - (b->ref & ((uint64_t(1) << kNumberBits) - 1));
+  *step = zigzag(int64_t(age - sb.last_age));
+  sb.last_age = age;
+  blocks_.erase(b);
+  return site;
+}
+
+bool StreamCompactor::make(uint64_t addr, uint64_t site) {
+  SiteBlocks &sb = site_blocks_[site];
+  if (addr == 0 || sb.made >> kNumberBits || blocks_.find(Block{addr, 0}) ||
+      !blocks_.insert(Block{addr, site << kNumberBits | sb.made}))
+    return false;
+  sb.made++;
+  return true;
+}
+
+bool StreamCompactor::live(uint64_t addr) { return blocks_.find(Block{addr, 0}) != nullptr; }
+
+void StreamCompactor::take_event(uint8_t header, const EventFields &f, uint8_t type,
+                                 const uint8_t *plain, size_t plain_len) {
+  const uint8_t head = header & (kAsourceMask | kMemprofStacks);
+  const uint8_t aevent = header & kAeventMask;
+  compact_events_++;  // (taken back below for an event left with addresses)
+  if (aevent == kAeventAlloc) {
+    const uint64_t site = live(f.naddr) ? 0 : site_of(head, f.loc, f.host, f.guest, f.nsize, type);
+    if (site && make(f.naddr, site)) return emit_record(ext::AllocAt{site});
+  } else if (aevent == kAeventFree) {
+    // A free with a location or stacks has a site of its own, of size 0.
+    const bool located = head != kAsourceNone;
+    const uint64_t free_site = located ? site_of(head, f.loc, f.host, f.guest, 0, 0) : 0;
+    uint64_t step = 0;
+    if (const uint64_t site = release(f.oaddr, &step)) {
+      if (!free_site) {
+        if (located) locations_lost_++;
+        return emit_record(ext::FreeOf{site, step});
+      }
+      return emit_record(ext::FreeAt{free_site, site, step});
+    }
+  } else if (f.oaddr && live(f.oaddr)) {
+    // A realloc of a block of the map: its new block joins the map too,
+    // unless its address is live there already (a reuse the file shows
+    // early) or no site can be had; then it is the old block's free and a
+    // plain allocation.
+    const uint64_t new_site =
+        f.naddr != f.oaddr && live(f.naddr) ? 0
+                                            : site_of(head, f.loc, f.host, f.guest, f.nsize, type);
+    uint64_t step = 0;
+    const uint64_t site = release(f.oaddr, &step);
+    if (new_site && make(f.naddr, new_site))
+      return emit_record(ext::ReallocOf{site, step, new_site});
+    emit_record(ext::FreeOf{site, step});
+    split_reallocs_++;
+    uint8_t buf[kMaxEventBytes];
+    SpanWriter w(buf);
+    put_memprof_event(w, AllocEvent{kAeventAlloc, f.loc, (head & kMemprofStacks) != 0, f.host,
+                                    f.guest, 0, 0, f.naddr, f.nsize});
+    if (type) emit_record(ext::ObjectType{type});
+    compact_events_--;
+    plain_events_++;
+    return emit(buf, w.size());
+  }
+  compact_events_--;
+  plain_events_++;
+  emit(plain, plain_len);
+}
+
+long StreamCompactor::take(const uint8_t *p, size_t len) {
+  ExtentCursor c(p, p + len);
+  uint8_t header = c.u8();
+  if (!c.ok()) return 0;
+  if (header & kMemprofEpilogue) {  // our counters (if no stats came), then the end
+    if (!stats_written_) emit_stats(nullptr, 0, 0);
+    emit(p, 1);
+    armed_ = false;
+    return 1;
+  }
+  uint8_t type = 0;
+  if (header & kExtFlag) {
+    const uint8_t kind = header & kExtKindMask;
+    if (kind == uint8_t(ExtKind::Skip)) {  // dropped, as its bytes come
+      skip_left_ = c.uleb();
+      return c.ok() ? long(c.used()) : c.status() == ExtentCursor::kNeedMore ? 0 : -1;
+    }
+    if (kind == uint8_t(ExtKind::Stats) && !stats_written_) {  // ours join the stream's
+      ExtentCursor whole(p + 1, p + len);
+      skip_ext_body(whole, kind);
+      if (!whole.ok()) return whole.status() == ExtentCursor::kNeedMore ? 0 : -1;
+      const uint64_t count = c.uleb();
+      const size_t pairs_at = c.used();
+      emit_stats(p + pairs_at, size_t(count), 1 + whole.used() - pairs_at);
+      return long(1 + whole.used());
+    }
+    if (kind != uint8_t(ExtKind::ObjectType)) {
+      skip_ext_body(c, kind);
+      if (!c.ok()) return c.status() == ExtentCursor::kNeedMore ? 0 : -1;
+      emit(p, c.used());
+      return long(c.used());
+    }
+    // An object type: the allocation right after it carries it.
+    type = uint8_t(c.uleb());
+    header = c.u8();
+    if (c.ok() && ((header & (kMemprofEpilogue | kExtFlag)) || !(header & kAeventAlloc))) c.fail();
+  }
+  if (c.ok() && (header & kAeventMask) == kAeventSymtab) {
+    skip_symbol_body(c, header & kAsourceMask);
+    if (!c.ok()) return c.status() == ExtentCursor::kNeedMore ? 0 : -1;
+    emit(p, c.used());
+    return long(c.used());
+  }
+  EventFields f;
+  if (c.ok()) f.read(c, header);
+  if (!c.ok()) return c.status() == ExtentCursor::kNeedMore ? 0 : -1;
+  take_event(header, f, type, p, c.used());
+  return long(c.used());
+}
+
+long StreamCompactor::put(const uint8_t *data, size_t len, Sink sink, void *ctx) {
+  sink_ = sink, ctx_ = ctx, err_ = 0;
+  if (!armed_ || broken_) {
+    drain();
+    pass(data, len);
+    return err_;
+  }
+  while (len > 0 && err_ == 0 && armed_ && !broken_) {
+    if (skip_left_) {
+      const size_t n = len < skip_left_ ? len : size_t(skip_left_);
+      data += n, len -= n, skip_left_ -= n;
+      continue;
+    }
+    if (carry_len_) {  // the rest of a cut record
+      const size_t n = len < kCarry - carry_len_ ? len : kCarry - carry_len_;
+      memcpy(carry_ + carry_len_, data, n);
+      const long r = take(carry_, carry_len_ + n);
+      if (r > 0) {
+        const size_t used = size_t(r) - carry_len_;
+        data += used, len -= used;
+        carry_len_ = 0;
+      } else if (r == 0 && carry_len_ + n < kCarry) {
+        carry_len_ += n;
+        data += n, len -= n;
+      } else {
+        broken_ = true;
+      }
+      continue;
+    }
+    const long r = take(data, len);
+    if (r > 0) {
+      data += r, len -= size_t(r);
+    } else if (r == 0 && len < kCarry) {
+      memcpy(carry_, data, len);
+      carry_len_ = len;
+      len = 0;
+    } else {
+      broken_ = true;
+    }
+  }
+  if (broken_ || !armed_) {
+    // No record of the grammar (never expected), or past the epilogue: the
+    // rest as it is; readers say where it goes wrong.
+    drain();
+    pass(carry_, carry_len_);
+    carry_len_ = 0;
+    pass(data, len);
+  }
+  return err_;
+}
+
+long StreamCompactor::flush(Sink sink, void *ctx) {
+  sink_ = sink, ctx_ = ctx, err_ = 0;
+  drain();
+  return err_;
+}
+
+}  // namespace prof

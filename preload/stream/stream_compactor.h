@@ -1,0 +1,123 @@
+// StreamCompactor: on their way from the event ring to the compressor, turns
+// a memprof stream's allocation events into compact events (format/ext.h:
+// site, alloc-at, free-of, free-at, realloc-of), keeping the map of live
+// addresses on the ring's writer, off the program's threads, as heaptrack's
+// interpreter does: a stream of them compresses about ten times smaller.
+//
+// Invariants:
+// - Raw (raw_thread.h): no allocation (its tables live in memory it maps
+//   itself, raw_table.h), no lock, no errno, no thread-local. One writer at
+//   a time (the ring's flag) calls put() and flush().
+// - Records come whole or cut anywhere (a write stops at the ring's end); a
+//   record's start waits in carry_ until the rest comes. Skips (ext.h) are
+//   passed over as their bytes come, never kept.
+// - Pairing stays exact (format/README.md: a release pairs with the oldest
+//   live block at its address): an allocation at an address the map holds
+//   live (a reuse the file shows before its free) stays an event with its
+//   address, as does a release of an address the map does not hold, and
+//   readers pair those among themselves. So does everything once a table
+//   cannot grow. Such events are counted: the compactor's counters join
+//   the stream's stats record (or make one before the epilogue).
+// - Before arm(), bytes pass as they are (the stream's opening).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "guest_loc.h"
+#include "stream/raw_table.h"
+
+namespace prof {
+
+class StreamCompactor {
+ public:
+  // Where bytes go on: 0, or -errno (the stream ends there).
+  using Sink = long (*)(void *ctx, const uint8_t *data, size_t len);
+
+  // Maps the buffers (once per process); false when they cannot be had.
+  bool init();
+  // A new stream (also in a forked child): empty tables, bytes passing as
+  // they are until arm().
+  void start();
+  // The bytes from now on are memprof records.
+  void arm() { armed_ = true; }
+  // Takes [data, data + len); what it has made of whole records goes to
+  // sink now or at a later put() or flush().
+  long put(const uint8_t *data, size_t len, Sink sink, void *ctx);
+  // Everything made so far goes to sink (a record still cut waits).
+  long flush(Sink sink, void *ctx);
+
+ private:
+  static constexpr size_t kCarry = 1 << 16;  // longer than any record but a skip
+  static constexpr size_t kOut = 1 << 16;
+  static constexpr size_t kMaxOutRecord = 512;  // what one record can become
+  static constexpr uint64_t kMaxSites = uint64_t(1) << 19;  // as readers take
+
+  // A live block: its address, and its site and number (site << kNumberBits).
+  struct Block {
+    uint64_t addr, ref;
+    bool empty() const { return addr == 0; }
+    uint64_t hash() const { return (addr >> 4) * 0x9E3779B97F4A7C15ull >> 20; }
+    bool same(const Block &o) const { return addr == o.addr; }
+  };
+  // An allocation site: everything of an event but its address.
+  struct Site {
+    uint64_t key[5];  // head | type << 8 | line-or-trace << 16, loc addr, host, guest, size
+    uint64_t id;
+    bool empty() const { return id == 0; }
+    uint64_t hash() const;
+    bool same(const Site &o) const;
+  };
+  // What the site's releases name blocks by (ext.h's ages).
+  struct SiteBlocks {
+    uint64_t made, last_age;
+  };
+  static constexpr unsigned kNumberBits = 40;
+  struct EventFields;
+
+  // Handles the record at the start of [p, p + len): how many bytes it
+  // took, 0 when it needs more, or -1 when the bytes are no record.
+  long take(const uint8_t *p, size_t len);
+  // An allocation event, with the object type before it (0: none); `plain`
+  // is its bytes, the object-type record's included, written as they are
+  // when it stays an event with addresses.
+  void take_event(uint8_t header, const EventFields &f, uint8_t type, const uint8_t *plain,
+                  size_t plain_len);
+  // The id of the site of this location, stacks, size and type (its record
+  // written first if new); 0 when the table is full.
+  uint64_t site_of(uint8_t head, const GuestLoc &loc, uint64_t host, uint64_t guest, uint64_t size,
+                   uint8_t type);
+  // Takes addr's block out of the map: its site, or 0 when not there; the
+  // release's age-step in *step.
+  uint64_t release(uint64_t addr, uint64_t *step);
+  // Puts a new block of `site` at addr in the map; false when it cannot be.
+  bool make(uint64_t addr, uint64_t site);
+  bool live(uint64_t addr);
+  template <class Record>
+  void emit_record(const Record &r);
+  void emit(const uint8_t *data, size_t len);
+  // A stats record: `count` counters of the stream's (their `len` bytes at
+  // `counters`), then the compactor's own.
+  void emit_stats(const uint8_t *counters, size_t count, size_t len);
+  // Bytes to the sink as they are; the output buffer to the sink.
+  void pass(const uint8_t *data, size_t len);
+  void drain();
+
+  Sink sink_ = nullptr;  // put()'s or flush()'s, while it runs
+  void *ctx_ = nullptr;
+  long err_ = 0;
+  uint8_t *carry_ = nullptr, *out_ = nullptr;
+  size_t carry_len_ = 0, out_len_ = 0;
+  uint64_t skip_left_ = 0;
+  bool armed_ = false, broken_ = false;
+  bool stats_written_ = false;  // the stream's stats record carried ours
+  RawTable<Block> blocks_;
+  RawTable<Site> sites_;
+  SiteBlocks *site_blocks_ = nullptr;  // by site id
+  uint64_t next_site_ = 1;
+  uint64_t plain_events_ = 0, compact_events_ = 0;
+  uint64_t split_reallocs_ = 0;   // written as a compact free and a plain allocation
+  uint64_t locations_lost_ = 0;   // frees written without their location (table full)
+};
+
+}  // namespace prof
