@@ -128,6 +128,7 @@ std::vector<Seed> seeds() {
           {"m2_jit_traces", slurp(fixture("m2_jit_traces.memprof.bin")), 150},
           {"s_lua_C", slurp(fixture("s_lua_C.sysprof.bin")), 400},
           {"libprof memory", analyzer_test::native_memory_stream(), 1500},
+          {"libprof compact memory", analyzer_test::native_compact_stream(), 1500},
           {"libprof CPU", analyzer_test::native_cpu_stream(), 1500}};
 }
 

@@ -397,6 +397,31 @@ TEST_CASE("the native summary of a libprof stream gives the figures it was built
   CHECK(t.out.find("  unwind_failures: 3\n") != std::string::npos);
 }
 
+TEST_CASE("a compact stream gives the figures of its plain twin, stacks and all") {
+  const TempFile compact(native_compact_stream()), plain(native_memory_stream());
+  Json figures[2];
+  int i = 0;
+  for (const TempFile *f : {&compact, &plain}) {
+    const RunResult r = analyze({"summary", "--json", f->path});
+    REQUIRE(r.exit_code == 0);
+    CHECK(r.err.empty());
+    figures[i] = Json::parse(r.out)["memory"];
+    // (What the files hold differs: their sizes.)
+    for (const char *key : {"stream_bytes", "stream_file_bytes", "bytes_per_event"})
+      figures[i].erase(key);
+    i++;
+  }
+  CHECK(figures[0]["alloc_calls"] == 16);
+  CHECK(figures[0]["unknown_frees"] == 1);
+  CHECK(figures[0].dump(1) == figures[1].dump(1));
+  for (const char *command : {"report", "folded"}) {
+    INFO(command);
+    const RunResult a = analyze({command, compact.path}), b = analyze({command, plain.path});
+    CHECK(a.exit_code == 0);
+    CHECK(a.out == b.out);
+  }
+}
+
 TEST_CASE("folded memory stacks, by metric, are the stream's figures") {
   const TempFile stream(native_memory_stream());
   const struct {

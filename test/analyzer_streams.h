@@ -73,6 +73,44 @@ inline std::vector<uint8_t> native_memory_stream(uint64_t pid = 42, uint64_t id_
   return o.b;
 }
 
+// native_memory_stream()'s twin as libprof's agent compacts it (ext.h's
+// compact events): the same events, the allocations as sites 1 (stack a,
+// 100 B), 2 (stack b, 1000 B) and 3 (stack b, 300 B), the releases by age;
+// the free of a pointer never seen allocated keeps its address.
+inline std::vector<uint8_t> native_compact_stream() {
+  VecOut o;
+  put_prologue(o, SectionKind::Symtab, false);
+  put_symtab_final(o);
+  put_prologue(o, SectionKind::Memprof, true);
+  put_ext(o, ext::Process{42, 1, 0, "/bin/x"});
+  put_ext(o, ext::Sampling{0});
+  put_ext(o, ext::StackHost{1, 0, 0x1000});
+  put_ext(o, ext::StackHost{2, 1, 0x2000});
+  put_ext(o, ext::StackHost{3, 1, 0x3000});
+  const GuestLoc none{};
+  put_ext(o, ext::Site{1, none, true, 2, 0, 100, 0});
+  for (int i = 0; i < 10; i++) put_ext(o, ext::AllocAt{1});
+  put_ext(o, ext::Site{2, none, true, 3, 0, 1000, 0});
+  for (int i = 0; i < 5; i++) put_ext(o, ext::AllocAt{2});
+  put_time_mark(o, 1000000000, 1 << 20);
+  // Site 1's blocks 0 to 8, oldest first: ages 9, 8, ..., 1.
+  put_ext(o, ext::FreeOf{1, zigzag(9)});
+  for (int i = 1; i < 9; i++) put_ext(o, ext::FreeOf{1, zigzag(-1)});
+  put_ext(o, ext::AllocAt{1});
+  put_ext(o, ext::FreeOf{1, zigzag(-1)});  // block 10, age 0
+  put_ext(o, ext::FreeOf{1, zigzag(1)});   // block 9, age 1
+  put_ext(o, ext::Site{3, none, true, 3, 0, 300, 0});
+  put_ext(o, ext::ReallocOf{2, zigzag(4), 3});  // site 2's block 0, age 4
+  put_memprof_event(o, AllocEvent{kAeventFree, none, false, 0, 0, 0xdead0, 0, 0, 0});
+  put_ext(o, ext::Map{0x7000000, 0x10000, 3, 0});
+  put_ext(o, ext::Unmap{0x7004000, 0x4000});
+  put_time_mark(o, 2000000000, 2 << 20);
+  put_ext(o, ext::Marker{1500000000, "phase 2"});
+  put_ext(o, ext::Stats{{{"unwind_failures", 3}}});
+  put_memprof_epilogue(o);
+  return o.b;
+}
+
 // A libprof CPU stream: a symtab naming Lua prototype 0x500 "@g.lua"; the
 // sampler (perf task-clock, CALLGRAPH, 1 ms); on thread 7 a NATIVE sample
 // with host stack 0x1000;0x2000;0x3000 (root first), then the same stack

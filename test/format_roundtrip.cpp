@@ -2,6 +2,7 @@
 // the readers' refusal of what a section's version does not allow.
 #include <catch2/catch.hpp>
 
+#include <set>
 #include <string>
 #include <tuple>
 #include <type_traits>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "memprof.h"
+#include "record_extent.h"
 #include "vec_out.h"
 #include "prologue.h"
 #include "sysprof.h"
@@ -220,6 +222,32 @@ TEST_CASE("compact records round-trip through read_ext") {
     CHECK(unzigzag(zigzag(v)) == v);
   CHECK(zigzag(-1) == 1u);
   CHECK(zigzag(1) == 2u);
+}
+
+TEST_CASE("record_extent.h finds where every kind of ext record ends, and when it is cut") {
+  std::vector<ExtRecord> all = sample_ext();
+  for (const auto &r : sample_compact()) all.push_back(r);
+  std::set<ExtKind> kinds;
+  for (const auto &r : all) {
+    kinds.insert(ext_kind(r));
+    VecOut out;
+    put_ext(out, r);
+    INFO(ext_kind_name(ext_kind(r)));
+    const size_t skipped = ext_kind(r) == ExtKind::Skip ? std::get<ext::Skip>(r).length : 0;
+    ExtentCursor c(out.b.data() + 1, out.b.data() + out.b.size());
+    skip_ext_body(c, out.b[0] & kExtKindMask);
+    CHECK(c.ok());
+    CHECK(1 + c.used() + skipped == out.b.size());
+    for (size_t cut = 1; cut + skipped < out.b.size(); cut++) {
+      ExtentCursor short_c(out.b.data() + 1, out.b.data() + cut);
+      skip_ext_body(short_c, out.b[0] & kExtKindMask);
+      CHECK(short_c.status() == ExtentCursor::kNeedMore);
+    }
+  }
+  CHECK(kinds.size() == kExtKindMax);  // every kind tried
+  ExtentCursor none(nullptr, nullptr);
+  skip_ext_body(none, kExtKindMax + 1);
+  CHECK(none.status() == ExtentCursor::kBad);
 }
 
 TEST_CASE("sysprof samples of every vmstate, symbols and ext records round-trip") {

@@ -159,6 +159,42 @@ inline const std::vector<CraftedStream> &crafted_streams() {
          put_ext(o, ext::ObjectType{10});
          put_alloc(o, 1, 0x10000, 16);
        }},
+      {"a compact allocation at a site never defined", "undefined site 1",
+       [](VecOut &o, uint64_t *bad_at) {
+         *bad_at = o.b.size();
+         put_ext(o, ext::AllocAt{1});
+       }},
+      {"a site defined out of order", "site 2 out of order (expected 1)",
+       [](VecOut &o, uint64_t *bad_at) {
+         *bad_at = o.b.size();
+         put_ext(o, ext::Site{2, GuestLoc{}, false, 0, 0, 16, 0});
+       }},
+      {"a release of a block its site never made", "a release of a block site 1 never made",
+       [](VecOut &o, uint64_t *bad_at) {
+         put_ext(o, ext::Site{1, GuestLoc{}, false, 0, 0, 16, 0});
+         put_ext(o, ext::AllocAt{1});
+         *bad_at = o.b.size();
+         put_ext(o, ext::FreeOf{1, zigzag(1)});  // age 1 of a site with one block
+       }},
+      {"a free located at a site never defined", "undefined site 5",
+       [](VecOut &o, uint64_t *bad_at) {
+         put_ext(o, ext::Site{1, GuestLoc{}, false, 0, 0, 16, 0});
+         put_ext(o, ext::AllocAt{1});
+         *bad_at = o.b.size();
+         put_ext(o, ext::FreeAt{5, 1, 0});
+       }},
+      {"a site with an object type the format does not define",
+       "site with unknown object type 10",
+       [](VecOut &o, uint64_t *bad_at) {
+         *bad_at = o.b.size() + 4;  // header, id, head, size, then the type
+         put_ext(o, ext::Site{1, GuestLoc{}, false, 0, 0, 16, 10});
+       }},
+      {"a site naming a stack not defined yet", "host stack 7 not defined",
+       [](VecOut &o, uint64_t *bad_at) {
+         put_ext(o, ext::Site{1, GuestLoc{}, true, 7, 0, 16, 0});
+         *bad_at = o.b.size();
+         put_ext(o, ext::AllocAt{1});
+       }},
   };
   return kStreams;
 }

@@ -24,6 +24,12 @@ uint64_t string_bytes(uint64_t len) { return 24 + ((len + 4) & ~uint64_t(3)); }
 
 void use_module() { setenv("LUA_CPATH", PROF_LUAJIT_MODULE_DIR "/?.so", 1); }
 
+// Plain streams: their addresses tell the VM's own blocks (in the arenas it
+// maps) from the C library's (compact streams name blocks by site).
+RunResult run_plain(const std::vector<std::string> &argv) {
+  return run_under_agent(argv, {"PROF_COMPRESS=0"});
+}
+
 VmStream stream_of(const RunResult &r) {
   INFO(r.err);
   REQUIRE(r.signal == 0);
@@ -51,7 +57,7 @@ TEST_CASE("luajit e2e: without the agent the module stays off, the program uncha
 TEST_CASE("luajit e2e: N tables made at one line are N events there, JIT off", "[luajit]") {
   use_module();
   const int n = 5000;
-  const VmStream s = stream_of(run_under_agent({"luajit", kTables, std::to_string(n), "off"}));
+  const VmStream s = stream_of(run_plain({"luajit", kTables, std::to_string(n), "off"}));
   CHECK(s.count(prof::MemprofRecord::Alloc, "luajit_tables.lua:6", kTableBytes) == n);
   CHECK(s.traces == 0);
 }
@@ -60,7 +66,7 @@ TEST_CASE("luajit e2e: with the JIT on, the tables are charged to the line or it
           "[luajit]") {
   use_module();
   const int n = 5000;
-  const VmStream s = stream_of(run_under_agent({"luajit", kTables, std::to_string(n), "on"}));
+  const VmStream s = stream_of(run_plain({"luajit", kTables, std::to_string(n), "on"}));
   const uint64_t interpreted = s.count(prof::MemprofRecord::Alloc, "luajit_tables.lua:6", kTableBytes);
   const uint64_t traced =
       s.count(prof::MemprofRecord::Alloc, "TRACE@luajit_tables.lua:6", kTableBytes);
@@ -78,7 +84,7 @@ TEST_CASE("luajit e2e: the VM's bytes equal its own count at the end", "[luajit]
   use_module();
   for (const char *jit : {"off", "on"}) {
     INFO("JIT " << jit);
-    const RunResult r = run_under_agent({"luajit", kTables, "3000", jit});
+    const RunResult r = run_plain({"luajit", kTables, "3000", jit});
     const VmStream s = stream_of(r);
     // The script's last line: bytes_before and collectgarbage("count") * 1024.
     std::istringstream last(r.out.substr(r.out.find('\n') + 1));
@@ -101,7 +107,7 @@ uint64_t allocs_at(const VmStream &s, const std::string &site) {
 TEST_CASE("luajit e2e: the demo's memprof example, JIT off from the command line", "[luajit]") {
   use_module();
   const int n = 2000;
-  const VmStream s = stream_of(run_under_agent(
+  const VmStream s = stream_of(run_plain(
       {"luajit", "-joff", "-l", "prof_luajit", PROF_LUAJIT_DEMO_DIR "/memprof_rfc.lua", std::to_string(n)}));
   // The RFC's lines: one table at line 7, every string at line 10.
   CHECK(allocs_at(s, "memprof_rfc.lua:7") == 1);
@@ -116,7 +122,7 @@ TEST_CASE("luajit e2e: the memprof RFC's example gives the RFC's attribution", "
   use_module();
   const int n = 2000;
   const VmStream s =
-      stream_of(run_under_agent({"luajit", "-l", "prof_luajit", kRfc, std::to_string(n)}));
+      stream_of(run_plain({"luajit", "-l", "prof_luajit", kRfc, std::to_string(n)}));
   // string.rep('q', k) makes one string of lj_str_size(k) bytes, charged
   // to the Lua line that called append (line 10: append's tail call leaves
   // no frame of its own); k = 1 is the constant 'q', which already exists.
@@ -333,7 +339,7 @@ TEST_CASE("luajit e2e: a coroutine's allocations carry its frames, then its resu
           "[luajit]") {
   use_module();
   const int n = 500;
-  const VmStream s = stream_of(run_under_agent(
+  const VmStream s = stream_of(run_plain(
       {"luajit", "-l", "prof_luajit", PROF_LUAJIT_TEST_DIR "/luajit_coroutine.lua", std::to_string(n)}));
   CHECK(s.count(prof::MemprofRecord::Alloc, "luajit_coroutine.lua:5", kTableBytes) == n);
   uint64_t followed = 0;
@@ -383,4 +389,15 @@ TEST_CASE("luajit e2e: where the VM cannot be read safely the module refuses in 
   // allocates nothing, so its stream never opens); no VM event reaches a stream.
   REQUIRE(!r.memprof_files.empty());
   for (const std::string &f : r.memprof_files) CHECK(read_vm_stream(f).events.empty());
+}
+
+TEST_CASE("luajit e2e: a compact stream (the default) reports what a plain one does", "[luajit]") {
+  use_module();
+  const RunResult packed = run_under_agent({"luajit", kTables, "3000", "off"});
+  const RunResult plain = run_plain({"luajit", kTables, "3000", "off"});
+  REQUIRE(packed.memprof_files.size() == 1);
+  REQUIRE(plain.memprof_files.size() == 1);
+  const std::string report = analyze("report " + packed.memprof_files[0]);
+  CHECK(report.find("luajit_tables.lua:6): ") != std::string::npos);
+  CHECK(report == analyze("report " + plain.memprof_files[0]));
 }
