@@ -34,6 +34,7 @@ ByteReader::ByteReader(int fd) : fd_(fd), buf_(new uint8_t[kBufSize]), owned_(tr
   }
   if (!has_zstd_magic(buf_, end_)) return;
   zstd_ = std::make_unique<ZstdInput>(fd, buf_, end_);
+  zstd_read_ = zstd_->bytes_read();
   end_ = 0;
 }
 
@@ -44,13 +45,10 @@ ByteReader::~ByteReader() {
   if (owned_) delete[] buf_;
 }
 
-uint64_t ByteReader::source_bytes() const {
-  return zstd_ ? zstd_->bytes_read() : bytes_buffered();
-}
-
 size_t ByteReader::read_source(uint8_t *out, size_t cap) {
   if (zstd_) {
     const size_t n = zstd_->read(out, cap);
+    zstd_read_ = zstd_->bytes_read();
     if (n == 0 && !zstd_->error().empty()) fail(base_ + end_, zstd_->error());
     return n;
   }

@@ -83,7 +83,7 @@ class ByteReader {
   // The descriptor holds a zstd-compressed stream.
   bool compressed() const { return zstd_ != nullptr; }
   // Bytes of the file read so far (compressed ones, when it is).
-  uint64_t source_bytes() const;
+  uint64_t source_bytes() const { return zstd_ ? zstd_read_ : base_ + end_; }
 
   [[noreturn]] void fail(uint64_t at, const std::string &reason) const;
 
@@ -104,6 +104,7 @@ class ByteReader {
   uint64_t base_ = 0;  // absolute offset of buf_[0]
   bool eof_ = false;
   std::unique_ptr<ZstdInput> zstd_;
+  uint64_t zstd_read_ = 0;  // zstd_'s bytes_read() after its last read
 };
 
 }  // namespace prof

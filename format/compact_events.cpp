@@ -38,7 +38,7 @@ uint64_t CompactEvents::release(uint64_t id, uint64_t age_step, ByteReader &in, 
 
 uint64_t CompactEvents::make(uint64_t id, ByteReader &in, uint64_t at) {
   SiteState &s = site(id, in, at);
-  if (s.made == kMaxBlocks) in.fail(at, "more blocks than a site can number");
+  if (s.made == kMaxSiteBlocks) in.fail(at, "more blocks than a site can number");
   return block_key(id, s.made++);
 }
 
@@ -49,36 +49,26 @@ void CompactEvents::locate(const SiteState &s, AllocEvent &ev) {
   ev.guest_stack = s.guest_stack;
 }
 
-uint8_t CompactEvents::expand(const ExtRecord &r, ByteReader &in, uint64_t at, AllocEvent &ev) {
+uint8_t CompactEvents::read_event(uint8_t kind, ByteReader &in, uint64_t at, AllocEvent &ev,
+                                  uint64_t *made) {
   ev.oaddr = ev.osize = ev.naddr = ev.nsize = 0;
-  if (const auto *a = std::get_if<ext::AllocAt>(&r)) {
-    ev.aevent = kAeventAlloc;
-    ev.naddr = make(a->site, in, at);
-    const SiteState &s = sites_[a->site - 1];
-    locate(s, ev);
-    ev.nsize = s.size;
-    return s.type;
-  }
-  if (const auto *f = std::get_if<ext::FreeOf>(&r)) {
+  *made = 0;
+  // The releases first: ext.h's bodies, field by field.
+  if (kind != uint8_t(ExtKind::AllocAt)) {
+    const uint64_t free_site = kind == uint8_t(ExtKind::FreeAt) ? in.uleb() : 0;
+    const uint64_t id = in.uleb();
+    const uint64_t step = in.uleb();
+    locate(free_site ? site(free_site, in, at) : SiteState{}, ev);
+    ev.oaddr = release(id, step, in, at);
+    ev.osize = sites_[id - 1].size;
     ev.aevent = kAeventFree;
-    ev.oaddr = release(f->site, f->age_step, in, at);
-    locate(SiteState{}, ev);
-    ev.osize = sites_[f->site - 1].size;
-    return 0;
+    if (kind != uint8_t(ExtKind::ReallocOf)) return 0;
   }
-  if (const auto *f = std::get_if<ext::FreeAt>(&r)) {
-    ev.aevent = kAeventFree;
-    locate(site(f->free_site, in, at), ev);
-    ev.oaddr = release(f->site, f->age_step, in, at);
-    ev.osize = sites_[f->site - 1].size;
-    return 0;
-  }
-  const auto &re = std::get<ext::ReallocOf>(r);
-  ev.aevent = kAeventRealloc;
-  ev.oaddr = release(re.site, re.age_step, in, at);
-  ev.osize = sites_[re.site - 1].size;
-  ev.naddr = make(re.new_site, in, at);
-  const SiteState &s = sites_[re.new_site - 1];
+  const uint64_t id = in.uleb();
+  ev.aevent = kind == uint8_t(ExtKind::AllocAt) ? kAeventAlloc : kAeventRealloc;
+  ev.naddr = make(id, in, at);
+  *made = id;
+  const SiteState &s = sites_[id - 1];
   locate(s, ev);
   ev.nsize = s.size;
   return s.type;

@@ -6,7 +6,7 @@
 // - Memory is proportional to the sites, at most kMaxSites of them; a
 //   stream defining more, or a site out of order, is refused.
 // - A compact block is named by a key no address has (block_key(): bit 63
-//   set, then its site and its number within the site), in the event's
+//   set, then its site and its number within the site, spread), in the event's
 //   address fields, so readers pair compact blocks exactly as they pair
 //   addresses, and never with a block an address names.
 // - A release naming a block its site never made is refused; one naming a
@@ -26,24 +26,29 @@ struct AllocEvent;
 
 class CompactEvents {
  public:
-  static constexpr uint64_t kMaxSites = uint64_t(1) << 19;
-  static constexpr uint64_t kMaxBlocks = uint64_t(1) << 40;  // per site
 
-  // Whether r is a compact record (a site or an event).
-  static bool is_compact(const ExtRecord &r) { return ext_kind(r) >= ExtKind::Site; }
+  // Whether an ext record of this kind is a compact event (not a site).
+  static bool is_event(uint8_t kind) {
+    return kind >= uint8_t(ExtKind::AllocAt) && kind <= uint8_t(ExtKind::ReallocOf);
+  }
 
   // Takes a site record that started at offset `at`.
   void add_site(const ext::Site &site, ByteReader &in, uint64_t at);
-  // Fills ev with the event the compact event r (at `at`) stands for;
-  // returns the object type of the block it makes (0: untyped, or none).
-  uint8_t expand(const ExtRecord &r, ByteReader &in, uint64_t at, AllocEvent &ev);
+  // Reads the body of a compact event of `kind` (its header at `at`) and
+  // fills ev with the event it stands for, and *made with the site of the
+  // block it makes (0: none); returns that block's object type (0: untyped,
+  // or none).
+  uint8_t read_event(uint8_t kind, ByteReader &in, uint64_t at, AllocEvent &ev, uint64_t *made);
 
   static uint64_t block_key(uint64_t site, uint64_t number) {
-    constexpr uint64_t kNumberMask = kMaxBlocks - 1;
-    // XXX: spread by site, so that the first blocks of all sites do not
-    // share one slot of a reader's table (LiveHeap homes keys by key >> 4).
+    static_assert(kMaxSites << 44 <= uint64_t(1) << 63 && kMaxSiteBlocks << 6 <= uint64_t(1) << 44,
+                  "flag, site and number do not overlap");
+    // XXX: readers' tables home a key at key >> 4 (LiveHeap, made for
+    // addresses): a site's blocks sit 4 slots apart, as 64-byte blocks do,
+    // not in one dense run every other key must probe past; and each site
+    // starts elsewhere, not all at slot 0.
     return uint64_t(1) << 63 | site << 44 |
-           ((number + site * 0x9E3779B97F4A7C15ull) & kNumberMask) << 4;
+           ((number + site * 0x9E3779B97F4A7C15ull) & (kMaxSiteBlocks - 1)) << 6;
   }
 
  private:

@@ -137,7 +137,8 @@
 //   free-at the same, at free-site-id's location and stacks; realloc-of an
 //   event-realloc whose old block is that block and whose new one is
 //   new-site-id's next, with the new site's location and stacks. A block's
-//   size is its site's. Blocks are paired exactly, as the addresses would
+//   size is its site's. A stream has at most kMaxSites sites, a site at
+//   most kMaxSiteBlocks blocks. Blocks are paired exactly, as the addresses would
 //   pair them (the writer keeps the map of addresses); events the writer
 //   could not make compact (an address it never saw made, a table full)
 //   stay events with addresses, which pair among themselves.
@@ -200,6 +201,10 @@ constexpr uint8_t ext_header(ExtKind kind) { return kExtFlag | static_cast<uint8
 // Bounds a reader enforces so a hostile stream cannot grow memory.
 constexpr size_t kMaxExtStats = 256;
 constexpr size_t kMaxExtString = 1u << 16;  // paths, labels, build-ids, skips
+
+// Compact events' bounds: sites in a stream, blocks a site numbers.
+constexpr uint64_t kMaxSites = uint64_t(1) << 19;
+constexpr uint64_t kMaxSiteBlocks = uint64_t(1) << 38;
 
 // The highest type-id of object-type (libprof.h's PROF_OBJECT_*).
 constexpr uint8_t kMaxObjectType = 9;

@@ -15,6 +15,7 @@ bool MemprofReader::next(MemprofEvent &ev) {
     pending_ = false;
     static_cast<AllocEvent &>(ev) = pending_event_;
     ev.record = pending_record_;
+    ev.site = pending_site_;
     ev.offset = pending_offset_;
     return true;
   }
@@ -29,14 +30,16 @@ bool MemprofReader::next(MemprofEvent &ev) {
     }
     if (header & kExtFlag) {
       if (!extended_) in_.fail(at, "bad event header " + hex_byte(header));
+      if (CompactEvents::is_event(header & kExtKindMask)) {
+        read_compact(ev, header & kExtKindMask, at);
+        return true;
+      }
       ev.record = MemprofRecord::Ext;
       read_ext(in_, header, at, ev.ext);
-      if (!CompactEvents::is_compact(ev.ext)) return true;
       if (const auto *site = std::get_if<ext::Site>(&ev.ext)) {
         compact_.add_site(*site, in_, at);
         continue;
       }
-      expand_compact(ev, at);
       return true;
     }
     read_event(ev, header, at);
@@ -44,16 +47,17 @@ bool MemprofReader::next(MemprofEvent &ev) {
   }
 }
 
-void MemprofReader::expand_compact(MemprofEvent &ev, uint64_t at) {
+void MemprofReader::read_compact(MemprofEvent &ev, uint8_t kind, uint64_t at) {
   static const MemprofRecord kRecord[] = {MemprofRecord::Symbol, MemprofRecord::Alloc,
                                           MemprofRecord::Free, MemprofRecord::Realloc};
-  const uint8_t type = compact_.expand(ev.ext, in_, at, ev);
+  const uint8_t type = compact_.read_event(kind, in_, at, ev, &ev.site);
   ev.record = kRecord[ev.aevent];
   if (!type) return;
   // Typed: the object-type record comes first, as in a plain stream.
   pending_ = true;
   pending_event_ = ev;
   pending_record_ = ev.record;
+  pending_site_ = ev.site;
   pending_offset_ = at;
   ev.record = MemprofRecord::Ext;
   ev.ext = ext::ObjectType{type};
@@ -78,6 +82,7 @@ void MemprofReader::read_event(MemprofEvent &ev, uint8_t header, uint64_t at) {
                                           MemprofRecord::Free, MemprofRecord::Realloc};
   ev.record = kRecord[aevent];
   ev.aevent = aevent;
+  ev.site = 0;
   read_guest_loc(in_, source, ev.loc);
   ev.has_stacks = stacks;
   ev.host_stack = stacks ? in_.uleb() : 0;

@@ -73,6 +73,9 @@ enum class MemprofRecord : uint8_t { Alloc, Realloc, Free, Symbol, Ext };
 // or an extension record, as `record` says.
 struct MemprofEvent : AllocEvent {
   MemprofRecord record = MemprofRecord::Alloc;
+  // A compact event's site of the block it makes (0: none, or a plain
+  // event): everything of the event but its key (compact_events.h).
+  uint64_t site = 0;
   uint64_t offset = 0;  // where the record starts in the file
   Symbol symbol;  // Symbol records
   ExtRecord ext;  // Ext records
@@ -123,9 +126,10 @@ class MemprofReader {
 
  private:
   void read_event(MemprofEvent &ev, uint8_t header, uint64_t at);
-  // A compact event (compact_events.h) as the event it stands for; a typed
-  // one returns its object-type record first and the event next.
-  void expand_compact(MemprofEvent &ev, uint64_t at);
+  // A compact event of `kind` (compact_events.h) as the event it stands
+  // for; a typed one returns its object-type record first and the event
+  // next.
+  void read_compact(MemprofEvent &ev, uint8_t kind, uint64_t at);
 
   ByteReader &in_;
   bool extended_;
@@ -134,6 +138,7 @@ class MemprofReader {
   bool pending_ = false;
   AllocEvent pending_event_;
   MemprofRecord pending_record_ = MemprofRecord::Alloc;
+  uint64_t pending_site_ = 0;
   uint64_t pending_offset_ = 0;
 };
 

@@ -135,6 +135,9 @@ void Profile::read_memory(StreamContext &ctx) {
     return StackKey{s.file, s.site, ctx.stacks.check(s.host, false, offset),
                     ctx.stacks.check(s.guest, true, offset), s.object_type};
   };
+  // The stack ids of the stream's compact sites, known once (a site's
+  // stacks and type never change).
+  std::vector<uint32_t> site_stacks;
   // An object-type record types the allocation or reallocation right after it.
   uint8_t object_type = 0;
   uint64_t object_type_at = 0;
@@ -174,8 +177,17 @@ void Profile::read_memory(StreamContext &ctx) {
       }
       EventStacks stacks{ctx.index, 0, ev.host_stack, ev.guest_stack, object_type};
       object_type = 0;
-      if (!ev.has_stacks && ev.loc.source != kAsourceNone) stacks.site = site_of(ctx, ev.loc);
-      const uint32_t stack = stack_ids_.id_of(stacks, key_of);
+      uint32_t stack;
+      if (ev.site && ev.has_stacks && ev.site < site_stacks.size() && site_stacks[ev.site]) {
+        stack = site_stacks[ev.site] - 1;
+      } else {
+        if (!ev.has_stacks && ev.loc.source != kAsourceNone) stacks.site = site_of(ctx, ev.loc);
+        stack = stack_ids_.id_of(stacks, key_of);
+        if (ev.site && ev.has_stacks) {
+          if (ev.site >= site_stacks.size()) site_stacks.resize(ev.site + 1);
+          site_stacks[ev.site] = stack + 1;
+        }
+      }
       if (ev.record == MemprofRecord::Alloc)
         pipe.put(HeapOp{HeapOp::Alloc, stack, 0, ev.naddr, ev.nsize});
       else

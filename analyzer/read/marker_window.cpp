@@ -33,6 +33,7 @@ bool MarkerWindow::pass(MemprofEvent &ev) {
     return (state_ == State::Inside &&
             !(spec_.active() && std::holds_alternative<ext::HeapTotal>(ev.ext))) ||
            std::holds_alternative<ext::Sampling>(ev.ext);
+  if (state_ == State::Inside && earlier_.empty()) return true;  // (no window, or nothing before it left)
   uint64_t size;
   if (state_ == State::Before) {
     if (ev.record != MemprofRecord::Alloc) take_earlier(ev.oaddr, &size);

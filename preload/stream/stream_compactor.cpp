@@ -58,7 +58,7 @@ bool StreamCompactor::Site::same(const Site &o) const {
 
 bool StreamCompactor::init() {
   if (carry_) return true;
-  carry_ = static_cast<uint8_t *>(raw_map(kCarry + kOut + kMaxSites * sizeof(SiteBlocks)));
+  carry_ = static_cast<uint8_t *>(raw_map(kCarry + kOut + (kMaxSites + 1) * sizeof(SiteBlocks)));
   if (!carry_) return false;
   out_ = carry_ + kCarry;
   site_blocks_ = reinterpret_cast<SiteBlocks *>(out_ + kOut);
@@ -157,7 +157,7 @@ uint64_t StreamCompactor::release(uint64_t addr, uint64_t *step) {
 
 bool StreamCompactor::make(uint64_t addr, uint64_t site) {
   SiteBlocks &sb = site_blocks_[site];
-  if (addr == 0 || sb.made >> kNumberBits || blocks_.find(Block{addr, 0}) ||
+  if (addr == 0 || sb.made == kMaxSiteBlocks || blocks_.find(Block{addr, 0}) ||
       !blocks_.insert(Block{addr, site << kNumberBits | sb.made}))
     return false;
   sb.made++;

@@ -51,7 +51,6 @@ class StreamCompactor {
   static constexpr size_t kCarry = 1 << 16;  // longer than any record but a skip
   static constexpr size_t kOut = 1 << 16;
   static constexpr size_t kMaxOutRecord = 512;  // what one record can become
-  static constexpr uint64_t kMaxSites = uint64_t(1) << 19;  // as readers take
 
   // A live block: its address, and its site and number (site << kNumberBits).
   struct Block {
