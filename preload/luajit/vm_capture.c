@@ -2,6 +2,7 @@
 
 #include <string.h>
 
+#include "line_cache.h"
 #include "safe_read.h"
 
 static inline bool read_word(bool safe, void *dst, const char *src, size_t n) {
@@ -10,6 +11,13 @@ static inline bool read_word(bool safe, void *dst, const char *src, size_t n) {
     return true;
   }
   return lj_safe_read(dst, src, n);
+}
+
+/* The object at src: itself when reads are direct, else a checked copy in
+** copy (NULL if unreadable). */
+static inline const void *view_object(bool safe, void *copy, const void *src, size_t n) {
+  if (!safe) return src;
+  return lj_safe_read(copy, src, n) ? copy : NULL;
 }
 
 static void charge(struct VmCapture *c) {
@@ -34,28 +42,33 @@ static void name_trace_frame(const char *g, bool safe, int max, struct VmCapture
   const char *J = g - LJ_GG_G + LJ_GG_J;
   uint64_t trace = 0, at = 0;
   uint32_t sizetrace = 0;
-  LJTrace T;
+  LJTrace copy;
+  const LJTrace *T = NULL;
   if (!read_word(safe, &trace, J + LJ_J_TRACE, sizeof trace) || !trace ||
       !read_word(safe, &sizetrace, J + LJ_J_SIZETRACE, sizeof sizetrace) ||
       (uint32_t)c->vmstate >= sizetrace ||
       !read_word(safe, &at, (const char *)(uintptr_t)trace + 8 * (uint32_t)c->vmstate, sizeof at) ||
-      !at || !read_word(safe, &T, (const char *)(uintptr_t)at, sizeof T) ||
-      T.gct != LJ_GCT_TRACE || !T.startpt)
+      !at || !(T = view_object(safe, &copy, (const void *)(uintptr_t)at, sizeof copy)) ||
+      T->gct != LJ_GCT_TRACE || !T->startpt)
     return;
-  const LJProto *pt = (const LJProto *)(uintptr_t)T.startpt;
-  const struct prof_guest_frame start = {PROF_FRAME_LFUNC, T.startpt,
-                                         frame_walk_line(pt, T.startpc + 1, safe)};
-  if (c->n > 0 && c->kinds[0] == FRAME_KIND_LUA && c->frames[0].addr == T.startpt) {
+  const LJProto *pt = (const LJProto *)(uintptr_t)T->startpt;
+  const struct prof_guest_frame start = {
+      PROF_FRAME_LFUNC, T->startpt,
+      safe ? frame_walk_line(pt, T->startpc + 1, true) : line_cache_line(pt, T->startpc + 1)};
+  if (c->n > 0 && c->kinds[0] == FRAME_KIND_LUA && c->frames[0].addr == T->startpt) {
     c->frames[0].line = start.line;
+    c->remembered[0] = 0;
     return;
   }
   if (c->n == max) c->n--;
   for (int i = c->n; i > 0; i--) {
     c->frames[i] = c->frames[i - 1];
     c->kinds[i] = c->kinds[i - 1];
+    c->remembered[i] = c->remembered[i - 1];
   }
   c->frames[0] = start;
   c->kinds[0] = FRAME_KIND_LUA;
+  c->remembered[0] = 0;
   c->n++;
 }
 
@@ -93,7 +106,8 @@ static bool interpreter_regs(const LJState *L, bool safe, const struct VmCode *c
 }
 
 void vm_capture(const char *g, const LJState *main, bool safe, int max,
-                const struct VmCode *code, const struct VmRegs *regs, struct VmCapture *c) {
+                const struct VmCode *code, const struct VmRegs *regs, struct FrameMemo *memo,
+                struct VmCapture *c) {
   c->n = 0;
   c->vmstate = ~LJ_STATE_INTERP;
   uint64_t cur = 0, jit_base = 0;
@@ -111,7 +125,8 @@ void vm_capture(const char *g, const LJState *main, bool safe, int max,
     return;
   }
   struct FrameWalk w = {.safe = safe, .frames = c->frames, .kinds = c->kinds, .max = max,
-                        .steps_left = max + 64, .reentry = code ? code->reentry : 0};
+                        .steps_left = max + 64, .reentry = code ? code->reentry : 0,
+                        .memo = safe ? NULL : memo, .remembered = c->remembered};
   const uint64_t *base = NULL;
   const uint32_t *top_pc = NULL;
   if (c->vmstate >= 0 && read_word(safe, &jit_base, g + LJ_G_JIT_BASE, sizeof jit_base) &&
