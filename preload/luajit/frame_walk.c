@@ -65,7 +65,6 @@ const uint32_t *frame_walk_saved_pc(const LJState *L, bool safe) {
 static void emit(struct FrameWalk *w, uint8_t type, uint8_t kind, uint64_t addr, uint64_t line) {
   w->frames[w->n] = (struct prof_guest_frame){type, addr, line};
   if (w->kinds) w->kinds[w->n] = kind;
-  if (w->remembered) w->remembered[w->n] = 0;
   w->n++;
 }
 
@@ -93,91 +92,92 @@ static bool emit_function(struct FrameWalk *w, uint64_t fnv, const uint32_t *pc,
   return true;
 }
 
+/* Appends the trail's frames from entry k down (reversed: it is root first). */
+static int append_trail(const struct FrameTrail *t, int k, struct prof_guest_frame *frames,
+                        uint8_t *kinds, int n) {
+  const int from = t->e[k].out_at + t->e[k].nout;
+  for (int i = 0; i < from; i++) {
+    frames[n + i] = t->out[from - 1 - i];
+    kinds[n + i] = t->kinds[from - 1 - i];
+  }
+  return n + from;
+}
+
 void frame_walk(struct FrameWalk *w, const LJState *at, const uint64_t *base,
                 const uint32_t *top_pc) {
   LJState copy;
   const LJState *L = view(w->safe, &copy, at, sizeof copy);
+  w->clean = false;
   if (!L) return;
   const uint64_t *bottom = L->stack + 1, *end = L->stack + L->stacksize;
   const uint64_t *frame = base - 1;
   const uint32_t *pc = top_pc;
   bool reentered = false; /* the frame emitted last was entered from native code */
-  /* In locals: the stores of frames would otherwise reload them all. */
-  struct FrameMemo *const memo = w->memo;
-  const uint32_t epoch = memo ? memo->epoch : 0;
-  struct prof_guest_frame *const frames = w->frames;
-  uint8_t *const kinds = w->kinds, *const remembered = w->remembered;
-  const uint64_t reentry = w->reentry;
-  const int max = w->max;
-  int n = w->n, steps_left = w->steps_left;
-  while (frame > bottom && frame < end && n < max && steps_left-- > 0) {
-    if ((uintptr_t)frame & 7) break;
+  const struct FrameTrail *const trail = w->trail;
+  /* The trail's part for this thread, its entries scanned down with frame. */
+  const struct TrailThread *th = trail && w->matched < 0 ? frame_trail_thread(trail, at) : NULL;
+  int cur = th ? th->hi - 1 : -1, below = th ? th->hi : 0;
+  for (;;) {
+    if (frame <= bottom) {
+      w->clean = true;
+      break;
+    }
+    if (frame >= end || w->n >= w->max || w->steps_left-- <= 0 || ((uintptr_t)frame & 7)) break;
     uint64_t slots[2]; /* the function, the link */
     if (!read_vm(w->safe, slots, frame - 1, sizeof slots)) break;
     const uint64_t link = slots[1];
     const uint64_t delta = link & ~(uint64_t)LJ_FRAME_TYPEP;
+    if (th) {
+      while (cur >= th->lo && trail->e[cur].frame > frame) cur--;
+      /* Entries from `below` up were found not to hold. */
+      if (cur >= th->lo && cur < below && trail->e[cur].frame == frame) {
+        /* The walk would take that many more frames and steps: uncut? */
+        const int more = trail->e[cur].out_at + trail->e[cur].nout;
+        const int differs = w->n + more <= w->max - 2 && cur <= w->steps_left
+                                ? frame_trail_check(trail, th, cur, pc, reentered)
+                                : th->lo;
+        if (differs < 0) {
+          w->n = append_trail(trail, cur, w->frames, w->kinds, w->n);
+          w->matched = cur;
+          w->clean = true;
+          break;
+        }
+        below = differs;
+      }
+    }
+    struct TrailEntry *step = w->fresh && w->nfresh < TRAIL_MAX ? &w->fresh[w->nfresh++] : NULL;
+    if (step) *step = (struct TrailEntry){frame, slots[0], link, {0, 0}, pc, reentered, 0, 0};
     if ((link & LJ_FRAME_TYPEP) == LJ_FRAME_VARG) { /* a vararg call's pseudo-frame */
       if (delta == 0) break;
       frame = (const uint64_t *)((const char *)frame - delta);
       continue;
     }
-    /* Room for a re-entry mark and the frame: the limit cuts neither. */
-    const bool use_memo = memo && n + 2 <= max;
-    if (use_memo) {
-      const struct FrameMemoEntry *e =
-          frame_memo_find(memo, epoch, frame, at, slots[0], link, pc, reentered);
-      if (e) {
-        const struct FrameMemoEntry hit = *e;
-        if (hit.mark) {
-          frames[n] = (struct prof_guest_frame){PROF_FRAME_CFUNC, reentry, 0};
-          kinds[n] = FRAME_KIND_C;
-          remembered[n++] = 1;
-        }
-        frames[n] = hit.out;
-        kinds[n] = hit.kind;
-        remembered[n++] = 1;
-        if (!hit.next) break;
-        frame = hit.next;
-        pc = hit.next_pc;
-        reentered = hit.next_reentered;
-        continue;
-      }
-    }
-    const uint32_t *const pc_in = pc;
-    const bool reentered_in = reentered;
-    w->n = n;
+    const int before = w->n;
     /* A dummy frame (lj_err_optype_call) holds the thread itself. */
-    const bool walked = lj_gcref(slots[0]) == (uintptr_t)at || emit_function(w, slots[0], pc, reentered);
-    const int before = n;
-    n = w->n;
-    if (!walked) break;
-    const uint64_t *next;
+    if (lj_gcref(slots[0]) != (uintptr_t)at && !emit_function(w, slots[0], pc, reentered)) break;
+    if (step) step->nout = (uint8_t)(w->n - before);
     reentered = false;
     if ((link & LJ_FRAME_TYPE) == LJ_FRAME_LUA) { /* called from Lua: the return PC */
       const uint32_t *ret = (const uint32_t *)(uintptr_t)link;
       uint32_t call;
       if (!ret || !read_vm(w->safe, &call, ret - 1, sizeof call)) break;
-      next = frame - 2 - ((call >> 8) & 0xff); /* the caller's base is A slots below */
+      frame -= 2 + ((call >> 8) & 0xff); /* the caller's base is A slots below */
       pc = ret;
-    } else {
-      pc = NULL; /* called from C or through pcall: the caller's PC is in a cframe */
-      reentered = (link & LJ_FRAME_TYPE) == LJ_FRAME_C;
-      if ((link & LJ_FRAME_TYPEP) == LJ_FRAME_CONT) { /* a continuation keeps it two below */
-        uint64_t cont[2]; /* the continuation, the PC */
-        if (!read_vm(w->safe, cont, frame - 3, sizeof cont)) break;
-        reentered = cont[0] == LJ_CONT_FFI_CALLBACK;
-        if (!reentered) pc = (const uint32_t *)(uintptr_t)cont[1];
-      }
-      next = delta == 0 ? NULL : (const uint64_t *)((const char *)frame - delta);
+      continue;
     }
-    if (use_memo && (link & LJ_FRAME_TYPEP) != LJ_FRAME_CONT && n > before) {
-      *frame_memo_slot(memo, frame) = (struct FrameMemoEntry){
-          frame, at, slots[0], link, pc_in, epoch, reentered_in, n - before == 2, kinds[n - 1],
-          frames[n - 1], next, pc, reentered};
+    pc = NULL; /* called from C or through pcall: the caller's PC is in a cframe */
+    reentered = (link & LJ_FRAME_TYPE) == LJ_FRAME_C;
+    if ((link & LJ_FRAME_TYPEP) == LJ_FRAME_CONT) { /* a continuation keeps it two below */
+      uint64_t cont[2]; /* the continuation, the PC */
+      if (!read_vm(w->safe, cont, frame - 3, sizeof cont)) break;
+      if (step) step->cont[0] = cont[0], step->cont[1] = cont[1];
+      reentered = cont[0] == LJ_CONT_FFI_CALLBACK;
+      if (!reentered) pc = (const uint32_t *)(uintptr_t)cont[1];
     }
-    if (!next) break;
-    frame = next;
+    if (delta == 0) {
+      w->clean = true;
+      break;
+    }
+    frame = (const uint64_t *)((const char *)frame - delta);
   }
-  w->n = n;
-  w->steps_left = steps_left;
 }

@@ -21,7 +21,7 @@
 **   frame's caller, a CFUNC frame at `reentry` (the VM's code) marks it,
 **   as libprof.h says, so that each run of Lua frames is merged above the
 **   VM's host frame that ran it.
-** - With a memo, the frames are exactly those of the same walk without it.
+** - With a trail, the frames are exactly those of the same walk without it.
 */
 #ifndef PROF_LUAJIT_FRAME_WALK_H
 #define PROF_LUAJIT_FRAME_WALK_H
@@ -29,7 +29,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "frame_memo.h"
+#include "frame_trail.h"
 #include "libprof.h"
 #include "lj_layout.h"
 
@@ -43,10 +43,13 @@ struct FrameWalk {
   int max, n;
   int steps_left;  /* bounds the walk even over a corrupt chain */
   uint64_t reentry; /* the address marking a re-entry; 0: not marked */
-  /* Direct reads only (frame_memo.h): frames met before are taken from it
-  ** and new ones put in it; kinds and remembered must then be set. */
-  struct FrameMemo *memo;
-  uint8_t *remembered; /* optional: 1 per frame the memo gave */
+  /* Direct reads only (frame_trail.h): the last walk, whose frames are
+  ** taken from the first frame where it still holds; kinds must be set. */
+  const struct FrameTrail *trail;
+  struct TrailEntry *fresh; /* with trail: the steps walked, in walk order */
+  int nfresh;
+  int matched;              /* -1, or the trail entry the frames end with */
+  bool clean;               /* the last thread's walk ended at its bottom */
 };
 
 /* Appends L's frames from base down, innermost first. top_pc: the PC the VM

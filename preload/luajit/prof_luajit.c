@@ -60,7 +60,7 @@ static void publish_vm_code(void) {
   if (!prof_guest_vm_function || !prof_guest_vm_function(vm, "lj_vm")) return;
   symbols_name_cfunc(vm, "lj_vm");
   lj_universe.code.reentry = vm;
-  frame_memo_forget(&lj_universe.memo); /* its entries have no marks */
+  frame_trail_forget(&lj_universe.trail); /* its frames have no marks */
 }
 
 /* Publishes the protos signal handlers saw, while the state still lives. */

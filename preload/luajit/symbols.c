@@ -117,12 +117,10 @@ void symbols_name_cfunc(uint64_t addr, const char *name) {
   add_seen(addr);
 }
 
-void symbols_publish_frames(const struct prof_guest_frame *frames, const uint8_t *kinds,
-                            const uint8_t *skip, int n) {
+void symbols_publish_frames(const struct prof_guest_frame *frames, const uint8_t *kinds, int n) {
   if (!seen) return;
   for (int i = 0; i < n; i++) {
-    if (skip[i] || kinds[i] == FRAME_KIND_BUILTIN || *recent_slot(frames[i].addr) == frames[i].addr)
-      continue;
+    if (kinds[i] == FRAME_KIND_BUILTIN || *recent_slot(frames[i].addr) == frames[i].addr) continue;
     if (!is_seen(frames[i].addr)) {
       if (kinds[i] == FRAME_KIND_LUA)
         publish_proto((const LJProto *)(uintptr_t)frames[i].addr);

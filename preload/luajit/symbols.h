@@ -32,11 +32,9 @@ void symbols_name_proto(const LJProto *pt);
 /* Names the C frames at addr name (frames never name them otherwise). */
 void symbols_name_cfunc(uint64_t addr, const char *name);
 /* Names the prototypes and C functions of frames not named yet (kinds:
-** frame_walk.h) but those skip marks (frames named when they were first
-** met); a C function no library table holds by its exported symbol there,
-** else as object+offset. */
-void symbols_publish_frames(const struct prof_guest_frame *frames, const uint8_t *kinds,
-                            const uint8_t *skip, int n);
+** frame_walk.h); a C function no library table holds by its exported
+** symbol there, else as object+offset. */
+void symbols_publish_frames(const struct prof_guest_frame *frames, const uint8_t *kinds, int n);
 /* Names trace traceno of the VM of global_State g, unless it was already. */
 void symbols_publish_trace(const char *g, uint32_t traceno);
 /* Signal context: remembers the unnamed prototypes and C functions among

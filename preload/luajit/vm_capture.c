@@ -57,19 +57,17 @@ static void name_trace_frame(const char *g, bool safe, int max, struct VmCapture
       safe ? frame_walk_line(pt, T->startpc + 1, true) : line_cache_line(pt, T->startpc + 1)};
   if (c->n > 0 && c->kinds[0] == FRAME_KIND_LUA && c->frames[0].addr == T->startpt) {
     c->frames[0].line = start.line;
-    c->remembered[0] = 0;
     return;
   }
   if (c->n == max) c->n--;
   for (int i = c->n; i > 0; i--) {
     c->frames[i] = c->frames[i - 1];
     c->kinds[i] = c->kinds[i - 1];
-    c->remembered[i] = c->remembered[i - 1];
   }
   c->frames[0] = start;
   c->kinds[0] = FRAME_KIND_LUA;
-  c->remembered[0] = 0;
   c->n++;
+  if (c->fresh < c->n) c->fresh++;
 }
 
 void vm_code_find(const char *g, struct VmCode *code) {
@@ -106,9 +104,10 @@ static bool interpreter_regs(const LJState *L, bool safe, const struct VmCode *c
 }
 
 void vm_capture(const char *g, const LJState *main, bool safe, int max,
-                const struct VmCode *code, const struct VmRegs *regs, struct FrameMemo *memo,
+                const struct VmCode *code, const struct VmRegs *regs, struct FrameTrail *trail,
                 struct VmCapture *c) {
   c->n = 0;
+  c->fresh = 0;
   c->vmstate = ~LJ_STATE_INTERP;
   uint64_t cur = 0, jit_base = 0;
   if (!read_word(safe, &c->vmstate, g + LJ_G_VMSTATE, sizeof c->vmstate) ||
@@ -124,9 +123,11 @@ void vm_capture(const char *g, const LJState *main, bool safe, int max,
     charge(c);
     return;
   }
+  if (safe) trail = NULL;
+  struct TrailEntry fresh[trail ? TRAIL_MAX : 1];
   struct FrameWalk w = {.safe = safe, .frames = c->frames, .kinds = c->kinds, .max = max,
                         .steps_left = max + 64, .reentry = code ? code->reentry : 0,
-                        .memo = safe ? NULL : memo, .remembered = c->remembered};
+                        .trail = trail, .fresh = trail ? fresh : NULL, .matched = -1};
   const uint64_t *base = NULL;
   const uint32_t *top_pc = NULL;
   if (c->vmstate >= 0 && read_word(safe, &jit_base, g + LJ_G_JIT_BASE, sizeof jit_base) &&
@@ -137,13 +138,35 @@ void vm_capture(const char *g, const LJState *main, bool safe, int max,
     read_word(safe, &base, (const char *)&L->base, sizeof base);
     top_pc = frame_walk_saved_pc(L, safe);
   }
-  if (base) frame_walk(&w, L, base, top_pc);
-  if (L != main && w.n < w.max) {
+  /* The threads walked (the trail's frames included) and their steps. */
+  const LJState *threads[2] = {L, main};
+  const int nthreads = L != main ? 2 : 1;
+  int fresh_of_thread[2] = {0, 0};
+  bool clean = false;
+  if (base) {
+    frame_walk(&w, L, base, top_pc);
+    fresh_of_thread[0] = w.nfresh;
+    clean = w.clean;
+  }
+  if (L != main && w.n < w.max && w.matched < 0) {
     const uint64_t *main_base = NULL;
-    if (read_word(safe, &main_base, (const char *)&main->base, sizeof main_base) && main_base)
+    clean = clean && read_word(safe, &main_base, (const char *)&main->base, sizeof main_base) &&
+            main_base;
+    if (main_base) {
       frame_walk(&w, main, main_base, NULL);
+      fresh_of_thread[1] = w.nfresh - fresh_of_thread[0];
+      clean = clean && w.clean;
+    }
   }
   c->n = w.n;
+  c->fresh = w.matched < 0 ? w.n : w.n - (trail->e[w.matched].out_at + trail->e[w.matched].nout);
+  if (trail) {
+    if (clean && c->n <= max - 2 && w.nfresh < TRAIL_MAX)
+      frame_trail_remember(trail, w.matched, fresh, w.nfresh, fresh_of_thread, c->frames,
+                           c->kinds, c->fresh, threads, nthreads);
+    else
+      frame_trail_forget(trail);
+  }
   if (c->vmstate >= 0) name_trace_frame(g, safe, max, c);
   charge(c);
 }

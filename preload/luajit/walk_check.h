@@ -1,10 +1,10 @@
 /*
-** walk_check.h: a verification mode for the frame memo (frame_memo.h), for
-** the tests: with PROF_LUAJIT_CHECK_WALKS=1 in the environment when the
-** module loads, every capture the allocator wrapper takes through the memo
+** walk_check.h: a verification mode for the frame trail (frame_trail.h),
+** for the tests: with PROF_LUAJIT_CHECK_WALKS=1 in the environment when the
+** module loads, every capture the allocator wrapper takes over the trail
 ** is taken again without it and the two are compared; at exit one line on
-** stderr says how many were checked, how many the memo served in part, and
-** how many differed (with the first difference).
+** stderr says how many were checked, how many the trail served in part,
+** and how many differed (with the first difference).
 **
 ** Invariants callers rely on: normal context (the allocator wrapper), no
 ** allocation; off, it costs the wrapper one load.
@@ -21,7 +21,7 @@ extern bool walk_check_on;
 
 /* Reads the environment; reports at exit when on. */
 void walk_check_start(void);
-/* Compares c, captured through u's memo with at most max frames, with a
+/* Compares c, captured over u's trail with at most max frames, with a
 ** capture without it. */
 void walk_check(const struct Universe *u, int max, const struct VmCapture *c);
 
