@@ -40,8 +40,7 @@ int frame_trail_check(const struct FrameTrail *t, const struct TrailThread *th, 
              : th->lo;
 }
 
-void frame_trail_remember(struct FrameTrail *t, int keep, const struct TrailEntry *fresh,
-                          int nfresh, const int *fresh_of_thread,
+void frame_trail_remember(struct FrameTrail *t, int keep, int nfresh, const int *fresh_of_thread,
                           const struct prof_guest_frame *frames, const uint8_t *kinds,
                           int nframes, const LJState *const *threads, int nthreads) {
   const int kept = keep + 1;
@@ -67,7 +66,7 @@ void frame_trail_remember(struct FrameTrail *t, int keep, const struct TrailEntr
     at += count[i];
   }
   for (int i = 0, at = kept, out = kept_out; i < nfresh; i++, at++) {
-    t->e[at] = fresh[nfresh - 1 - i];
+    t->e[at] = t->fresh[nfresh - 1 - i];
     t->e[at].out_at = (uint16_t)out;
     out += t->e[at].nout;
   }

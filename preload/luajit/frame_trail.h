@@ -59,6 +59,7 @@ struct FrameTrail {
   int nout;
   struct prof_guest_frame out[2 * TRAIL_MAX]; /* root first */
   uint8_t kinds[2 * TRAIL_MAX];
+  struct TrailEntry fresh[TRAIL_MAX]; /* the walk under way's own steps */
 };
 
 static inline void frame_trail_forget(struct FrameTrail *t) { t->n = 0; }
@@ -73,11 +74,11 @@ const struct TrailThread *frame_trail_thread(const struct FrameTrail *t, const L
 int frame_trail_check(const struct FrameTrail *t, const struct TrailThread *th, int k,
                       const uint32_t *pc, bool reentered);
 
-/* Makes t the walk just taken: entries fresh[0..nfresh) (walk order) whose
-** frames are frames[0..nframes) over trail entries [0, keep] (keep -1: none),
-** threads[0..nthreads) the threads walked (innermost first). */
-void frame_trail_remember(struct FrameTrail *t, int keep, const struct TrailEntry *fresh,
-                          int nfresh, const int *fresh_of_thread,
+/* Makes t the walk just taken: its steps t->fresh[0..nfresh) (walk order,
+** fresh_of_thread[i] of threads[i]) gave frames[0..nframes), over trail
+** entries [0, keep] (keep -1: none); threads[0..nthreads): the threads
+** walked, innermost first. */
+void frame_trail_remember(struct FrameTrail *t, int keep, int nfresh, const int *fresh_of_thread,
                           const struct prof_guest_frame *frames, const uint8_t *kinds,
                           int nframes, const LJState *const *threads, int nthreads);
 

@@ -124,10 +124,9 @@ void vm_capture(const char *g, const LJState *main, bool safe, int max,
     return;
   }
   if (safe) trail = NULL;
-  struct TrailEntry fresh[trail ? TRAIL_MAX : 1];
   struct FrameWalk w = {.safe = safe, .frames = c->frames, .kinds = c->kinds, .max = max,
                         .steps_left = max + 64, .reentry = code ? code->reentry : 0,
-                        .trail = trail, .fresh = trail ? fresh : NULL, .matched = -1};
+                        .trail = trail, .fresh = trail ? trail->fresh : NULL, .matched = -1};
   const uint64_t *base = NULL;
   const uint32_t *top_pc = NULL;
   if (c->vmstate >= 0 && read_word(safe, &jit_base, g + LJ_G_JIT_BASE, sizeof jit_base) &&
@@ -162,8 +161,8 @@ void vm_capture(const char *g, const LJState *main, bool safe, int max,
   c->fresh = w.matched < 0 ? w.n : w.n - (trail->e[w.matched].out_at + trail->e[w.matched].nout);
   if (trail) {
     if (clean && c->n <= max - 2 && w.nfresh < TRAIL_MAX)
-      frame_trail_remember(trail, w.matched, fresh, w.nfresh, fresh_of_thread, c->frames,
-                           c->kinds, c->fresh, threads, nthreads);
+      frame_trail_remember(trail, w.matched, w.nfresh, fresh_of_thread, c->frames, c->kinds,
+                           c->fresh, threads, nthreads);
     else
       frame_trail_forget(trail);
   }
