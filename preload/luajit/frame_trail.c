@@ -12,7 +12,8 @@ static int entries_differ(const struct TrailEntry *e, int lo, int hi) {
   for (int i = hi - 1; i >= lo; i--) {
     const uint64_t *f = e[i].frame;
     if (f[-1] != e[i].fn || f[0] != e[i].link) return i;
-    if ((e[i].link & LJ_FRAME_TYPEP) == LJ_FRAME_CONT && (f[-3] != e[i].cont[0] || f[-2] != e[i].cont[1]))
+    if ((e[i].link & LJ_FRAME_TYPEP) == LJ_FRAME_CONT &&
+        (f[-3] != e[i].cont[0] || f[-2] != e[i].cont[1]))
       return i;
   }
   return -1;

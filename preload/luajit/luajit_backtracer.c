@@ -22,8 +22,8 @@ int luajit_backtrace(void *ctx, struct prof_guest_frame *frames, int max, int *v
     regs = (struct VmRegs){(uint64_t)r[REG_RIP], (uint64_t)r[LJ_REG_BASE], (uint64_t)r[LJ_REG_PC],
                            (uint64_t)r[LJ_REG_DISPATCH]};
   }
-  vm_capture(lj_universe.g, lj_universe.main, true, want, &lj_universe.code, uc ? &regs : NULL, NULL,
-             &c);
+  vm_capture(lj_universe.g, lj_universe.main, true, want, &lj_universe.code, uc ? &regs : NULL,
+             NULL, &c);
   *vmstate = vm_capture_prof_state(&c);
   if (max <= 0) return 0;
   symbols_note_frames(c.frames, c.kinds, c.n);
