@@ -1,7 +1,8 @@
 # The LuaJIT adapter (preload/luajit/), end to end on Debian's stock luajit
 # under libprof.so.
 add_executable(no_safe_read e2e/no_safe_read.c)
-add_executable(luajit_e2e_tests luajit_e2e.cpp e2e/agent_run.cpp e2e/luajit_streams.cpp)
+add_executable(luajit_e2e_tests luajit_e2e.cpp luajit_recall.cpp e2e/agent_run.cpp
+  e2e/luajit_streams.cpp)
 target_include_directories(luajit_e2e_tests PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/e2e)
 target_link_libraries(luajit_e2e_tests PRIVATE test_main prof_format)
 target_compile_definitions(luajit_e2e_tests PRIVATE

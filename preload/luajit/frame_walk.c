@@ -92,34 +92,75 @@ static bool emit_function(struct FrameWalk *w, uint64_t fnv, const uint32_t *pc,
   return true;
 }
 
+/* Appends the trail's frames from entry k down (reversed: it is root first). */
+static int append_trail(const struct FrameTrail *t, int k, struct prof_guest_frame *frames,
+                        uint8_t *kinds, int n) {
+  const int from = t->e[k].out_at + t->e[k].nout;
+  for (int i = 0; i < from; i++) {
+    frames[n + i] = t->out[from - 1 - i];
+    kinds[n + i] = t->kinds[from - 1 - i];
+  }
+  return n + from;
+}
+
 void frame_walk(struct FrameWalk *w, const LJState *at, const uint64_t *base,
                 const uint32_t *top_pc) {
   LJState copy;
   const LJState *L = view(w->safe, &copy, at, sizeof copy);
+  w->clean = false;
   if (!L) return;
   const uint64_t *bottom = L->stack + 1, *end = L->stack + L->stacksize;
   const uint64_t *frame = base - 1;
   const uint32_t *pc = top_pc;
   bool reentered = false; /* the frame emitted last was entered from native code */
-  while (frame > bottom && frame < end && w->n < w->max && w->steps_left-- > 0) {
-    if ((uintptr_t)frame & 7) return;
+  const struct FrameTrail *const trail = w->trail;
+  /* The trail's part for this thread, its entries scanned down with frame. */
+  const struct TrailThread *th = trail && w->matched < 0 ? frame_trail_thread(trail, at) : NULL;
+  int cur = th ? th->hi - 1 : -1, below = th ? th->hi : 0;
+  for (;;) {
+    if (frame <= bottom) {
+      w->clean = true;
+      break;
+    }
+    if (frame >= end || w->n >= w->max || w->steps_left-- <= 0 || ((uintptr_t)frame & 7)) break;
     uint64_t slots[2]; /* the function, the link */
-    if (!read_vm(w->safe, slots, frame - 1, sizeof slots)) return;
+    if (!read_vm(w->safe, slots, frame - 1, sizeof slots)) break;
     const uint64_t link = slots[1];
     const uint64_t delta = link & ~(uint64_t)LJ_FRAME_TYPEP;
+    if (th) {
+      while (cur >= th->lo && trail->e[cur].frame > frame) cur--;
+      /* Entries from `below` up were found not to hold. */
+      if (cur >= th->lo && cur < below && trail->e[cur].frame == frame) {
+        /* The walk would take that many more frames and steps: uncut? */
+        const int more = trail->e[cur].out_at + trail->e[cur].nout;
+        const int differs = w->n + more <= w->max - 2 && cur <= w->steps_left
+                                ? frame_trail_check(trail, th, cur, pc, reentered)
+                                : th->lo;
+        if (differs < 0) {
+          w->n = append_trail(trail, cur, w->frames, w->kinds, w->n);
+          w->matched = cur;
+          w->clean = true;
+          break;
+        }
+        below = differs;
+      }
+    }
+    struct TrailEntry *step = w->fresh && w->nfresh < TRAIL_MAX ? &w->fresh[w->nfresh++] : NULL;
+    if (step) *step = (struct TrailEntry){frame, slots[0], link, {0, 0}, pc, reentered, 0, 0};
     if ((link & LJ_FRAME_TYPEP) == LJ_FRAME_VARG) { /* a vararg call's pseudo-frame */
-      if (delta == 0) return;
+      if (delta == 0) break;
       frame = (const uint64_t *)((const char *)frame - delta);
       continue;
     }
+    const int before = w->n;
     /* A dummy frame (lj_err_optype_call) holds the thread itself. */
-    if (lj_gcref(slots[0]) != (uintptr_t)at && !emit_function(w, slots[0], pc, reentered))
-      return;
+    if (lj_gcref(slots[0]) != (uintptr_t)at && !emit_function(w, slots[0], pc, reentered)) break;
+    if (step) step->nout = (uint8_t)(w->n - before);
     reentered = false;
     if ((link & LJ_FRAME_TYPE) == LJ_FRAME_LUA) { /* called from Lua: the return PC */
       const uint32_t *ret = (const uint32_t *)(uintptr_t)link;
       uint32_t call;
-      if (!ret || !read_vm(w->safe, &call, ret - 1, sizeof call)) return;
+      if (!ret || !read_vm(w->safe, &call, ret - 1, sizeof call)) break;
       frame -= 2 + ((call >> 8) & 0xff); /* the caller's base is A slots below */
       pc = ret;
       continue;
@@ -128,11 +169,15 @@ void frame_walk(struct FrameWalk *w, const LJState *at, const uint64_t *base,
     reentered = (link & LJ_FRAME_TYPE) == LJ_FRAME_C;
     if ((link & LJ_FRAME_TYPEP) == LJ_FRAME_CONT) { /* a continuation keeps it two below */
       uint64_t cont[2]; /* the continuation, the PC */
-      if (!read_vm(w->safe, cont, frame - 3, sizeof cont)) return;
+      if (!read_vm(w->safe, cont, frame - 3, sizeof cont)) break;
+      if (step) step->cont[0] = cont[0], step->cont[1] = cont[1];
       reentered = cont[0] == LJ_CONT_FFI_CALLBACK;
       if (!reentered) pc = (const uint32_t *)(uintptr_t)cont[1];
     }
-    if (delta == 0) return;
+    if (delta == 0) {
+      w->clean = true;
+      break;
+    }
     frame = (const uint64_t *)((const char *)frame - delta);
   }
 }

@@ -21,6 +21,7 @@
 **   frame's caller, a CFUNC frame at `reentry` (the VM's code) marks it,
 **   as libprof.h says, so that each run of Lua frames is merged above the
 **   VM's host frame that ran it.
+** - With a trail, the frames are exactly those of the same walk without it.
 */
 #ifndef PROF_LUAJIT_FRAME_WALK_H
 #define PROF_LUAJIT_FRAME_WALK_H
@@ -28,6 +29,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "frame_trail.h"
 #include "libprof.h"
 #include "lj_layout.h"
 
@@ -41,6 +43,13 @@ struct FrameWalk {
   int max, n;
   int steps_left;  /* bounds the walk even over a corrupt chain */
   uint64_t reentry; /* the address marking a re-entry; 0: not marked */
+  /* Direct reads only (frame_trail.h): the last walk, whose frames are
+  ** taken from the first frame where it still holds; kinds must be set. */
+  const struct FrameTrail *trail;
+  struct TrailEntry *fresh; /* with trail: the steps walked, in walk order */
+  int nfresh;
+  int matched;              /* -1, or the trail entry the frames end with */
+  bool clean;               /* the last thread's walk ended at its bottom */
 };
 
 /* Appends L's frames from base down, innermost first. top_pc: the PC the VM

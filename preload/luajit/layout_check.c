@@ -58,7 +58,7 @@ static bool read_u64(const void *at, uint64_t *v) { return lj_safe_read(v, at, s
 /* The running function's frames against lua_getstack/lua_getinfo. */
 static bool compare_walk(struct Check *c, lua_State *L) {
   struct VmCapture cap;
-  vm_capture(c->g, (const LJState *)(c->g - LJ_GG_G), true, kMaxFrames, NULL, NULL, &cap);
+  vm_capture(c->g, (const LJState *)(c->g - LJ_GG_G), true, kMaxFrames, NULL, NULL, NULL, &cap);
   if (~cap.vmstate != LJ_STATE_C) return differs(c, "vmstate %d in a C function", cap.vmstate);
   if (cap.n < 3) return differs(c, "%d frames under the probe", cap.n);
   if (cap.kinds[0] != FRAME_KIND_C) return differs(c, "the probe is not a C frame");

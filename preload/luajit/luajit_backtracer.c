@@ -23,7 +23,7 @@ int luajit_backtrace(void *ctx, struct prof_guest_frame *frames, int max, int *v
                            (uint64_t)r[LJ_REG_DISPATCH]};
   }
   vm_capture(lj_universe.g, lj_universe.main, true, want, &lj_universe.code, uc ? &regs : NULL,
-             &c);
+             NULL, &c);
   *vmstate = vm_capture_prof_state(&c);
   if (max <= 0) return 0;
   symbols_note_frames(c.frames, c.kinds, c.n);

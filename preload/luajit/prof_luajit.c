@@ -25,6 +25,7 @@
 #include "proto_events.h"
 #include "symbols.h"
 #include "universe.h"
+#include "walk_check.h"
 
 int luaopen_prof_luajit(lua_State *L);
 
@@ -59,6 +60,7 @@ static void publish_vm_code(void) {
   if (!prof_guest_vm_function || !prof_guest_vm_function(vm, "lj_vm")) return;
   symbols_name_cfunc(vm, "lj_vm");
   lj_universe.code.reentry = vm;
+  frame_trail_forget(&lj_universe.trail); /* its frames have no marks */
 }
 
 /* Publishes the protos signal handlers saw, while the state still lives. */
@@ -86,6 +88,7 @@ __attribute__((visibility("default"))) int luaopen_prof_luajit(lua_State *L) {
   pin_module();
   symbols_publish_libraries(L);
   prof_guest_cfunc_symbol((uint64_t)(uintptr_t)luaopen_prof_luajit, "luaopen_prof_luajit");
+  walk_check_start();
   universe_start(L);
   publish_vm_code();
   proto_events_attach(L);

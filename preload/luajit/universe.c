@@ -1,9 +1,12 @@
 #include "universe.h"
 
+#include <stddef.h>
+
 #include "libprof.h"
 #include "line_cache.h"
 #include "symbols.h"
 #include "vm_capture.h"
+#include "walk_check.h"
 
 struct Universe lj_universe;
 __thread int lj_thread_bound __attribute__((tls_model("initial-exec")));
@@ -18,7 +21,14 @@ static void block_freed(const void *p, size_t size) {
     lj_thread_bound = 0;
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
   }
-  if (symbols_block_freed(p, size)) line_cache_forget();
+  if (symbols_block_freed(p, size)) {
+    line_cache_forget();
+    frame_trail_forget(&lj_universe.trail);
+  } else if (size > offsetof(LJFunc, gct) && ((const LJFunc *)p)->gct == LJ_GCT_FUNC) {
+    /* XXX: inferred from the header: a block that only looks like a
+    ** function costs the trail, never a wrong frame. */
+    frame_trail_forget(&lj_universe.trail);
+  }
 }
 
 static void *profiling_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
@@ -32,12 +42,13 @@ static void *profiling_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
   /* The collector's own calls (nearly every free) are charged INTERNAL, as
   ** memprof does, without a stack: where the step began says nothing. */
   if (*(const int32_t *)(u->g + LJ_G_VMSTATE) == ~LJ_STATE_GC) {
-    c.n = 0;
+    c.n = c.fresh = 0;
     c.site = (struct prof_guest_site){PROF_SITE_INTERNAL, 0, 0};
   } else {
-    vm_capture(u->g, u->main, false, ALLOC_MAX_FRAMES, &u->code, NULL, &c);
+    vm_capture(u->g, u->main, false, ALLOC_MAX_FRAMES, &u->code, NULL, &u->trail, &c);
+    if (walk_check_on) walk_check(u, ALLOC_MAX_FRAMES, &c);
   }
-  symbols_publish_frames(c.frames, c.kinds, c.n);
+  symbols_publish_frames(c.frames, c.kinds, c.fresh);
   if (c.site.source == PROF_SITE_TRACE) symbols_publish_trace(u->g, (uint32_t)c.site.addr);
   if (!nsize) {
     prof_guest_alloc(ptr, osize, NULL, 0, &c.site, c.frames, c.n);

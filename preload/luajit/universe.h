@@ -5,9 +5,11 @@
 **
 ** Invariants callers rely on:
 ** - One universe per process: the first state that loads the module.
-** - The wrapper captures the VM (vm_capture, direct reads) before calling
-**   the real allocator: a realloc may move the very stack the capture
-**   reads. It records a free before the real free, anything else after the
+** - The wrapper captures the VM (vm_capture, direct reads, over the
+**   universe's frame trail) before calling the real allocator: a realloc
+**   may move the very stack the capture reads. A free of a block whose
+**   header says function or prototype makes the trail forget
+**   (frame_trail.h). It records a free before the real free, anything else after the
 **   real call returned, and nothing for a failed call.
 ** - The wrapper stays installed after lua_close (the state's last frees go
 **   through it), so the module must never be unloaded.
@@ -20,6 +22,7 @@
 
 #include <lua.h>
 
+#include "frame_trail.h"
 #include "lj_layout.h"
 #include "vm_capture.h"
 
@@ -30,6 +33,7 @@ struct Universe {
   void *orig_ud;
   uint64_t bytes_before;  /* what the VM held when the wrapper went in */
   struct VmCode code;
+  struct FrameTrail trail;  /* the wrapper's last walk (the VM runs one thread at a time) */
 };
 
 extern struct Universe lj_universe;

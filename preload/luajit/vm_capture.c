@@ -2,6 +2,7 @@
 
 #include <string.h>
 
+#include "line_cache.h"
 #include "safe_read.h"
 
 static inline bool read_word(bool safe, void *dst, const char *src, size_t n) {
@@ -10,6 +11,13 @@ static inline bool read_word(bool safe, void *dst, const char *src, size_t n) {
     return true;
   }
   return lj_safe_read(dst, src, n);
+}
+
+/* The object at src: itself when reads are direct, else a checked copy in
+** copy (NULL if unreadable). */
+static inline const void *view_object(bool safe, void *copy, const void *src, size_t n) {
+  if (!safe) return src;
+  return lj_safe_read(copy, src, n) ? copy : NULL;
 }
 
 static void charge(struct VmCapture *c) {
@@ -34,18 +42,20 @@ static void name_trace_frame(const char *g, bool safe, int max, struct VmCapture
   const char *J = g - LJ_GG_G + LJ_GG_J;
   uint64_t trace = 0, at = 0;
   uint32_t sizetrace = 0;
-  LJTrace T;
+  LJTrace copy;
+  const LJTrace *T = NULL;
   if (!read_word(safe, &trace, J + LJ_J_TRACE, sizeof trace) || !trace ||
       !read_word(safe, &sizetrace, J + LJ_J_SIZETRACE, sizeof sizetrace) ||
       (uint32_t)c->vmstate >= sizetrace ||
       !read_word(safe, &at, (const char *)(uintptr_t)trace + 8 * (uint32_t)c->vmstate, sizeof at) ||
-      !at || !read_word(safe, &T, (const char *)(uintptr_t)at, sizeof T) ||
-      T.gct != LJ_GCT_TRACE || !T.startpt)
+      !at || !(T = view_object(safe, &copy, (const void *)(uintptr_t)at, sizeof copy)) ||
+      T->gct != LJ_GCT_TRACE || !T->startpt)
     return;
-  const LJProto *pt = (const LJProto *)(uintptr_t)T.startpt;
-  const struct prof_guest_frame start = {PROF_FRAME_LFUNC, T.startpt,
-                                         frame_walk_line(pt, T.startpc + 1, safe)};
-  if (c->n > 0 && c->kinds[0] == FRAME_KIND_LUA && c->frames[0].addr == T.startpt) {
+  const LJProto *pt = (const LJProto *)(uintptr_t)T->startpt;
+  const struct prof_guest_frame start = {
+      PROF_FRAME_LFUNC, T->startpt,
+      safe ? frame_walk_line(pt, T->startpc + 1, true) : line_cache_line(pt, T->startpc + 1)};
+  if (c->n > 0 && c->kinds[0] == FRAME_KIND_LUA && c->frames[0].addr == T->startpt) {
     c->frames[0].line = start.line;
     return;
   }
@@ -57,6 +67,7 @@ static void name_trace_frame(const char *g, bool safe, int max, struct VmCapture
   c->frames[0] = start;
   c->kinds[0] = FRAME_KIND_LUA;
   c->n++;
+  if (c->fresh < c->n) c->fresh++;
 }
 
 void vm_code_find(const char *g, struct VmCode *code) {
@@ -93,8 +104,10 @@ static bool interpreter_regs(const LJState *L, bool safe, const struct VmCode *c
 }
 
 void vm_capture(const char *g, const LJState *main, bool safe, int max,
-                const struct VmCode *code, const struct VmRegs *regs, struct VmCapture *c) {
+                const struct VmCode *code, const struct VmRegs *regs, struct FrameTrail *trail,
+                struct VmCapture *c) {
   c->n = 0;
+  c->fresh = 0;
   c->vmstate = ~LJ_STATE_INTERP;
   uint64_t cur = 0, jit_base = 0;
   if (!read_word(safe, &c->vmstate, g + LJ_G_VMSTATE, sizeof c->vmstate) ||
@@ -110,8 +123,10 @@ void vm_capture(const char *g, const LJState *main, bool safe, int max,
     charge(c);
     return;
   }
+  if (safe) trail = NULL;
   struct FrameWalk w = {.safe = safe, .frames = c->frames, .kinds = c->kinds, .max = max,
-                        .steps_left = max + 64, .reentry = code ? code->reentry : 0};
+                        .steps_left = max + 64, .reentry = code ? code->reentry : 0,
+                        .trail = trail, .fresh = trail ? trail->fresh : NULL, .matched = -1};
   const uint64_t *base = NULL;
   const uint32_t *top_pc = NULL;
   if (c->vmstate >= 0 && read_word(safe, &jit_base, g + LJ_G_JIT_BASE, sizeof jit_base) &&
@@ -122,13 +137,35 @@ void vm_capture(const char *g, const LJState *main, bool safe, int max,
     read_word(safe, &base, (const char *)&L->base, sizeof base);
     top_pc = frame_walk_saved_pc(L, safe);
   }
-  if (base) frame_walk(&w, L, base, top_pc);
-  if (L != main && w.n < w.max) {
+  /* The threads walked (the trail's frames included) and their steps. */
+  const LJState *threads[2] = {L, main};
+  const int nthreads = L != main ? 2 : 1;
+  int fresh_of_thread[2] = {0, 0};
+  bool clean = false;
+  if (base) {
+    frame_walk(&w, L, base, top_pc);
+    fresh_of_thread[0] = w.nfresh;
+    clean = w.clean;
+  }
+  if (L != main && w.n < w.max && w.matched < 0) {
     const uint64_t *main_base = NULL;
-    if (read_word(safe, &main_base, (const char *)&main->base, sizeof main_base) && main_base)
+    clean = clean && read_word(safe, &main_base, (const char *)&main->base, sizeof main_base) &&
+            main_base;
+    if (main_base) {
       frame_walk(&w, main, main_base, NULL);
+      fresh_of_thread[1] = w.nfresh - fresh_of_thread[0];
+      clean = clean && w.clean;
+    }
   }
   c->n = w.n;
+  c->fresh = w.matched < 0 ? w.n : w.n - (trail->e[w.matched].out_at + trail->e[w.matched].nout);
+  if (trail) {
+    if (clean && c->n <= max - 2 && w.nfresh < TRAIL_MAX)
+      frame_trail_remember(trail, w.matched, w.nfresh, fresh_of_thread, c->frames, c->kinds,
+                           c->fresh, threads, nthreads);
+    else
+      frame_trail_forget(trail);
+  }
   if (c->vmstate >= 0) name_trace_frame(g, safe, max, c);
   charge(c);
 }

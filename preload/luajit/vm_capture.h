@@ -33,6 +33,7 @@ struct VmCapture {
   int n;
   struct prof_guest_frame frames[VM_CAPTURE_MAX_FRAMES];
   uint8_t kinds[VM_CAPTURE_MAX_FRAMES];
+  int fresh;  /* frames[0..fresh) were walked; the others came from the trail */
 };
 
 /* Where the interpreter's own code lies, and its dispatch table: registers
@@ -59,9 +60,13 @@ void vm_code_find(const char *g, struct VmCode *code);
 ** the re-entry mark; regs, when not NULL, are
 ** trusted for the frame base and PC only when they were interrupted in the
 ** interpreter's code with its dispatch register intact: L->base and the
-** saved PC are synced only when the VM calls out to C. */
+** saved PC are synced only when the VM calls out to C. trail, when not
+** NULL and reads are direct, is the last such capture's walk: its frames
+** are taken where it still holds, and it becomes this one's
+** (frame_trail.h). */
 void vm_capture(const char *g, const LJState *main, bool safe, int max,
-                const struct VmCode *code, const struct VmRegs *regs, struct VmCapture *c);
+                const struct VmCode *code, const struct VmRegs *regs, struct FrameTrail *trail,
+                struct VmCapture *c);
 
 /* The sysprof VM state (PROF_VMST_*) of a capture. */
 int vm_capture_prof_state(const struct VmCapture *c);

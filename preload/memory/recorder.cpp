@@ -174,11 +174,14 @@ void record_guest(const CallSite &at, uint8_t aevent, const GuestLoc &loc,
   }
   Where w{loc};
   if (loc.source == kAsourceCfunc) w.host = capture_host(at, s);
-  w.guest = g_agent.stacks.intern(
-      [frames](int i) {
-        return FrameKey{frames[i].addr, kGuestBit | frames[i].line << 2 | (frames[i].type & 3)};
-      },
-      nframes, s->guest_path);
+  // An empty stack (the collector's frees) is id 0 without the interner,
+  // whose path cache keeps the last stack for the next allocation's.
+  if (nframes > 0)
+    w.guest = g_agent.stacks.intern(
+        [frames](int i) {
+          return FrameKey{frames[i].addr, kGuestBit | frames[i].line << 2 | (frames[i].type & 3)};
+        },
+        nframes, s->guest_path);
   drain_guest_symbols();
   emit(aevent, w, true, oaddr, naddr, nsize, osize);
 }
