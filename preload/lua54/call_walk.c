@@ -230,82 +230,159 @@ static uint64_t c_function(const L54CallInfo *ci, const L54StackValue *stack,
   return cl->tt == L54_VCCL ? (uint64_t)(uintptr_t)cl->f : 0;
 }
 
+/* Where each state's new part of a remembered walk stands: the old
+** segment's entries [eb, reuse_e) and frames [fb, reuse_f) are kept, then
+** the CallInfos walked now, tmp_e[0..ne) and w->frames[f0..f0 + nf)
+** (innermost first), follow. */
+struct StatePlan {
+  int eb, fb, reuse_e, reuse_f; /* reuse_e == eb: nothing kept */
+  int e0, ne, f0, nf;
+};
+
+/* Where the remembered segment of state j ends (entries). */
+static int segment_end(const struct WalkTrail *t, int j) {
+  return j + 1 < t->nstates ? t->state[j + 1].entry_begin : t->entries;
+}
+
+/* The entry of ci in the old segment [eb, ee), searched from its top (the
+** frames popped since are the ones passed); -1 if absent. */
+static int trail_find(const struct TrailEntry *e, int eb, int ee, const L54CallInfo *ci) {
+  for (int p = ee - 1; p >= eb; p--)
+    if (e[p].ci == ci) return p;
+  return -1;
+}
+
+/* Walks L from its innermost frame down to the first CallInfo whose
+** remembered frames can be kept (plan->reuse_*), the new ones into tmp and
+** w->frames. old: L's segment of the remembered walk, or NULL. False when
+** the walk outgrows the trail. */
+static bool walk_changed(struct CallWalk *w, const L54State *L, bool running,
+                         const struct WalkTrail *old, int ee, struct TrailEntry *tmp, int *ntmp,
+                         struct StatePlan *plan) {
+  const int eb = plan->eb;
+  const L54StackValue *stack = L->stack;
+  const L54StackValue *stack_end = L->stack_last + L54_EXTRA_STACK;
+  plan->e0 = *ntmp;
+  plan->f0 = w->n;
+  plan->reuse_e = plan->eb;
+  plan->reuse_f = plan->fb;
+  bool fresh_above = false; /* the frame emitted last began a run of the VM */
+  for (L54CallInfo *ci = (L54CallInfo *)L->ci; ci != &L->base_ci; ci = ci->previous) {
+    if (*ntmp == TRAIL_MAX || w->n >= w->max || !ci || ((uintptr_t)ci & (sizeof(void *) - 1)))
+      return false;
+    const unsigned short status = ci->callstatus & (unsigned short)~L54_CIST_WALKED;
+    const bool lua = !(status & L54_CIST_C);
+    const void *key = lua ? (const void *)ci->u.l.savedpc
+                          : (const void *)(uintptr_t)c_function(ci, stack, stack_end);
+    /* XXX: the innermost frame of the running state is always walked: its
+    ** line moves. Any other CallInfo still marked was not pushed again since
+    ** the remembered walk read it, nor were those below it popped. */
+    const bool innermost = running && ci == L->ci;
+    const int p = old && !innermost && (ci->callstatus & L54_CIST_WALKED)
+                      ? trail_find(old->e, eb, ee, ci)
+                      : -1;
+    if (fresh_above && lua && w->reentry) {
+      w->frames[w->n++] = (struct prof_guest_frame){PROF_FRAME_CFUNC, w->reentry, 0};
+      if (w->n == w->max) return false;
+    }
+    if (p >= 0 && old->e[p].status == status && old->e[p].key == key && key) {
+      plan->reuse_e = p + 1;
+      plan->reuse_f = old->e[p].frame_end;
+      break;
+    }
+    const int at = w->n;
+    const bool emitted = walk_frame(w, ci, stack, stack_end, NULL, false);
+    tmp[(*ntmp)++] = (struct TrailEntry){ci, emitted ? key : NULL, status, at};
+    ci->callstatus |= L54_CIST_WALKED;
+    fresh_above = emitted && lua && (status & L54_CIST_FRESH);
+  }
+  plan->ne = *ntmp - plan->e0;
+  plan->nf = w->n - plan->f0;
+  return true;
+}
+
 int call_walk_remembered(struct CallWalk *w, const L54State *const *states, int nstates,
                          struct WalkTrail *t, const void *main) {
-  /* The CallInfos first (pointers only), to align them with t's from the
-  ** bottom; state_end[k]: where the CallInfos of states[k] end. */
-  const L54CallInfo *v[TRAIL_MAX];
-  int state_end[nstates];
-  int count = 0;
-  for (int k = 0; k < nstates; k++) {
-    for (const L54CallInfo *ci = states[k]->ci; ci != &states[k]->base_ci; ci = ci->previous) {
-      if (count == TRAIL_MAX || !ci || ((uintptr_t)ci & (sizeof(void *) - 1))) {
-        t->entries = 0; /* too deep to remember: a plain walk */
-        for (int j = 0; j < nstates; j++) call_walk_state(w, states[j], j == 0);
-        return 0;
-      }
-      v[count++] = ci;
-    }
-    state_end[k] = count;
-  }
   const bool usable = t->entries > 0 && t->epoch == w->epoch && t->reentry == w->reentry &&
                       t->main == main;
-  const struct TrailEntry *const old = t->e[t->side];
-  struct TrailEntry *const now = t->e[!t->side];
-  const int shift = usable ? t->entries - count : -TRAIL_MAX - 1;
-  const int old_entries = usable ? t->entries : 0;
-  struct prof_guest_frame *const out = w->frames;
-  const int max = w->max;
-  int n = w->n;
-  int reused_from = count; /* the bottom run of reused CallInfos starts here */
-  int frame_at = 0;        /* out[frame_at..] are theirs */
-  bool fresh_above = false;
-  int i = 0;
-  for (int k = 0; k < nstates && n < max; k++) {
-    const L54State *L = states[k];
-    const L54StackValue *stack = L->stack;
-    const L54StackValue *stack_end = L->stack_last + L54_EXTRA_STACK;
-    fresh_above = false;
-    for (unsigned short first = TRAIL_STATE_START; i < state_end[k] && n < max; i++, first = 0) {
-      const L54CallInfo *ci = v[i];
-      const unsigned short callstatus = ci->callstatus;
-      const unsigned short status = (unsigned short)(callstatus | first);
-      const bool lua = !(callstatus & L54_CIST_C);
-      if (fresh_above && lua && w->reentry) {
-        out[n++] = (struct prof_guest_frame){PROF_FRAME_CFUNC, w->reentry, 0};
-        if (n == max) break;
-      }
-      const void *key = lua ? (const void *)ci->u.l.savedpc
-                            : (const void *)(uintptr_t)c_function(ci, stack, stack_end);
-      const int j = i + shift;
-      const int before = n;
-      /* XXX: the innermost frame is always walked: its line moves. */
-      if (i > 0 && j >= 0 && j < old_entries && old[j].ci == ci && old[j].status == status &&
-          old[j].key == key && key) {
-        out[n++] = old[j].frame;
-        now[i] = old[j];
-        if (reused_from == count) reused_from = i, frame_at = before;
-      } else {
-        reused_from = count;
-        w->n = n;
-        const bool emitted = walk_frame(w, ci, stack, stack_end, NULL, false);
-        n = w->n;
-        now[i] = (struct TrailEntry){ci, emitted ? key : NULL, status,
-                                     emitted ? out[before] : (struct prof_guest_frame){0}};
-      }
-      fresh_above = n > before && lua && (callstatus & L54_CIST_FRESH);
-    }
+  struct TrailEntry tmp[TRAIL_MAX];
+  struct StatePlan plan[nstates];
+  int ntmp = 0;
+  const int start = w->n;
+  bool fits = nstates <= TRAIL_MAX;
+  /* Root first: state j is states[nstates - 1 - j]; its remembered segment
+  ** is the one at the same place, if that holds the same state. */
+  for (int j = 0; j < nstates && fits; j++) {
+    const L54State *L = states[nstates - 1 - j];
+    const bool same = usable && j < t->nstates && t->state[j].L == L;
+    plan[j].eb = same ? t->state[j].entry_begin : 0;
+    plan[j].fb = same ? t->state[j].frame_begin : 0;
+    fits = walk_changed(w, L, j == nstates - 1, same ? t : NULL, segment_end(t, j), tmp, &ntmp,
+                        &plan[j]);
   }
-  w->n = n;
-  if (i < count) w->cut = true;
-  if (n == max) {
-    t->entries = 0; /* cut: its bottom is not known */
+  int entries = 0, nframes = 0;
+  bool in_place = true;
+  for (int j = 0; j < nstates && fits; j++) {
+    if (plan[j].reuse_e > plan[j].eb && (plan[j].eb != entries || plan[j].fb != nframes))
+      in_place = false;
+    entries += plan[j].reuse_e - plan[j].eb + plan[j].ne;
+    nframes += plan[j].reuse_f - plan[j].fb + plan[j].nf;
+  }
+  if (!fits || entries > TRAIL_MAX || nframes > TRAIL_FRAMES || start + nframes > w->max) {
+    t->entries = 0; /* too deep to remember: a plain walk */
+    w->n = start;
+    for (int k = 0; k < nstates; k++) call_walk_state(w, states[k], k == 0);
     return 0;
   }
-  t->side = !t->side;
-  t->entries = count;
+  /* What is kept moves only when a state below changed its depth: then it
+  ** is moved from a copy, which the new layout cannot overwrite. */
+  const struct TrailEntry *old_e = t->e;
+  const struct prof_guest_frame *old_f = t->frames;
+  if (!in_place) {
+    memcpy(t->old_e, t->e, sizeof t->e[0] * (size_t)t->entries);
+    memcpy(t->old_frames + TRAIL_FRAMES - t->nframes, t->frames + TRAIL_FRAMES - t->nframes,
+           sizeof t->frames[0] * (size_t)t->nframes);
+    old_e = t->old_e;
+    old_f = t->old_frames;
+  }
+  int unchanged = 0; /* frames shared with the remembered walk from the bottom */
+  bool counting = usable;
+  int e = 0, f = 0;
+  for (int j = 0; j < nstates; j++) {
+    const struct StatePlan *s = &plan[j];
+    const int kept_e = s->reuse_e - s->eb, kept_f = s->reuse_f - s->fb;
+    if (counting) {
+      const bool same = j < t->nstates && t->state[j].L == states[nstates - 1 - j] &&
+                        s->eb == e && s->fb == f;
+      if (same) unchanged += kept_f;
+      counting = same && s->ne == 0 && s->reuse_e == segment_end(t, j);
+    }
+    if (kept_e && (s->eb != e || s->fb != f)) {
+      memmove(t->e + e, old_e + s->eb, sizeof t->e[0] * (size_t)kept_e);
+      memmove(t->frames + TRAIL_FRAMES - f - kept_f, old_f + TRAIL_FRAMES - s->fb - kept_f,
+              sizeof t->frames[0] * (size_t)kept_f);
+      for (int k = 0; k < kept_e; k++) t->e[e + k].frame_end += f - s->fb;
+    }
+    t->state[j] = (struct TrailState){states[nstates - 1 - j], e, f};
+    e += kept_e;
+    f += kept_f;
+    /* The walked part, root first: tmp's frame_end holds where the entry's
+    ** frame was in w->frames, the frames at or after it are its and outer. */
+    const int end = f + s->f0 + s->nf;
+    for (int i = s->e0 + s->ne - 1; i >= s->e0; i--) {
+      t->e[e] = tmp[i];
+      t->e[e++].frame_end = end - tmp[i].frame_end;
+    }
+    memcpy(t->frames + TRAIL_FRAMES - f - s->nf, w->frames + s->f0, sizeof t->frames[0] * (size_t)s->nf);
+    f += s->nf;
+  }
+  t->entries = entries;
+  t->nframes = nframes;
+  t->nstates = nstates;
   t->epoch = w->epoch;
   t->reentry = w->reentry;
   t->main = main;
-  return reused_from < count ? n - frame_at : 0;
+  memcpy(w->frames + start, t->frames + TRAIL_FRAMES - nframes, sizeof t->frames[0] * (size_t)nframes);
+  w->n = start + nframes;
+  return unchanged;
 }
