@@ -4,7 +4,8 @@
 // the Lua tests: binary trees, coroutines nested and wrapped, errors, tail
 // calls, fresh chunks and collector switches (lua_stress.lua), C functions,
 // metamethods and coroutines re-entering the interpreter (lua_merge.lua),
-// message handlers and pcall (lua_frames.lua). A remembered walk must give
+// message handlers and pcall (lua_frames.lua), and frames kept above callers
+// or resumers that changed (lua_recall_shapes.lua). A remembered walk must give
 // exactly the fresh walk's frames, and what it vouches for as unchanged must
 // be the outer frames it shares with the recaller's previous result.
 #include <catch2/catch.hpp>
@@ -104,4 +105,8 @@ TEST_CASE("lua: remembered walks name exactly a fresh walk's frames, re-entries"
 
 TEST_CASE("lua: remembered walks name exactly a fresh walk's frames, errors", "[lua]") {
   run_checked(PROF_LUA_TEST_DIR "/lua_frames.lua", "");
+}
+
+TEST_CASE("lua: remembered walks name exactly a fresh walk's frames, changed callers", "[lua]") {
+  run_checked(PROF_LUA_TEST_DIR "/lua_recall_shapes.lua", "50");
 }
