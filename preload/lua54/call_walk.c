@@ -230,19 +230,14 @@ static uint64_t c_function(const L54CallInfo *ci, const L54StackValue *stack,
   return cl->tt == L54_VCCL ? (uint64_t)(uintptr_t)cl->f : 0;
 }
 
-/* Where each state's new part of a remembered walk stands: the old
-** segment's entries [eb, reuse_e) and frames [fb, reuse_f) are kept, then
-** the CallInfos walked now, tmp_e[0..ne) and w->frames[f0..f0 + nf)
-** (innermost first), follow. */
+/* One state's part of a remembered walk: its remembered segment's entries
+** [eb, reuse_e) and frames [fb, reuse_f) are kept in place, then come the
+** CallInfos walked now, tmp[0..ne) with their frames w->frames[f0..f0 + nf)
+** (innermost first). */
 struct StatePlan {
   int eb, fb, reuse_e, reuse_f; /* reuse_e == eb: nothing kept */
-  int e0, ne, f0, nf;
+  int ne, f0, nf;
 };
-
-/* Where the remembered segment of state j ends (entries). */
-static int segment_end(const struct WalkTrail *t, int j) {
-  return j + 1 < t->nstates ? t->state[j + 1].entry_begin : t->entries;
-}
 
 /* The entry of ci in the old segment [eb, ee), searched from its top (the
 ** frames popped since are the ones passed); -1 if absent. */
@@ -254,21 +249,26 @@ static int trail_find(const struct TrailEntry *e, int eb, int ee, const L54CallI
 
 /* Walks L from its innermost frame down to the first CallInfo whose
 ** remembered frames can be kept (plan->reuse_*), the new ones into tmp and
-** w->frames. old: L's segment of the remembered walk, or NULL. False when
-** the walk outgrows the trail. */
+** w->frames from w->n. old: the remembered walk, whose entries [plan->eb,
+** ee) are L's and in place, or NULL. False when the walk outgrows the trail
+** or w, or L's stack is being moved. */
 static bool walk_changed(struct CallWalk *w, const L54State *L, bool running,
-                         const struct WalkTrail *old, int ee, struct TrailEntry *tmp, int *ntmp,
+                         const struct WalkTrail *old, int ee, struct TrailEntry *tmp,
                          struct StatePlan *plan) {
   const int eb = plan->eb;
   const L54StackValue *stack = L->stack;
   const L54StackValue *stack_end = L->stack_last + L54_EXTRA_STACK;
-  plan->e0 = *ntmp;
+  /* XXX: a stack being moved (luaD_reallocstack frees the old block after
+  ** pointing the frames at the new one) reads as a walk would skip frames:
+  ** then a plain walk, never frames kept from before. */
+  if (L->ci != &L->base_ci && (L->ci->func < stack || L->ci->func >= stack_end)) return false;
+  int ne = 0;
   plan->f0 = w->n;
   plan->reuse_e = plan->eb;
   plan->reuse_f = plan->fb;
   bool fresh_above = false; /* the frame emitted last began a run of the VM */
   for (L54CallInfo *ci = (L54CallInfo *)L->ci; ci != &L->base_ci; ci = ci->previous) {
-    if (*ntmp == TRAIL_MAX || w->n >= w->max || !ci || ((uintptr_t)ci & (sizeof(void *) - 1)))
+    if (ne == TRAIL_MAX || w->n >= w->max || !ci || ((uintptr_t)ci & (sizeof(void *) - 1)))
       return false;
     const unsigned short status = ci->callstatus & (unsigned short)~L54_CIST_WALKED;
     const bool lua = !(status & L54_CIST_C);
@@ -292,97 +292,72 @@ static bool walk_changed(struct CallWalk *w, const L54State *L, bool running,
     }
     const int at = w->n;
     const bool emitted = walk_frame(w, ci, stack, stack_end, NULL, false);
-    tmp[(*ntmp)++] = (struct TrailEntry){ci, emitted ? key : NULL, status, at};
+    tmp[ne++] = (struct TrailEntry){ci, emitted ? key : NULL, status, at};
     ci->callstatus |= L54_CIST_WALKED;
     fresh_above = emitted && lua && (status & L54_CIST_FRESH);
   }
-  plan->ne = *ntmp - plan->e0;
+  plan->ne = ne;
   plan->nf = w->n - plan->f0;
   return true;
+}
+
+/* Where the remembered segment of state j ends (entries). */
+static int segment_end(const struct WalkTrail *t, int j) {
+  return j + 1 < t->nstates ? t->state[j + 1].entry_begin : t->entries;
 }
 
 int call_walk_remembered(struct CallWalk *w, const L54State *const *states, int nstates,
                          struct WalkTrail *t, const void *main) {
   const bool usable = t->entries > 0 && t->epoch == w->epoch && t->reentry == w->reentry &&
                       t->main == main;
-  struct TrailEntry tmp[TRAIL_MAX];
-  struct StatePlan plan[nstates];
-  int ntmp = 0;
+  const int old_states = usable ? t->nstates : 0;
   const int start = w->n;
-  bool fits = nstates <= TRAIL_MAX;
-  /* Root first: state j is states[nstates - 1 - j]; its remembered segment
-  ** is the one at the same place, if that holds the same state. */
-  for (int j = 0; j < nstates && fits; j++) {
-    const L54State *L = states[nstates - 1 - j];
-    const bool same = usable && j < t->nstates && t->state[j].L == L;
-    plan[j].eb = same ? t->state[j].entry_begin : 0;
-    plan[j].fb = same ? t->state[j].frame_begin : 0;
-    fits = walk_changed(w, L, j == nstates - 1, same ? t : NULL, segment_end(t, j), tmp, &ntmp,
-                        &plan[j]);
-  }
-  int entries = 0, nframes = 0;
-  bool in_place = true;
-  for (int j = 0; j < nstates && fits; j++) {
-    if (plan[j].reuse_e > plan[j].eb && (plan[j].eb != entries || plan[j].fb != nframes))
-      in_place = false;
-    entries += plan[j].reuse_e - plan[j].eb + plan[j].ne;
-    nframes += plan[j].reuse_f - plan[j].fb + plan[j].nf;
-  }
-  if (!fits || entries > TRAIL_MAX || nframes > TRAIL_FRAMES || start + nframes > w->max) {
-    t->entries = 0; /* too deep to remember: a plain walk */
-    w->n = start;
-    for (int k = 0; k < nstates; k++) call_walk_state(w, states[k], k == 0);
-    return 0;
-  }
-  /* What is kept moves only when a state below changed its depth: then it
-  ** is moved from a copy, which the new layout cannot overwrite. */
-  const struct TrailEntry *old_e = t->e;
-  const struct prof_guest_frame *old_f = t->frames;
-  if (!in_place) {
-    memcpy(t->old_e, t->e, sizeof t->e[0] * (size_t)t->entries);
-    memcpy(t->old_frames + TRAIL_FRAMES - t->nframes, t->frames + TRAIL_FRAMES - t->nframes,
-           sizeof t->frames[0] * (size_t)t->nframes);
-    old_e = t->old_e;
-    old_f = t->old_frames;
-  }
+  struct TrailEntry tmp[TRAIL_MAX];
   int unchanged = 0; /* frames shared with the remembered walk from the bottom */
   bool counting = usable;
-  int e = 0, f = 0;
+  int e = 0, f = 0; /* where the state placed next begins */
+  /* Root first: state j is states[nstates - 1 - j]. Its remembered segment
+  ** is kept from where it is only if it begins where the new one does:
+  ** every state placed below then left it untouched. */
   for (int j = 0; j < nstates; j++) {
-    const struct StatePlan *s = &plan[j];
-    const int kept_e = s->reuse_e - s->eb, kept_f = s->reuse_f - s->fb;
-    if (counting) {
-      const bool same = j < t->nstates && t->state[j].L == states[nstates - 1 - j] &&
-                        s->eb == e && s->fb == f;
-      if (same) unchanged += kept_f;
-      counting = same && s->ne == 0 && s->reuse_e == segment_end(t, j);
+    const L54State *L = states[nstates - 1 - j];
+    const bool in_place = j < old_states && t->state[j].L == L && t->state[j].entry_begin == e &&
+                          t->state[j].frame_begin == f;
+    struct StatePlan plan = {.eb = e, .fb = f};
+    const int old_end = in_place ? segment_end(t, j) : e;
+    w->n = start;
+    if (j == TRAIL_MAX ||
+        !walk_changed(w, L, j == nstates - 1, in_place ? t : NULL, old_end, tmp, &plan) ||
+        plan.reuse_e + plan.ne > TRAIL_MAX || plan.reuse_f + plan.nf > TRAIL_FRAMES ||
+        start + plan.reuse_f + plan.nf > w->max) {
+      t->entries = 0; /* too deep to remember: a plain walk */
+      w->n = start;
+      for (int k = 0; k < nstates; k++) call_walk_state(w, states[k], k == 0);
+      return 0;
     }
-    if (kept_e && (s->eb != e || s->fb != f)) {
-      memmove(t->e + e, old_e + s->eb, sizeof t->e[0] * (size_t)kept_e);
-      memmove(t->frames + TRAIL_FRAMES - f - kept_f, old_f + TRAIL_FRAMES - s->fb - kept_f,
-              sizeof t->frames[0] * (size_t)kept_f);
-      for (int k = 0; k < kept_e; k++) t->e[e + k].frame_end += f - s->fb;
-    }
-    t->state[j] = (struct TrailState){states[nstates - 1 - j], e, f};
-    e += kept_e;
-    f += kept_f;
+    if (counting) unchanged += plan.reuse_f - plan.fb;
+    counting = counting && in_place && plan.ne == 0 && plan.reuse_e == old_end;
+    t->state[j] = (struct TrailState){L, e, f};
+    e = plan.reuse_e;
+    f = plan.reuse_f;
     /* The walked part, root first: tmp's frame_end holds where the entry's
-    ** frame was in w->frames, the frames at or after it are its and outer. */
-    const int end = f + s->f0 + s->nf;
-    for (int i = s->e0 + s->ne - 1; i >= s->e0; i--) {
+    ** frame was in w->frames; the frames at or after it are its and outer. */
+    const int end = f + plan.f0 + plan.nf;
+    for (int i = plan.ne - 1; i >= 0; i--) {
       t->e[e] = tmp[i];
       t->e[e++].frame_end = end - tmp[i].frame_end;
     }
-    memcpy(t->frames + TRAIL_FRAMES - f - s->nf, w->frames + s->f0, sizeof t->frames[0] * (size_t)s->nf);
-    f += s->nf;
+    memcpy(t->frames + TRAIL_FRAMES - f - plan.nf, w->frames + plan.f0,
+           sizeof t->frames[0] * (size_t)plan.nf);
+    f += plan.nf;
   }
-  t->entries = entries;
-  t->nframes = nframes;
+  t->entries = e;
+  t->nframes = f;
   t->nstates = nstates;
   t->epoch = w->epoch;
   t->reentry = w->reentry;
   t->main = main;
-  memcpy(w->frames + start, t->frames + TRAIL_FRAMES - nframes, sizeof t->frames[0] * (size_t)nframes);
-  w->n = start + nframes;
+  memcpy(w->frames + start, t->frames + TRAIL_FRAMES - f, sizeof t->frames[0] * (size_t)f);
+  w->n = start + f;
   return unchanged;
 }

@@ -49,7 +49,7 @@ struct LineCache {
 ** each CallInfo it read with what named its frame, where each state's
 ** CallInfos and frames begin, and the frames: root-first frame r is
 ** frames[TRAIL_FRAMES - 1 - r], so that they read innermost first from
-** their last one, as a walk gives them. old_*: room to move them. */
+** their last one, as a walk gives them. */
 #define TRAIL_MAX 256
 #define TRAIL_FRAMES (2 * TRAIL_MAX)
 struct TrailEntry {
@@ -71,8 +71,6 @@ struct WalkTrail {
   struct TrailState state[TRAIL_MAX];
   struct TrailEntry e[TRAIL_MAX];
   struct prof_guest_frame frames[TRAIL_FRAMES];
-  struct TrailEntry old_e[TRAIL_MAX];
-  struct prof_guest_frame old_frames[TRAIL_FRAMES];
 };
 
 struct CallWalk {
