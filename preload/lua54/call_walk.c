@@ -252,9 +252,8 @@ static int trail_find(const struct TrailEntry *e, int eb, int ee, const L54CallI
 ** w->frames from w->n. old: the remembered walk, whose entries [plan->eb,
 ** ee) are L's and in place, or NULL. False when the walk outgrows the trail
 ** or w, or L's stack is being moved. */
-static bool walk_changed(struct CallWalk *w, const L54State *L, bool running,
-                         const struct WalkTrail *old, int ee, struct TrailEntry *tmp,
-                         struct StatePlan *plan) {
+static bool walk_changed(struct CallWalk *w, const L54State *L, const struct WalkTrail *old,
+                         int ee, struct TrailEntry *tmp, struct StatePlan *plan) {
   const int eb = plan->eb;
   const L54StackValue *stack = L->stack;
   const L54StackValue *stack_end = L->stack_last + L54_EXTRA_STACK;
@@ -274,11 +273,11 @@ static bool walk_changed(struct CallWalk *w, const L54State *L, bool running,
     const bool lua = !(status & L54_CIST_C);
     const void *key = lua ? (const void *)ci->u.l.savedpc
                           : (const void *)(uintptr_t)c_function(ci, stack, stack_end);
-    /* XXX: the innermost frame of the running state is always walked: its
-    ** line moves. Any other CallInfo still marked was not pushed again since
-    ** the remembered walk read it, nor were those below it popped. */
-    const bool innermost = running && ci == L->ci;
-    const int p = old && !innermost && (ci->callstatus & L54_CIST_WALKED)
+    /* XXX: a CallInfo still marked was not pushed again since the
+    ** remembered walk read it, nor were those below it popped; with the same
+    ** saved pc it is at the same line (the running state's innermost frame
+    ** too: at an allocation its saved pc is the VM's own). */
+    const int p = old && (ci->callstatus & L54_CIST_WALKED)
                       ? trail_find(old->e, eb, ee, ci)
                       : -1;
     if (fresh_above && lua && w->reentry) {
@@ -327,7 +326,7 @@ int call_walk_remembered(struct CallWalk *w, const L54State *const *states, int 
     const int old_end = in_place ? segment_end(t, j) : e;
     w->n = start;
     if (j == TRAIL_MAX ||
-        !walk_changed(w, L, j == nstates - 1, in_place ? t : NULL, old_end, tmp, &plan) ||
+        !walk_changed(w, L, in_place ? t : NULL, old_end, tmp, &plan) ||
         plan.reuse_e + plan.ne > TRAIL_MAX || plan.reuse_f + plan.nf > TRAIL_FRAMES ||
         start + plan.reuse_f + plan.nf > w->max) {
       t->entries = 0; /* too deep to remember: a plain walk */
