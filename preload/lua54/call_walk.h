@@ -100,8 +100,8 @@ void call_walk_state(struct CallWalk *w, const L54State *L, bool running);
 ** (callstatus is assigned whole), so a CallInfo still marked, found in t's
 ** segment of its state, holds the frame it held then, above the same
 ** frames; with the same status and saved pc (or C function) its frame and
-** those below are t's, copied without reading them. The running state's
-** innermost frame is always walked. Returns how many outer frames are
+** those below are t's, copied without reading them (the innermost too: at
+** an allocation its saved pc is current). Returns how many outer frames are
 ** provably those of the walk t remembered (0 if t was empty or another),
 ** and makes t remember this walk. */
 int call_walk_remembered(struct CallWalk *w, const L54State *const *states, int nstates,
