@@ -6,9 +6,9 @@
 // metamethods and coroutines re-entering the interpreter (lua_merge.lua),
 // message handlers and pcall (lua_frames.lua), and frames kept above callers
 // or resumers that changed (lua_recall_shapes.lua) or that another thread
-// changed. A remembered walk must give
-// exactly the fresh walk's frames, and what it vouches for as unchanged must
-// be the outer frames it shares with the recaller's previous result.
+// changed. A remembered walk must give exactly the fresh walk's frames, and
+// what it vouches for as unchanged must be the outer frames it shares with
+// the recaller's previous result.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
