@@ -311,7 +311,7 @@ int call_walk_remembered(struct CallWalk *w, const L54State *const *states, int 
                       t->main == main;
   const int old_states = usable ? t->nstates : 0;
   const int start = w->n;
-  struct TrailEntry tmp[TRAIL_MAX];
+  struct TrailEntry *const tmp = t->walked;
   int unchanged = 0; /* frames shared with the remembered walk from the bottom */
   bool counting = usable;
   int e = 0, f = 0; /* where the state placed next begins */

@@ -49,14 +49,15 @@ struct LineCache {
 ** each CallInfo it read with what named its frame, where each state's
 ** CallInfos and frames begin, and the frames: root-first frame r is
 ** frames[TRAIL_FRAMES - 1 - r], so that they read innermost first from
-** their last one, as a walk gives them. */
+** their last one, as a walk gives them. walked: the CallInfos a walk reads,
+** until they are placed (room kept off the stack of allocating code). */
 #define TRAIL_MAX 256
 #define TRAIL_FRAMES (2 * TRAIL_MAX)
 struct TrailEntry {
   const L54CallInfo *ci;
   const void *key;       /* a Lua frame's saved pc, a C frame's function; NULL: no frame */
   unsigned short status; /* callstatus without L54_CIST_WALKED */
-  int frame_end;         /* frames[0..frame_end) are this frame's and those below */
+  int frame_end;         /* root-first frames [0, frame_end): this frame and those below */
 };
 struct TrailState {
   const L54State *L;
@@ -71,6 +72,7 @@ struct WalkTrail {
   struct TrailState state[TRAIL_MAX];
   struct TrailEntry e[TRAIL_MAX];
   struct prof_guest_frame frames[TRAIL_FRAMES];
+  struct TrailEntry walked[TRAIL_MAX];
 };
 
 struct CallWalk {
