@@ -230,82 +230,133 @@ static uint64_t c_function(const L54CallInfo *ci, const L54StackValue *stack,
   return cl->tt == L54_VCCL ? (uint64_t)(uintptr_t)cl->f : 0;
 }
 
+/* One state's part of a remembered walk: its remembered segment's entries
+** [eb, reuse_e) and frames [fb, reuse_f) are kept in place, then come the
+** CallInfos walked now, tmp[0..ne) with their frames w->frames[f0..f0 + nf)
+** (innermost first). */
+struct StatePlan {
+  int eb, fb, reuse_e, reuse_f; /* reuse_e == eb: nothing kept */
+  int ne, f0, nf;
+};
+
+/* The entry of ci in the old segment [eb, ee), searched from its top (the
+** frames popped since are the ones passed); -1 if absent. */
+static int trail_find(const struct TrailEntry *e, int eb, int ee, const L54CallInfo *ci) {
+  for (int p = ee - 1; p >= eb; p--)
+    if (e[p].ci == ci) return p;
+  return -1;
+}
+
+/* Walks L from its innermost frame down to the first CallInfo whose
+** remembered frames can be kept (plan->reuse_*), the new ones into tmp and
+** w->frames from w->n. old: the remembered walk, whose entries [plan->eb,
+** ee) are L's and in place, or NULL. False when the walk outgrows the trail
+** or w, or L's stack is being moved. */
+static bool walk_changed(struct CallWalk *w, const L54State *L, const struct WalkTrail *old,
+                         int ee, struct TrailEntry *tmp, struct StatePlan *plan) {
+  const int eb = plan->eb;
+  const L54StackValue *stack = L->stack;
+  const L54StackValue *stack_end = L->stack_last + L54_EXTRA_STACK;
+  /* XXX: a stack being moved (luaD_reallocstack frees the old block after
+  ** pointing the frames at the new one) reads as a walk would skip frames:
+  ** then a plain walk, never frames kept from before. */
+  if (L->ci != &L->base_ci && (L->ci->func < stack || L->ci->func >= stack_end)) return false;
+  int ne = 0;
+  plan->f0 = w->n;
+  plan->reuse_e = plan->eb;
+  plan->reuse_f = plan->fb;
+  bool fresh_above = false; /* the frame emitted last began a run of the VM */
+  for (L54CallInfo *ci = (L54CallInfo *)L->ci; ci != &L->base_ci; ci = ci->previous) {
+    if (ne == TRAIL_MAX || w->n >= w->max || !ci || ((uintptr_t)ci & (sizeof(void *) - 1)))
+      return false;
+    const unsigned short status = ci->callstatus & (unsigned short)~L54_CIST_WALKED;
+    const bool lua = !(status & L54_CIST_C);
+    const void *key = lua ? (const void *)ci->u.l.savedpc
+                          : (const void *)(uintptr_t)c_function(ci, stack, stack_end);
+    /* XXX: a CallInfo still marked was not pushed again since the
+    ** remembered walk read it, nor were those below it popped; with the same
+    ** saved pc it is at the same line (the running state's innermost frame
+    ** too: at an allocation its saved pc is the VM's own). */
+    const int p = old && (ci->callstatus & L54_CIST_WALKED)
+                      ? trail_find(old->e, eb, ee, ci)
+                      : -1;
+    if (fresh_above && lua && w->reentry) {
+      w->frames[w->n++] = (struct prof_guest_frame){PROF_FRAME_CFUNC, w->reentry, 0};
+      if (w->n == w->max) return false;
+    }
+    if (p >= 0 && old->e[p].status == status && old->e[p].key == key && key) {
+      plan->reuse_e = p + 1;
+      plan->reuse_f = old->e[p].frame_end;
+      break;
+    }
+    const int at = w->n;
+    const bool emitted = walk_frame(w, ci, stack, stack_end, NULL, false);
+    tmp[ne++] = (struct TrailEntry){ci, emitted ? key : NULL, status, at};
+    ci->callstatus |= L54_CIST_WALKED;
+    fresh_above = emitted && lua && (status & L54_CIST_FRESH);
+  }
+  plan->ne = ne;
+  plan->nf = w->n - plan->f0;
+  return true;
+}
+
+/* Where the remembered segment of state j ends (entries). */
+static int segment_end(const struct WalkTrail *t, int j) {
+  return j + 1 < t->nstates ? t->state[j + 1].entry_begin : t->entries;
+}
+
 int call_walk_remembered(struct CallWalk *w, const L54State *const *states, int nstates,
                          struct WalkTrail *t, const void *main) {
-  /* The CallInfos first (pointers only), to align them with t's from the
-  ** bottom; state_end[k]: where the CallInfos of states[k] end. */
-  const L54CallInfo *v[TRAIL_MAX];
-  int state_end[nstates];
-  int count = 0;
-  for (int k = 0; k < nstates; k++) {
-    for (const L54CallInfo *ci = states[k]->ci; ci != &states[k]->base_ci; ci = ci->previous) {
-      if (count == TRAIL_MAX || !ci || ((uintptr_t)ci & (sizeof(void *) - 1))) {
-        t->entries = 0; /* too deep to remember: a plain walk */
-        for (int j = 0; j < nstates; j++) call_walk_state(w, states[j], j == 0);
-        return 0;
-      }
-      v[count++] = ci;
-    }
-    state_end[k] = count;
-  }
   const bool usable = t->entries > 0 && t->epoch == w->epoch && t->reentry == w->reentry &&
                       t->main == main;
-  const struct TrailEntry *const old = t->e[t->side];
-  struct TrailEntry *const now = t->e[!t->side];
-  const int shift = usable ? t->entries - count : -TRAIL_MAX - 1;
-  const int old_entries = usable ? t->entries : 0;
-  struct prof_guest_frame *const out = w->frames;
-  const int max = w->max;
-  int n = w->n;
-  int reused_from = count; /* the bottom run of reused CallInfos starts here */
-  int frame_at = 0;        /* out[frame_at..] are theirs */
-  bool fresh_above = false;
-  int i = 0;
-  for (int k = 0; k < nstates && n < max; k++) {
-    const L54State *L = states[k];
-    const L54StackValue *stack = L->stack;
-    const L54StackValue *stack_end = L->stack_last + L54_EXTRA_STACK;
-    fresh_above = false;
-    for (unsigned short first = TRAIL_STATE_START; i < state_end[k] && n < max; i++, first = 0) {
-      const L54CallInfo *ci = v[i];
-      const unsigned short callstatus = ci->callstatus;
-      const unsigned short status = (unsigned short)(callstatus | first);
-      const bool lua = !(callstatus & L54_CIST_C);
-      if (fresh_above && lua && w->reentry) {
-        out[n++] = (struct prof_guest_frame){PROF_FRAME_CFUNC, w->reentry, 0};
-        if (n == max) break;
-      }
-      const void *key = lua ? (const void *)ci->u.l.savedpc
-                            : (const void *)(uintptr_t)c_function(ci, stack, stack_end);
-      const int j = i + shift;
-      const int before = n;
-      /* XXX: the innermost frame is always walked: its line moves. */
-      if (i > 0 && j >= 0 && j < old_entries && old[j].ci == ci && old[j].status == status &&
-          old[j].key == key && key) {
-        out[n++] = old[j].frame;
-        now[i] = old[j];
-        if (reused_from == count) reused_from = i, frame_at = before;
-      } else {
-        reused_from = count;
-        w->n = n;
-        const bool emitted = walk_frame(w, ci, stack, stack_end, NULL, false);
-        n = w->n;
-        now[i] = (struct TrailEntry){ci, emitted ? key : NULL, status,
-                                     emitted ? out[before] : (struct prof_guest_frame){0}};
-      }
-      fresh_above = n > before && lua && (callstatus & L54_CIST_FRESH);
+  const int old_states = usable ? t->nstates : 0;
+  const int start = w->n;
+  struct TrailEntry *const tmp = t->walked;
+  int unchanged = 0; /* frames shared with the remembered walk from the bottom */
+  bool counting = usable;
+  int e = 0, f = 0; /* where the state placed next begins */
+  /* Root first: state j is states[nstates - 1 - j]. Its remembered segment
+  ** is kept from where it is only if it begins where the new one does:
+  ** every state placed below then left it untouched. */
+  for (int j = 0; j < nstates; j++) {
+    const L54State *L = states[nstates - 1 - j];
+    const bool in_place = j < old_states && t->state[j].L == L && t->state[j].entry_begin == e &&
+                          t->state[j].frame_begin == f;
+    struct StatePlan plan = {.eb = e, .fb = f};
+    const int old_end = in_place ? segment_end(t, j) : e;
+    w->n = start;
+    if (j == TRAIL_MAX ||
+        !walk_changed(w, L, in_place ? t : NULL, old_end, tmp, &plan) ||
+        plan.reuse_e + plan.ne > TRAIL_MAX || plan.reuse_f + plan.nf > TRAIL_FRAMES ||
+        start + plan.reuse_f + plan.nf > w->max) {
+      t->entries = 0; /* too deep to remember: a plain walk */
+      w->n = start;
+      for (int k = 0; k < nstates; k++) call_walk_state(w, states[k], k == 0);
+      return 0;
     }
+    if (counting) unchanged += plan.reuse_f - plan.fb;
+    counting = counting && in_place && plan.ne == 0 && plan.reuse_e == old_end;
+    t->state[j] = (struct TrailState){L, e, f};
+    e = plan.reuse_e;
+    f = plan.reuse_f;
+    /* The walked part, root first: tmp's frame_end holds where the entry's
+    ** frame was in w->frames; the frames at or after it are its and outer. */
+    const int end = f + plan.f0 + plan.nf;
+    for (int i = plan.ne - 1; i >= 0; i--) {
+      t->e[e] = tmp[i];
+      t->e[e++].frame_end = end - tmp[i].frame_end;
+    }
+    memcpy(t->frames + TRAIL_FRAMES - f - plan.nf, w->frames + plan.f0,
+           sizeof t->frames[0] * (size_t)plan.nf);
+    f += plan.nf;
   }
-  w->n = n;
-  if (i < count) w->cut = true;
-  if (n == max) {
-    t->entries = 0; /* cut: its bottom is not known */
-    return 0;
-  }
-  t->side = !t->side;
-  t->entries = count;
+  t->entries = e;
+  t->nframes = f;
+  t->nstates = nstates;
   t->epoch = w->epoch;
   t->reentry = w->reentry;
   t->main = main;
-  return reused_from < count ? n - frame_at : 0;
+  memcpy(w->frames + start, t->frames + TRAIL_FRAMES - f, sizeof t->frames[0] * (size_t)f);
+  w->n = start + f;
+  return unchanged;
 }

@@ -4,7 +4,9 @@
 ** inside an allocation hook.
 **
 ** Invariants callers rely on:
-** - No allocation, lock, stdio or Lua API call; every loop is bounded.
+** - No allocation, lock, stdio or Lua API call; every loop is bounded. The
+**   one write is call_walk_remembered's mark, a callstatus bit no Lua 5.4
+**   release uses (layout_check.c checks that a push clears it).
 ** - A frame is dereferenced directly only where Lua guarantees it is whole:
 **   frames below the innermost one never change while it runs, their
 **   function slots hold live closures (the collector clears dead stack
@@ -43,23 +45,34 @@ struct LineCache {
   struct LineCacheEntry e[LINE_CACHE_SLOTS];
 };
 
-/* One thread's last allocation-side walk: each CallInfo it read, innermost
-** first, with what named its frame and the frame (remembered walks). */
+/* One thread's last allocation-side walk (remembered walks), root first:
+** each CallInfo it read with what named its frame, where each state's
+** CallInfos and frames begin, and the frames: root-first frame r is
+** frames[TRAIL_FRAMES - 1 - r], so that they read innermost first from
+** their last one, as a walk gives them. walked: the CallInfos a walk reads,
+** until they are placed (room kept off the stack of allocating code). */
 #define TRAIL_MAX 256
-#define TRAIL_STATE_START 0x8000 /* beside callstatus: the first frame of a lua_State */
+#define TRAIL_FRAMES (2 * TRAIL_MAX)
 struct TrailEntry {
   const L54CallInfo *ci;
-  const void *key;        /* a Lua frame's saved pc, a C frame's function; NULL: no frame */
-  unsigned short status;  /* callstatus | TRAIL_STATE_START */
-  struct prof_guest_frame frame;
+  const void *key;       /* a Lua frame's saved pc, a C frame's function; NULL: no frame */
+  unsigned short status; /* callstatus without L54_CIST_WALKED */
+  int frame_end;         /* root-first frames [0, frame_end): this frame and those below */
+};
+struct TrailState {
+  const L54State *L;
+  int entry_begin, frame_begin;
 };
 struct WalkTrail {
-  int entries;  /* 0: nothing remembered */
+  int entries; /* 0: nothing remembered */
+  int nframes, nstates;
   uint32_t epoch;
   uint64_t reentry;
   const void *main;
-  int side;     /* which of e[] holds the last walk */
-  struct TrailEntry e[2][TRAIL_MAX];
+  struct TrailState state[TRAIL_MAX];
+  struct TrailEntry e[TRAIL_MAX];
+  struct prof_guest_frame frames[TRAIL_FRAMES];
+  struct TrailEntry walked[TRAIL_MAX];
 };
 
 struct CallWalk {
@@ -83,12 +96,16 @@ struct CallWalk {
 void call_walk_state(struct CallWalk *w, const L54State *L, bool running);
 
 /* Appends the frames of states[0..nstates) (innermost first, the first one
-** running), where no frame is half-written (an allocation call), reusing
-** t's: a CallInfo below the innermost that holds, at the same distance from
-** the bottom, the same status and saved pc (Lua) or C function gives the
-** frame it gave then, without reading more; the others are walked. Returns
-** how many outer frames are provably those of the walk t remembered (0 if
-** t was empty or another), and makes t remember this walk. */
+** running), where no frame is half-written (an allocation call), in
+** proportion to what changed since the walk t remembered: each CallInfo it
+** walks gets L54_CIST_WALKED, which Lua clears when it pushes a frame
+** (callstatus is assigned whole), so a CallInfo still marked, found in t's
+** segment of its state, holds the frame it held then, above the same
+** frames; with the same status and saved pc (or C function) its frame and
+** those below are t's, copied without reading them (the innermost too: at
+** an allocation its saved pc is current). Returns how many outer frames are
+** provably those of the walk t remembered (0 if t was empty or another),
+** and makes t remember this walk. */
 int call_walk_remembered(struct CallWalk *w, const L54State *const *states, int nstates,
                          struct WalkTrail *t, const void *main);
 

@@ -226,13 +226,35 @@ static bool check_global(struct Check *c, lua_State *L) {
   return gen_ok;
 }
 
+static int walked_mark(lua_State *L) {
+  lua_pushboolean(L, (l54_state(L)->ci->callstatus & L54_CIST_WALKED) != 0);
+  return 1;
+}
+
+/* The remembered walk's mark (call_walk.h) on the CallInfo the next call
+** from here reuses: the push must clear it. */
+static bool mark_check(struct Check *c, lua_State *L) {
+  L54CallInfo *here = (L54CallInfo *)l54_state(L)->ci;
+  lua_pushcfunction(L, walked_mark);
+  lua_call(L, 0, 1); /* here->next exists from now on */
+  const bool fresh = !lua_toboolean(L, -1);
+  lua_pop(L, 1);
+  if (!fresh || !here->next) return differs(c, "callstatus bit 15 is in use");
+  here->next->callstatus |= L54_CIST_WALKED;
+  lua_pushcfunction(L, walked_mark);
+  lua_call(L, 0, 1);
+  const bool cleared = !lua_toboolean(L, -1);
+  lua_pop(L, 1);
+  return cleared || differs(c, "a call keeps callstatus bit 15");
+}
+
 /* The checks, as a C function run under lua_pcall: argument 1 is the Check. */
 static int run_checks(lua_State *L) {
   struct Check *c = lua_touserdata(L, 1);
   const int top = lua_gettop(L);
   bool ok = run_nest(c, L);
   lua_settop(L, top);
-  ok = ok && check_global(c, L);
+  ok = ok && mark_check(c, L) && check_global(c, L);
   lua_pushboolean(L, ok);
   return 1;
 }

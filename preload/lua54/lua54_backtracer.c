@@ -7,6 +7,9 @@
 #define MAX_RESUME_DEPTH 256
 
 static uint64_t g_reentry;
+/* The trail of the last remembered walk on any thread: the marks it leaves
+** (call_walk.h) vouch only for that trail's record. */
+static struct WalkTrail *g_marking;
 
 void lua54_backtrace_set_reentry(uint64_t pc) { __atomic_store_n(&g_reentry, pc, __ATOMIC_RELAXED); }
 
@@ -51,6 +54,12 @@ int lua54_recall(void *ctx, struct prof_guest_frame *frames, int max, int *vmsta
   }
   s->walking++;
   __atomic_signal_fence(__ATOMIC_SEQ_CST);
+  /* XXX: another thread's walk of the same universe (one that resumed a
+  ** coroutine) marks frames this trail does not describe: forget it. */
+  if (__atomic_load_n(&g_marking, __ATOMIC_RELAXED) != t) {
+    t->entries = 0;
+    __atomic_store_n(&g_marking, t, __ATOMIC_RELAXED);
+  }
   const L54State *states[MAX_RESUME_DEPTH + 1];
   int nstates = 0;
   for (const struct ResumeLink *link = s->top; link && nstates < MAX_RESUME_DEPTH; link = link->prev)

@@ -16,9 +16,9 @@
 int lua54_backtrace(void *ctx, struct prof_guest_frame *frames, int max, int *vmstate);
 
 /* The prof_guest_recaller (libprof.h): in an allocation call, a walk that
-** repeats this thread's previous one below its innermost frame (the same
-** CallInfos with the same saved pcs and C functions, the same coroutines)
-** walks that frame alone and copies the rest, *unchanged = all but one. */
+** reads only the frames pushed or changed since this thread's previous one
+** and copies the rest (call_walk_remembered); *unchanged counts the outer
+** frames shared with the previous result. */
 int lua54_recall(void *ctx, struct prof_guest_frame *frames, int max, int *vmstate, int *unchanged);
 
 /* From now on, Lua frames that began a run of the interpreter below another

@@ -36,6 +36,8 @@ typedef unsigned char l54_byte;
 #define L54_CIST_C (1 << 1)    /* the frame runs a C function */
 #define L54_CIST_FRESH (1 << 2) /* the frame began a call of luaV_execute */
 #define L54_CIST_TAIL (1 << 5) /* the frame was entered by a tail call */
+/* Not Lua's: the remembered walk's mark (call_walk.h); Lua 5.4 uses bits 0-13. */
+#define L54_CIST_WALKED (1 << 15)
 
 /* Stack slots past stack_last that Lua keeps allocated. */
 #define L54_EXTRA_STACK 5
