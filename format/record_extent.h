@@ -39,6 +39,18 @@ class ExtentCursor {
   }
   uint64_t uleb() {
     if (!ok()) return 0;
+    // XXX: the common case (a whole value ahead, minimal, at most 9 bytes)
+    // inline, as ByteReader does; the rest, errors included, the full way.
+    if (end_ - p_ >= ptrdiff_t(kUleb128Max)) {
+      uint64_t v = 0;
+      for (size_t i = 0; i < kUleb128Max - 1; i++) {
+        v |= uint64_t(p_[i] & 0x7f) << (7 * i);
+        if (p_[i] & 0x80) continue;
+        if (i > 0 && p_[i] == 0) break;
+        p_ += i + 1;
+        return v;
+      }
+    }
     uint64_t v = 0;
     size_t n = 0;
     switch (decode_uleb128(p_, end_, &v, &n)) {

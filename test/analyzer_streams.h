@@ -17,6 +17,19 @@ inline void put_time_mark(VecOut &o, uint64_t time_ns, uint64_t rss) {
   put_ext(o, ext::TimeMark{time_ns, rss, 0});
 }
 
+// The end of native_memory_stream() and its compact twin: the free of a
+// pointer never seen allocated, a mapping (stack `map_stack`) partly
+// unmapped, a time mark, a marker, the stats and the epilogue.
+inline void put_native_tail(VecOut &o, uint64_t map_stack) {
+  put_memprof_event(o, AllocEvent{kAeventFree, GuestLoc{}, false, 0, 0, 0xdead0, 0, 0, 0});
+  put_ext(o, ext::Map{0x7000000, 0x10000, map_stack, 0});
+  put_ext(o, ext::Unmap{0x7004000, 0x4000});
+  put_time_mark(o, 2000000000, 2 << 20);
+  put_ext(o, ext::Marker{1500000000, "phase 2"});
+  put_ext(o, ext::Stats{{{"unwind_failures", 3}}});
+  put_memprof_epilogue(o);
+}
+
 // A libprof memory stream of process `pid`. Host stacks (no modules, so
 // frames are named by address): A = 0x1000;0x2000 and B = 0x1000;0x3000,
 // their node ids offset by `id_base` (ids are per stream).
@@ -63,13 +76,7 @@ inline std::vector<uint8_t> native_memory_stream(uint64_t pid = 42, uint64_t id_
   if (cut_at) *cut_at = o.b.size();
   put_memprof_event(o, AllocEvent{kAeventFree, none, false, 0, 0, 0x10000 + 9 * 0x100, 0, 0, 0});
   put_memprof_event(o, AllocEvent{kAeventRealloc, none, true, b, 0, 0x20000, 0, 0x50000, 300});
-  put_memprof_event(o, AllocEvent{kAeventFree, none, false, 0, 0, 0xdead0, 0, 0, 0});
-  put_ext(o, ext::Map{0x7000000, 0x10000, b, 0});
-  put_ext(o, ext::Unmap{0x7004000, 0x4000});
-  put_time_mark(o, 2000000000, 2 << 20);
-  put_ext(o, ext::Marker{1500000000, "phase 2"});
-  put_ext(o, ext::Stats{{{"unwind_failures", 3}}});
-  put_memprof_epilogue(o);
+  put_native_tail(o, b);
   return o.b;
 }
 
@@ -101,13 +108,7 @@ inline std::vector<uint8_t> native_compact_stream() {
   put_ext(o, ext::FreeOf{1, zigzag(1)});   // block 9, age 1
   put_ext(o, ext::Site{3, none, true, 3, 0, 300, 0});
   put_ext(o, ext::ReallocOf{2, zigzag(4), 3});  // site 2's block 0, age 4
-  put_memprof_event(o, AllocEvent{kAeventFree, none, false, 0, 0, 0xdead0, 0, 0, 0});
-  put_ext(o, ext::Map{0x7000000, 0x10000, 3, 0});
-  put_ext(o, ext::Unmap{0x7004000, 0x4000});
-  put_time_mark(o, 2000000000, 2 << 20);
-  put_ext(o, ext::Marker{1500000000, "phase 2"});
-  put_ext(o, ext::Stats{{{"unwind_failures", 3}}});
-  put_memprof_epilogue(o);
+  put_native_tail(o, 3);
   return o.b;
 }
 

@@ -39,11 +39,28 @@ class RawTable {
       if (slots_[i].same(probe)) return &slots_[i];
     }
   }
+  // The entry the same as `probe`, or the empty slot where it would go,
+  // after making room for one more entry; nullptr when there is none.
+  Entry *find_or_room(const Entry &probe) {
+    if (!slots_ || ((used_ + 1) * 2 > mask_ + 1 && !remap((mask_ + 1) * 2))) {
+      if (!slots_) return nullptr;
+      Entry *found = find(probe);  // full: existing entries only
+      return found;
+    }
+    size_t i = probe.hash() & mask_;
+    while (!slots_[i].empty() && !slots_[i].same(probe)) i = (i + 1) & mask_;
+    return &slots_[i];
+  }
+  // Fills the empty slot find_or_room() gave.
+  void fill(Entry *slot, const Entry &e) {
+    *slot = e;
+    used_++;
+  }
   // Adds e (not in the table); false when the table is full and cannot grow.
   bool insert(const Entry &e) {
-    if (!slots_ || ((used_ + 1) * 2 > mask_ + 1 && !remap((mask_ + 1) * 2))) return false;
-    place(e);
-    used_++;
+    Entry *slot = find_or_room(e);
+    if (!slot || !slot->empty()) return false;
+    fill(slot, e);
     return true;
   }
   // Removes the entry find() returned.

@@ -10,6 +10,24 @@
 namespace prof {
 namespace {
 
+// Reads ULEB128s from memory known to hold them whole: each takes at most
+// kUleb128Max bytes, whatever they are.
+struct WholeCursor {
+  const uint8_t *p;
+  uint64_t uleb() {
+    uint64_t v = 0;
+    for (size_t i = 0; i < kUleb128Max; i++) {
+      v |= uint64_t(p[i] & 0x7f) << (7 * i);
+      if (!(p[i] & 0x80)) {
+        p += i + 1;
+        return v;
+      }
+    }
+    p += kUleb128Max;
+    return v;
+  }
+};
+
 // A symtab event's body (memprof.h: the sym bodies of symtab.h).
 void skip_symbol_body(ExtentCursor &c, uint8_t source) {
   switch (source) {
@@ -28,7 +46,8 @@ struct StreamCompactor::EventFields {
   uint64_t host = 0, guest = 0;
   uint64_t oaddr = 0, osize = 0, naddr = 0, nsize = 0;
 
-  void read(ExtentCursor &c, uint8_t header) {
+  template <class Cursor>
+  void read(Cursor &c, uint8_t header) {
     read_guest_loc(c, header & kAsourceMask, loc);
     if (header & kMemprofStacks) {
       host = c.uleb();
@@ -70,6 +89,7 @@ void StreamCompactor::start() {
   carry_len_ = out_len_ = 0;
   skip_left_ = 0;
   next_site_ = 1;
+  last_site_ = Site{};
   plain_events_ = compact_events_ = 0;
   // (A forked child's tables are its parent's copies: new ones.)
   if (!carry_ || !blocks_.init(1 << 12) || !sites_.init(1 << 10)) broken_ = true;
@@ -96,10 +116,10 @@ void StreamCompactor::drain() {
 
 template <class Record>
 void StreamCompactor::emit_record(const Record &r) {
-  uint8_t buf[kMaxOutRecord];
-  SpanWriter w(buf);
+  if (out_len_ + kMaxOutRecord > kOut) drain();
+  SpanWriter w(out_ + out_len_);
   put_ext(w, r);
-  emit(buf, w.size());
+  out_len_ += w.size();
 }
 
 void StreamCompactor::emit_stats(const uint8_t *counters, size_t count, size_t len) {
@@ -133,10 +153,16 @@ uint64_t StreamCompactor::site_of(uint8_t head, const GuestLoc &loc, uint64_t ho
   Site probe{{uint64_t(head) | uint64_t(type) << 8 | (loc.line | loc.traceno) << 16, loc.addr,
               host, guest, size},
              0};
-  if (const Site *known = sites_.find(probe)) return known->id;
+  // Runs of one site are common (a loop allocating): the last one first.
+  if (last_site_.id && last_site_.same(probe)) return last_site_.id;
+  if (const Site *known = sites_.find(probe)) {
+    last_site_ = *known;
+    return known->id;
+  }
   if (next_site_ > kMaxSites) return 0;
   probe.id = next_site_;
   if (!sites_.insert(probe)) return 0;
+  last_site_ = probe;
   next_site_++;
   site_blocks_[probe.id] = SiteBlocks{0, 0};
   emit_record(ext::Site{probe.id, loc, (head & kMemprofStacks) != 0, host, guest, size, type});
@@ -157,8 +183,7 @@ uint64_t StreamCompactor::release(uint64_t addr, uint64_t *step) {
 
 bool StreamCompactor::make(uint64_t addr, uint64_t site) {
   SiteBlocks &sb = site_blocks_[site];
-  if (addr == 0 || sb.made == kMaxSiteBlocks || blocks_.find(Block{addr, 0}) ||
-      !blocks_.insert(Block{addr, site << kNumberBits | sb.made}))
+  if (addr == 0 || sb.made == kMaxSiteBlocks || !blocks_.insert(Block{addr, site << kNumberBits | sb.made}))
     return false;
   sb.made++;
   return true;
@@ -172,8 +197,14 @@ void StreamCompactor::take_event(uint8_t header, const EventFields &f, uint8_t t
   const uint8_t aevent = header & kAeventMask;
   compact_events_++;  // (taken back below for an event left with addresses)
   if (aevent == kAeventAlloc) {
-    const uint64_t site = live(f.naddr) ? 0 : site_of(head, f.loc, f.host, f.guest, f.nsize, type);
-    if (site && make(f.naddr, site)) return emit_record(ext::AllocAt{site});
+    // One probe: the address's slot, free (or it is live: a plain event).
+    Block *slot = f.naddr ? blocks_.find_or_room(Block{f.naddr, 0}) : nullptr;
+    const uint64_t site =
+        slot && slot->empty() ? site_of(head, f.loc, f.host, f.guest, f.nsize, type) : 0;
+    if (site && site_blocks_[site].made < kMaxSiteBlocks) {
+      blocks_.fill(slot, Block{f.naddr, site << kNumberBits | site_blocks_[site].made++});
+      return emit_record(ext::AllocAt{site});
+    }
   } else if (aevent == kAeventFree) {
     // A free with a location or stacks has a site of its own, of size 0.
     const bool located = head != kAsourceNone;
@@ -215,6 +246,16 @@ void StreamCompactor::take_event(uint8_t header, const EventFields &f, uint8_t t
 }
 
 long StreamCompactor::take(const uint8_t *p, size_t len) {
+  // XXX: nearly every record is an allocation event, here whole (its
+  // longest form fits): read straight, no bound checked at every byte.
+  if (len >= kMaxEventBytes && !(p[0] & (kMemprofEpilogue | kExtFlag)) &&
+      (p[0] & kAeventMask) != kAeventSymtab) {
+    WholeCursor c{p + 1};
+    EventFields f;
+    f.read(c, p[0]);
+    take_event(p[0], f, 0, p, size_t(c.p - p));
+    return long(c.p - p);
+  }
   ExtentCursor c(p, p + len);
   uint8_t header = c.u8();
   if (!c.ok()) return 0;

@@ -56,7 +56,12 @@ class StreamCompactor {
   struct Block {
     uint64_t addr, ref;
     bool empty() const { return addr == 0; }
-    uint64_t hash() const { return (addr >> 4) * 0x9E3779B97F4A7C15ull >> 20; }
+    // XXX: the blocks of one KiB stay side by side (64 slots, as 16-byte
+    // units), as allocators hand them out and programs free them: the
+    // table's lines stay in cache. Each KiB goes to a slot of its own.
+    uint64_t hash() const {
+      return ((addr >> 10) * 0x9E3779B97F4A7C15ull >> 20) << 6 | (addr >> 4 & 63);
+    }
     bool same(const Block &o) const { return addr == o.addr; }
   };
   // An allocation site: everything of an event but its address.
@@ -114,6 +119,7 @@ class StreamCompactor {
   RawTable<Site> sites_;
   SiteBlocks *site_blocks_ = nullptr;  // by site id
   uint64_t next_site_ = 1;
+  Site last_site_{};  // the last site found or made
   uint64_t plain_events_ = 0, compact_events_ = 0;
   uint64_t split_reallocs_ = 0;   // written as a compact free and a plain allocation
   uint64_t locations_lost_ = 0;   // frees written without their location (table full)
