@@ -29,8 +29,6 @@ class RawTable {
     mask_ = 0;
     used_ = 0;
   }
-  size_t size() const { return used_; }
-
   // The entry the same as `probe`, or nullptr.
   Entry *find(const Entry &probe) {
     if (!slots_) return nullptr;
@@ -43,9 +41,7 @@ class RawTable {
   // after making room for one more entry; nullptr when there is none.
   Entry *find_or_room(const Entry &probe) {
     if (!slots_ || ((used_ + 1) * 2 > mask_ + 1 && !remap((mask_ + 1) * 2))) {
-      if (!slots_) return nullptr;
-      Entry *found = find(probe);  // full: existing entries only
-      return found;
+      return find(probe);  // full: only entries already in
     }
     size_t i = probe.hash() & mask_;
     while (!slots_[i].empty() && !slots_[i].same(probe)) i = (i + 1) & mask_;

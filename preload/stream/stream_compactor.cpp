@@ -128,16 +128,13 @@ void StreamCompactor::emit_stats(const uint8_t *counters, size_t count, size_t l
                                 {"compact_sites", next_site_ - 1},
                                 {"reallocs_split", split_reallocs_},
                                 {"free_locations_lost", locations_lost_}};
-  constexpr size_t kOurs = sizeof ours / sizeof ours[0];
-  // The stream's stats record (at most kMaxExtStats counters), ours after
-  // its own; or ours alone.
-  if (count + kOurs > kMaxExtStats) count = len = 0;
+  static_assert(sizeof ours / sizeof ours[0] == kCompactorStats, "the counters it writes");
   uint8_t head[1 + kUleb128Max];
   SpanWriter w(head);
   w.put_u8(ext_header(ExtKind::Stats));
-  w.put_uleb(count + kOurs);
+  w.put_uleb(count + kCompactorStats);
   emit(head, w.size());
-  emit(counters, len);
+  if (len) emit(counters, len);
   uint8_t buf[256];
   SpanWriter pairs(buf);
   for (const ext::StatView &c : ours) {
@@ -278,7 +275,9 @@ long StreamCompactor::take(const uint8_t *p, size_t len) {
       if (!whole.ok()) return whole.status() == ExtentCursor::kNeedMore ? 0 : -1;
       const uint64_t count = c.uleb();
       const size_t pairs_at = c.used();
-      emit_stats(p + pairs_at, size_t(count), 1 + whole.used() - pairs_at);
+      // (Too many to join, ours go in a record of their own at the end.)
+      if (count + kCompactorStats > kMaxExtStats) emit(p, 1 + whole.used());
+      else emit_stats(p + pairs_at, size_t(count), 1 + whole.used() - pairs_at);
       return long(1 + whole.used());
     }
     if (kind != uint8_t(ExtKind::ObjectType)) {

@@ -51,6 +51,7 @@ class StreamCompactor {
   static constexpr size_t kCarry = 1 << 16;  // longer than any record but a skip
   static constexpr size_t kOut = 1 << 16;
   static constexpr size_t kMaxOutRecord = 512;  // what one record can become
+  static constexpr size_t kCompactorStats = 5;  // the counters it adds to the stats
 
   // A live block: its address, and its site and number (site << kNumberBits).
   struct Block {
