@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "memprof.h"
@@ -12,6 +13,16 @@
 namespace analyzer_test {
 
 using namespace prof;
+
+// What opens a libprof memory stream: an empty symtab, the extended
+// memprof prologue, the process record (ppid 1) and every event recorded.
+inline void put_memory_opening(VecOut &o, uint64_t pid, const std::string &exe) {
+  put_prologue(o, SectionKind::Symtab, false);
+  put_symtab_final(o);
+  put_prologue(o, SectionKind::Memprof, true);
+  put_ext(o, ext::Process{pid, 1, 0, exe});
+  put_ext(o, ext::Sampling{0});
+}
 
 inline void put_time_mark(VecOut &o, uint64_t time_ns, uint64_t rss) {
   put_ext(o, ext::TimeMark{time_ns, rss, 0});
@@ -52,11 +63,7 @@ inline void put_native_tail(VecOut &o, uint64_t map_stack) {
 inline std::vector<uint8_t> native_memory_stream(uint64_t pid = 42, uint64_t id_base = 0,
                                                  size_t *cut_at = nullptr) {
   VecOut o;
-  put_prologue(o, SectionKind::Symtab, false);
-  put_symtab_final(o);
-  put_prologue(o, SectionKind::Memprof, true);
-  put_ext(o, ext::Process{pid, 1, 0, "/bin/x"});
-  put_ext(o, ext::Sampling{0});
+  put_memory_opening(o, pid, "/bin/x");
   const uint64_t root = id_base + 1, a = id_base + 2, b = id_base + 3;
   put_ext(o, ext::StackHost{root, 0, 0x1000});
   put_ext(o, ext::StackHost{a, root, 0x2000});
@@ -86,11 +93,7 @@ inline std::vector<uint8_t> native_memory_stream(uint64_t pid = 42, uint64_t id_
 // the free of a pointer never seen allocated keeps its address.
 inline std::vector<uint8_t> native_compact_stream() {
   VecOut o;
-  put_prologue(o, SectionKind::Symtab, false);
-  put_symtab_final(o);
-  put_prologue(o, SectionKind::Memprof, true);
-  put_ext(o, ext::Process{42, 1, 0, "/bin/x"});
-  put_ext(o, ext::Sampling{0});
+  put_memory_opening(o, 42, "/bin/x");
   put_ext(o, ext::StackHost{1, 0, 0x1000});
   put_ext(o, ext::StackHost{2, 1, 0x2000});
   put_ext(o, ext::StackHost{3, 1, 0x3000});

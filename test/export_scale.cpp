@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 #include <iostream>
 
+#include "analyzer_streams.h"
 #include "export_tools.h"
 #include "memprof.h"
 #include "vec_out.h"
@@ -25,11 +26,7 @@ constexpr uint64_t kLeaves = 100000;
 std::vector<uint8_t> wide_memory_stream() {
   using namespace prof;
   VecOut o;
-  put_prologue(o, SectionKind::Symtab, false);
-  put_symtab_final(o);
-  put_prologue(o, SectionKind::Memprof, true);
-  put_ext(o, ext::Process{4242, 1, 0, "/bin/wide"});
-  put_ext(o, ext::Sampling{0});
+  analyzer_test::put_memory_opening(o, 4242, "/bin/wide");
   uint64_t next_id = 1, next_ip = 0x1000;
   auto chain = [&](uint64_t parent, int frames) {
     for (int i = 0; i < frames; i++) {
