@@ -15,13 +15,15 @@ namespace analyzer_test {
 using namespace prof;
 
 // What opens a libprof memory stream: an empty symtab, the extended
-// memprof prologue, the process record (ppid 1) and every event recorded.
-inline void put_memory_opening(VecOut &o, uint64_t pid, const std::string &exe) {
+// memprof prologue, the process record (ppid 1) and the sampling (every
+// event recorded unless a mean is given).
+inline void put_memory_opening(VecOut &o, uint64_t pid, const std::string &exe,
+                               uint64_t sampling_mean = 0) {
   put_prologue(o, SectionKind::Symtab, false);
   put_symtab_final(o);
   put_prologue(o, SectionKind::Memprof, true);
   put_ext(o, ext::Process{pid, 1, 0, exe});
-  put_ext(o, ext::Sampling{0});
+  put_ext(o, ext::Sampling{sampling_mean});
 }
 
 inline void put_time_mark(VecOut &o, uint64_t time_ns, uint64_t rss) {

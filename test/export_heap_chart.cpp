@@ -6,6 +6,7 @@
 #include <cmath>
 #include <iostream>
 
+#include "analyzer_streams.h"
 #include "export_tools.h"
 #include "fixture_path.h"
 
@@ -108,6 +109,56 @@ TEST_CASE("chart: the heap stacked by its largest stacks, phase by phase") {
       check_peak_label(text, run.memprof_files[0]);
     }
   }
+}
+
+TEST_CASE("chart: a sampled stream's peak and its stacks are the writer's, not the estimate's") {
+  // Sampled every 16 KiB: phase A, 20 samples of 8,200 B at stack
+  // 0x1000;0x2000 (each stands for 8200 / (1 - e^(-8200/16384)) B, about
+  // 417 KB in all), though the writer counts 328,000 B; phase B, 10 samples
+  // of 5,000 B at 0x1000;0x3000 (about 190 KB), the writer 500,000 B. The
+  // estimate peaks in A, the heap in B: B alone holds it at the peak.
+  using namespace prof;
+  VecOut o;
+  analyzer_test::put_memory_opening(o, 42, "/bin/x", 16384);
+  put_ext(o, ext::StackHost{1, 0, 0x1000});
+  put_ext(o, ext::StackHost{2, 1, 0x2000});
+  put_ext(o, ext::StackHost{3, 1, 0x3000});
+  const GuestLoc none{};
+  auto phase = [&](uint64_t stack, uint64_t base, uint64_t size, int samples, uint64_t counted,
+                   uint64_t t_ns) {
+    for (int i = 0; i < samples; i++)
+      put_memprof_event(o, AllocEvent{kAeventAlloc, none, true, stack, 0, 0, 0, base + uint64_t(i) * 0x4000, size});
+    put_ext(o, ext::HeapTotal{t_ns, counted});
+    for (int i = 0; i < samples; i++)
+      put_memprof_event(o, AllocEvent{kAeventFree, none, false, 0, 0, base + uint64_t(i) * 0x4000, 0, 0, 0});
+    put_ext(o, ext::HeapTotal{t_ns + 1000000, 0});
+  };
+  phase(2, 0x100000, 8200, 20, 328000, 1000000);
+  phase(3, 0x900000, 5000, 10, 500000, 3000000);
+  put_memprof_epilogue(o);
+  TempDir dir;
+  const std::string stream = dir.path + "/sampled.memprof", svg = dir.path + "/chart.svg";
+  write_file(stream, o.b);
+
+  const RunResult s = analyze({"summary", "--json", stream});
+  REQUIRE(s.exit_code == 0);
+  const json m = json::parse(s.out)["memory"];
+  CHECK(m["peak_bytes"] == 500000.0);
+  REQUIRE(m["peak"].size() == 1);
+  CHECK(m["peak"][0]["stack"][0]["function"] == "0x3000");
+  CHECK(m["peak"][0]["peak_bytes"] == Approx(10 * 5000 / -std::expm1(-5000.0 / 16384)).epsilon(1e-6));
+
+  REQUIRE(analyze({"chart", stream, "-o", svg}).exit_code == 0);
+  const std::vector<json> data = chart_data(slurp(svg));
+  REQUIRE(data.size() == 1);
+  const json &d = data[0];
+  const size_t peak = d["peak"];
+  CHECK(d["total"][peak] == 500000.0);
+  REQUIRE(d["bands"].size() == 2);
+  CHECK(d["bands"][0]["label"] == "0x3000");
+  CHECK(at(d, 0, peak) == 500000.0);
+  CHECK(at(d, 1, peak) == 0.0);
+  check_sums(d);
 }
 
 TEST_CASE("chart: a genuine LuaJIT memprof file's bands add up to its heap") {

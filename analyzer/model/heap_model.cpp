@@ -65,10 +65,10 @@ void HeapModel::end_stream() {
   settle_peaks(mmap_stacks_, mapped_epoch_);
   // XXX: a sampled stream's peak from its events is the largest of a noisy
   // estimate, biased upward; the writer's count is exact.
-  if (counted_stream_ && mean_) peak_ = counted_peak_;
+  if (writer_decides_peak()) peak_ = counted_peak_;
   stream_heaps_.push_back(StreamHeap{file_, peak_events_, stream_events_, peak_, live_,
                                      counted_stream_, counted_peak_, counted_peak_ns_,
-                                     counted_stream_ && mean_ != 0, {}, 0});
+                                     writer_decides_peak(), {}, 0});
   choose_top(stream_heaps_.back());
   replay_bands(stream_heaps_.back());
   history_.clear();
@@ -151,7 +151,14 @@ double HeapModel::scaled(uint64_t size) const {
 // bytes are, at the latest peak.
 void HeapModel::change_live(StackStats &s, double delta) {
   if (s.peak_epoch != peak_epoch_) s.peak_blocks = s.live_blocks;
-  if (change_held(s, delta, live_, peak_, peak_epoch_)) peak_events_ = stream_events_;
+  // XXX: a sampled stream's peak is the writer's count's, not the estimate's
+  // (heap_total() opens those epochs): a phase whose estimate overshoots
+  // must not take the stacks at the peak from the phase that reached it.
+  uint64_t epoch = peak_epoch_;
+  if (change_held(s, delta, live_, peak_, epoch) && !writer_decides_peak()) {
+    peak_epoch_ = epoch;
+    peak_events_ = stream_events_;
+  }
 }
 
 double HeapModel::create(uint32_t stack, uint64_t addr, uint64_t size) {
@@ -299,6 +306,12 @@ void HeapModel::heap_total(uint64_t time_ns, uint64_t live_bytes) {
   if (!counted_stream_ || double(live_bytes) > counted_peak_) {
     counted_peak_ = double(live_bytes);
     counted_peak_ns_ = time_ns;
+    // The writer records a peak before the count falls from it: the
+    // stacks now are those at the peak.
+    if (mean_) {
+      peak_epoch_++;
+      peak_events_ = stream_events_;
+    }
   }
   counted_stream_ = true;
 }

@@ -244,6 +244,9 @@ class alignas(64) HeapModel {
   double create(uint32_t stack, uint64_t addr, uint64_t size);
   double retire(uint64_t addr);
   void change_live(StackStats &s, double delta);
+  // A sampled stream with the writer's count: its peak, and the stacks at
+  // it, are the count's.
+  bool writer_decides_peak() const { return counted_stream_ && mean_; }
   // Changes a stack's live bytes and its domain's (heap or mmap); true when
   // the domain reaches a new peak (a new epoch).
   static bool change_held(StackStats &s, double delta, double &live, double &peak,
