@@ -55,10 +55,25 @@ class ByteReader {
   ~ByteReader();
 
   uint8_t u8() { return pos_ < end_ ? buf_[pos_++] : u8_refill(); }
+  // The next byte if it is buffered (then skip_u8() consumes it); false
+  // when reading it needs a refill (u8() does one).
+  bool buffered_u8(uint8_t *b) const {
+    if (pos_ == end_) return false;
+    *b = buf_[pos_];
+    return true;
+  }
+  void skip_u8() { pos_++; }
   // XXX: the common case (a whole value buffered, a minimal encoding of at
   // most 9 bytes) decodes inline; everything else, errors included, takes
   // the full path. Readers spend most of their time here.
   uint64_t uleb() {
+    // Most values: one byte, then two (site ids, small steps).
+    if (pos_ < end_ && buf_[pos_] < 0x80) return buf_[pos_++];
+    if (end_ - pos_ >= 2 && buf_[pos_ + 1] - 1u < 0x7f) {
+      const uint64_t v = (buf_[pos_] & 0x7fu) | uint64_t(buf_[pos_ + 1]) << 7;
+      pos_ += 2;
+      return v;
+    }
     if (end_ - pos_ >= kUleb128Max) {
       const uint8_t *p = buf_ + pos_;
       uint64_t v = 0;

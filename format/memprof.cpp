@@ -10,7 +10,7 @@ MemprofReader::MemprofReader(ByteReader &in)
 MemprofReader::MemprofReader(ByteReader &in, const Prologue &prologue)
     : in_(in), extended_(prologue.extended) {}
 
-bool MemprofReader::next(MemprofEvent &ev) {
+bool MemprofReader::next_record(MemprofEvent &ev) {
   if (pending_) {  // the compact event whose object type was just returned
     pending_ = false;
     static_cast<AllocEvent &>(ev) = pending_event_;
@@ -47,12 +47,7 @@ bool MemprofReader::next(MemprofEvent &ev) {
   }
 }
 
-void MemprofReader::read_compact(MemprofEvent &ev, uint8_t kind, uint64_t at) {
-  static const MemprofRecord kRecord[] = {MemprofRecord::Symbol, MemprofRecord::Alloc,
-                                          MemprofRecord::Free, MemprofRecord::Realloc};
-  const uint8_t type = compact_.read_event(kind, in_, at, ev, &ev.site);
-  ev.record = kRecord[ev.aevent];
-  if (!type) return;
+void MemprofReader::hold_typed(MemprofEvent &ev, uint8_t type, uint64_t at) {
   // Typed: the object-type record comes first, as in a plain stream.
   pending_ = true;
   pending_event_ = ev;

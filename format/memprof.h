@@ -35,6 +35,7 @@
 
 #include <cstdint>
 
+#include "alloc_event.h"
 #include "byte_reader.h"
 #include "compact_events.h"
 #include "ext.h"
@@ -44,24 +45,6 @@
 #include "uleb128.h"
 
 namespace prof {
-
-constexpr uint8_t kAeventSymtab = 0;
-constexpr uint8_t kAeventAlloc = 1;
-constexpr uint8_t kAeventFree = 2;
-constexpr uint8_t kAeventRealloc = 3;
-constexpr uint8_t kAeventMask = 0x03;
-constexpr uint8_t kMemprofEpilogue = 0x80;
-
-// An event-alloc, event-free or event-realloc: what the agent writes, and the
-// fields MemprofReader returns for it. Only the fields of the event type are
-// written (oaddr/osize: free and realloc; naddr/nsize: alloc and realloc).
-struct AllocEvent {
-  uint8_t aevent = kAeventAlloc;  // kAeventAlloc, kAeventFree or kAeventRealloc
-  GuestLoc loc;
-  bool has_stacks = false;  // extended only: write host_stack and guest_stack
-  uint64_t host_stack = 0, guest_stack = 0;
-  uint64_t oaddr = 0, osize = 0, naddr = 0, nsize = 0;
-};
 
 // The longest AllocEvent encoding: an event-realloc with loc-lua and stacks,
 // header + 8 ULEB128s.
@@ -121,15 +104,36 @@ class MemprofReader {
   // Continues after a prologue the caller already read (auto-detection).
   MemprofReader(ByteReader &in, const Prologue &prologue);
   // Next record; false after the epilogue.
-  bool next(MemprofEvent &out);
+  [[gnu::always_inline]] bool next(MemprofEvent &out) {
+    // XXX: inlined, for nearly every record of libprof's streams, a compact
+    // event whose header is buffered; everything else takes next_record().
+    uint8_t header;
+    if (!pending_ && !done_ && extended_ && in_.buffered_u8(&header) &&
+        (header & (kMemprofEpilogue | kExtFlag)) == kExtFlag &&
+        CompactEvents::is_event(header & kExtKindMask)) {
+      out.offset = in_.offset();
+      in_.skip_u8();
+      read_compact(out, header & kExtKindMask, out.offset);
+      return true;
+    }
+    return next_record(out);
+  }
   bool extended() const { return extended_; }
 
  private:
+  bool next_record(MemprofEvent &out);
   void read_event(MemprofEvent &ev, uint8_t header, uint64_t at);
   // A compact event of `kind` (compact_events.h) as the event it stands
   // for; a typed one returns its object-type record first and the event
-  // next.
-  void read_compact(MemprofEvent &ev, uint8_t kind, uint64_t at);
+  // next (hold_typed()).
+  [[gnu::always_inline]] void read_compact(MemprofEvent &ev, uint8_t kind, uint64_t at) {
+    static constexpr MemprofRecord kRecord[] = {MemprofRecord::Symbol, MemprofRecord::Alloc,
+                                                MemprofRecord::Free, MemprofRecord::Realloc};
+    const uint8_t type = compact_.read_event(kind, in_, at, ev, &ev.site);
+    ev.record = kRecord[ev.aevent];
+    if (type) hold_typed(ev, type, at);
+  }
+  void hold_typed(MemprofEvent &ev, uint8_t type, uint64_t at);
 
   ByteReader &in_;
   bool extended_;

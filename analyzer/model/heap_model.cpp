@@ -149,7 +149,9 @@ double HeapModel::scaled(uint64_t size) const {
 
 // Called before the block's live_blocks change: they are captured as the
 // bytes are, at the latest peak.
-void HeapModel::change_live(StackStats &s, double delta) {
+// XXX: change_live(), create() and retire() are always inlined into alloc(),
+// free() and realloc(): their calls cost as much as their work.
+[[gnu::always_inline]] inline void HeapModel::change_live(StackStats &s, double delta) {
   if (s.peak_epoch != peak_epoch_) s.peak_blocks = s.live_blocks;
   // XXX: a sampled stream's peak is the writer's count's, not the estimate's
   // (heap_total() opens those epochs): a phase whose estimate overshoots
@@ -161,7 +163,8 @@ void HeapModel::change_live(StackStats &s, double delta) {
   }
 }
 
-double HeapModel::create(uint32_t stack, uint64_t addr, uint64_t size) {
+[[gnu::always_inline]] inline double HeapModel::create(uint32_t stack, uint64_t addr,
+                                                      uint64_t size) {
   StackStats &s = stats(stacks_, stack);
   const double w = scaled(size);
   const double count = size ? w / double(size) : 1.0;
@@ -182,7 +185,7 @@ double HeapModel::create(uint32_t stack, uint64_t addr, uint64_t size) {
   return count;
 }
 
-double HeapModel::retire(uint64_t addr) {
+[[gnu::always_inline]] inline double HeapModel::retire(uint64_t addr) {
   Block b;
   if (!heap_.take(addr, &b)) {
     unknown_frees_++;

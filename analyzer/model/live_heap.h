@@ -44,42 +44,36 @@ class LiveHeap {
     return *this;
   }
 
-  void insert(uint64_t addr, const Block &b) {
+  // XXX: insert() and take() are inlined into the heap model's per-event
+  // code, their rare paths (the side maps, growth) out of line: their calls
+  // cost as much as their work.
+  [[gnu::always_inline]] void insert(uint64_t addr, const Block &b) {
     count_++;
     if ((used_ + 1) * 4 > capacity_ * 3) rehash(capacity_ * 2);
     size_t i = home(addr);
     for (size_t d = 0; addr != kEmpty && d < kMaxProbe; d++, i = (i + 1) & mask_) {
-      if (slots_[i].addr == addr) {
-        later_[addr].push_back(b);
-        return;
-      }
+      if (slots_[i].addr == addr) return insert_later(addr, b);
       if (slots_[i].addr != kEmpty) continue;
-      if (!overflow_.empty() && overflow_.count(addr)) break;  // live in the side map
+      if (!overflow_.empty()) return insert_aside(addr, b, &slots_[i]);  // it may live there
       slots_[i] = Slot{addr, b};
       used_++;
       return;
     }
-    if (!overflow_.emplace(addr, b).second) later_[addr].push_back(b);
+    insert_aside(addr, b, nullptr);
   }
 
   // Removes and returns the oldest block at addr; false if none.
-  bool take(uint64_t addr, Block *out) {
+  [[gnu::always_inline]] bool take(uint64_t addr, Block *out) {
     size_t i = home(addr);
     for (size_t d = 0; addr != kEmpty && d < kMaxProbe; d++, i = (i + 1) & mask_) {
       if (slots_[i].addr == kEmpty) break;
       if (slots_[i].addr != addr) continue;
       *out = slots_[i].block;
       count_--;
-      if (!take_later(addr, &slots_[i].block)) erase_slot(i);
+      if (later_.empty() || !take_later(addr, &slots_[i].block)) erase_slot(i);
       return true;
     }
-    if (overflow_.empty()) return false;
-    auto it = overflow_.find(addr);
-    if (it == overflow_.end()) return false;
-    *out = it->second;
-    count_--;
-    if (!take_later(addr, &it->second)) overflow_.erase(it);
-    return true;
+    return !overflow_.empty() && take_aside(addr, out);
   }
 
   // Starts loading the slot of addr and the next into cache (a hint; see
@@ -118,8 +112,29 @@ class LiveHeap {
 #endif
   }
 
+  [[gnu::noinline]] void insert_later(uint64_t addr, const Block &b) { later_[addr].push_back(b); }
+  // An insert that found the side map in use (`free`: the free slot it
+  // found) or no free slot within kMaxProbe (nullptr): the free slot unless
+  // addr is live in the side map, else the side map.
+  [[gnu::noinline]] void insert_aside(uint64_t addr, const Block &b, Slot *free) {
+    if (free && !overflow_.count(addr)) {
+      *free = Slot{addr, b};
+      used_++;
+      return;
+    }
+    if (!overflow_.emplace(addr, b).second) later_[addr].push_back(b);
+  }
+  [[gnu::noinline]] bool take_aside(uint64_t addr, Block *out) {
+    auto it = overflow_.find(addr);
+    if (it == overflow_.end()) return false;
+    *out = it->second;
+    count_--;
+    if (!take_later(addr, &it->second)) overflow_.erase(it);
+    return true;
+  }
+
   // Moves the oldest younger block at addr into *out; false if none.
-  bool take_later(uint64_t addr, Block *out) {
+  [[gnu::noinline]] bool take_later(uint64_t addr, Block *out) {
     if (later_.empty()) return false;
     auto it = later_.find(addr);
     if (it == later_.end()) return false;

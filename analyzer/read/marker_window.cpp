@@ -28,12 +28,12 @@ bool MarkerWindow::take_earlier(uint64_t addr, uint64_t *size) {
   return true;
 }
 
-bool MarkerWindow::pass(MemprofEvent &ev) {
+bool MarkerWindow::pass_rest(MemprofEvent &ev) {
   if (ev.record == MemprofRecord::Ext)
     return (state_ == State::Inside &&
             !(spec_.active() && std::holds_alternative<ext::HeapTotal>(ev.ext))) ||
            std::holds_alternative<ext::Sampling>(ev.ext);
-  if (state_ == State::Inside && earlier_.empty()) return true;  // (no window, or nothing before it left)
+  if (state_ == State::Inside && earlier_.empty()) return true;
   uint64_t size;
   if (state_ == State::Before) {
     if (ev.record != MemprofRecord::Alloc) take_earlier(ev.oaddr, &size);

@@ -49,7 +49,11 @@ class MarkerWindow {
   void marker(const std::string &label);
   // Whether a record is reported; may turn a realloc of an earlier block
   // into one of NULL.
-  bool pass(MemprofEvent &ev);
+  bool pass(MemprofEvent &ev) {
+    // Inline, nearly every event: no window, or nothing made before it left.
+    if (ev.record != MemprofRecord::Ext && state_ == State::Inside && earlier_.empty()) return true;
+    return pass_rest(ev);
+  }
   bool pass(const SysprofSample &s);
 
   bool opened() const { return state_ != State::Before; }
@@ -64,6 +68,7 @@ class MarkerWindow {
 
  private:
   enum class State : uint8_t { Before, Inside, After };
+  bool pass_rest(MemprofEvent &ev);
   // Forgets one earlier block at addr, giving its size; false if none.
   bool take_earlier(uint64_t addr, uint64_t *size);
 
