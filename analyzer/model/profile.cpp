@@ -175,12 +175,13 @@ void Profile::read_memory(StreamContext &ctx) {
         pipe.put(HeapOp{HeapOp::Free, 0, ev.oaddr});
         return;
       }
-      EventStacks stacks{ctx.index, 0, ev.host_stack, ev.guest_stack, object_type};
-      object_type = 0;
       uint32_t stack;
       if (ev.site && ev.has_stacks && ev.site < site_stacks.size() && site_stacks[ev.site]) {
         stack = site_stacks[ev.site] - 1;
+        object_type = 0;
       } else {
+        EventStacks stacks{ctx.index, 0, ev.host_stack, ev.guest_stack, object_type};
+        object_type = 0;
         if (!ev.has_stacks && ev.loc.source != kAsourceNone) stacks.site = site_of(ctx, ev.loc);
         stack = stack_ids_.id_of(stacks, key_of);
         if (ev.site && ev.has_stacks) {
