@@ -285,15 +285,13 @@ void EventRing::sync_file(long (OwnedFile::*how)()) {
   }
 }
 
-void EventRing::write_out(uint64_t to) {
-  uint64_t from = flushed_.load(std::memory_order_relaxed);
+void EventRing::write_out(uint64_t from, uint64_t to) {
   // Nothing past an early end of the stream.
   const uint64_t stop = stopped_at_.load(std::memory_order_acquire);
-  const uint64_t written_to = to > stop ? (stop > from ? stop : from) : to;
-  while (from < written_to) {
+  if (to > stop) to = stop > from ? stop : from;
+  while (from < to) {
     const size_t off = from % kRingSize;
-    size_t n = written_to - from < kRingSize - off ? written_to - from : kRingSize - off;
-    if (n > kWriteStep) n = kWriteStep;
+    const size_t n = to - from < kRingSize - off ? to - from : kRingSize - off;
     if (!discard_.load(std::memory_order_relaxed) && !failed_.load(std::memory_order_relaxed)) {
       // Raw: this may run on the writer, which must not touch errno.
       const long rc = file_->write_all(ring_ + off, n);
@@ -303,9 +301,7 @@ void EventRing::write_out(uint64_t to) {
       }
     }
     from += n;
-    flushed_.store(from, std::memory_order_release);
   }
-  flushed_.store(to, std::memory_order_release);
 }
 
 bool EventRing::flush(size_t min_bytes, Slot *owner, bool sync) {
@@ -318,7 +314,10 @@ bool EventRing::flush(size_t min_bytes, Slot *owner, bool sync) {
     to = complete();
   }
   const bool any = to > from && to - from >= min_bytes;
-  if (any) write_out(to);
+  if (any) {
+    write_out(from, to);
+    flushed_.store(to, std::memory_order_release);
+  }
   if (sync) sync_file(&OwnedFile::sync);
   flush_owner_.store(nullptr, std::memory_order_relaxed);
   flushing_.store(false, std::memory_order_release);
@@ -469,12 +468,13 @@ void EventRing::write_last(uint64_t end) {
     return end < stop ? end : stop;
   };
   for (uint64_t to = complete(); to < limit(); to = complete()) {
-    write_out(to);
+    write_out(flushed_.load(std::memory_order_relaxed), to);
+    flushed_.store(to, std::memory_order_release);
     raw_syscall3(SYS_sched_yield, 0, 0, 0);
     watch_stall(to);
   }
   const uint64_t to = limit();
-  write_out(to);
+  write_out(flushed_.load(std::memory_order_relaxed), to);
   if (to < end) write_unclean_end(end - to);
   sync_file(&OwnedFile::end);
   flushed_.store(end, std::memory_order_release);
@@ -490,12 +490,13 @@ void EventRing::write_orphaned() {
   const uint64_t head = head_.load(std::memory_order_acquire);
   uint64_t to = complete();
   for (; to < head && to < stopped_at_.load(std::memory_order_acquire); to = complete()) {
-    write_out(to);
+    write_out(flushed_.load(std::memory_order_relaxed), to);
+    flushed_.store(to, std::memory_order_release);
     take_over_all(to);
   }
   const uint64_t stop = stopped_at_.load(std::memory_order_acquire);
   if (to > stop) to = stop;
-  write_out(to);
+  write_out(flushed_.load(std::memory_order_relaxed), to);
   write_unclean_end(head - to);
   sync_file(&OwnedFile::end);
   flushed_.store(head, std::memory_order_release);

@@ -169,7 +169,6 @@ class EventRing {
 
  private:
   static constexpr size_t kSegSize = 1 << 16;  // the writer's usual write size
-  static constexpr size_t kWriteStep = 1 << 18;  // the most written before its room is freed
   static constexpr size_t kRingSize = size_t(1) << 22;
   static constexpr size_t kSlots = 1024;
   static constexpr size_t kPrefetchAhead = 2048;
@@ -220,10 +219,7 @@ class EventRing {
   void intrude();
   void wait_for_room(Slot *slot, uint64_t end);
   uint64_t complete() const;
-  // Writes what lies between flushed_ and `to` (nothing past an early end
-  // of the stream) and frees it, kWriteStep at a time: a producer waiting
-  // for room goes on once the first step is written, not the whole backlog.
-  void write_out(uint64_t to);
+  void write_out(uint64_t from, uint64_t to);
   // Writes the complete bytes (at least `min_bytes` of them, else nothing)
   // if no one else is flushing; true when it wrote something. `owner`: the
   // calling thread's slot (nullptr on the writer).

@@ -158,11 +158,16 @@ void StreamCompactor::emit_stats(const uint8_t *counters, size_t count, size_t l
   stats_written_ = true;
 }
 
+StreamCompactor::Site StreamCompactor::site_key(uint8_t head, const GuestLoc &loc, uint64_t host,
+                                                uint64_t guest, uint64_t size, uint8_t type) {
+  return Site{{uint64_t(head) | uint64_t(type) << 8 | (loc.line | loc.traceno) << 16, loc.addr,
+               host, guest, size},
+              0};
+}
+
 uint64_t StreamCompactor::site_of(uint8_t head, const GuestLoc &loc, uint64_t host,
                                   uint64_t guest, uint64_t size, uint8_t type) {
-  Site probe{{uint64_t(head) | uint64_t(type) << 8 | (loc.line | loc.traceno) << 16, loc.addr,
-              host, guest, size},
-             0};
+  Site probe = site_key(head, loc, host, guest, size, type);
   // Runs of one site are common (a loop allocating): the last one first.
   if (last_site_.id && last_site_.same(probe)) return last_site_.id;
   if (const Site *known = sites_.find(probe)) {
@@ -263,10 +268,14 @@ size_t StreamCompactor::read_ahead(const uint8_t *p, size_t len, Ahead *a) {
   a->header = p[0];
   a->f = EventFields{};
   a->f.read(c, p[0]);
-  // (Both, whatever the event: GCC 12 drops a prefetch that is all a
-  // branch does; an absent address's is one line, soon cached.)
-  blocks_.prefetch(Block{a->f.oaddr, 0});
-  blocks_.prefetch(Block{a->f.naddr, 0});
+  // The blocks' slots, both whatever the event (GCC 12 drops a prefetch
+  // that is all a branch does; an absent address's is one line, soon
+  // cached), and the site's: a program with many sites misses there too.
+  const EventFields &f = a->f;
+  blocks_.prefetch(Block{f.oaddr, 0});
+  blocks_.prefetch(Block{f.naddr, 0});
+  sites_.prefetch(site_key(p[0] & (kAsourceMask | kMemprofStacks), f.loc, f.host, f.guest,
+                           p[0] & kAeventAlloc ? f.nsize : 0, 0));
   return size_t(c.p - p);
 }
 

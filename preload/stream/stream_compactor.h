@@ -95,6 +95,9 @@ class StreamCompactor {
   // when it stays an event with addresses.
   void take_event(uint8_t header, const EventFields &f, uint8_t type, const uint8_t *plain,
                   size_t plain_len);
+  // The key of the site of this location, stacks, size and type.
+  static Site site_key(uint8_t head, const GuestLoc &loc, uint64_t host, uint64_t guest,
+                       uint64_t size, uint8_t type);
   // The id of the site of this location, stacks, size and type (its record
   // written first if new); 0 when the table is full.
   uint64_t site_of(uint8_t head, const GuestLoc &loc, uint64_t host, uint64_t guest, uint64_t size,

@@ -45,6 +45,10 @@ class StreamCompressor {
   // XXX: level 1 keeps the writer ahead of the fastest allocating programs
   // on one core; higher levels cost the writer more than they save.
   static constexpr int kLevel = 1;
+  // XXX: level 1 looks for matches of 7 bytes and more; compact events are
+  // 2-4 bytes each, their runs shorter: from 6 bytes on, the churn bench's
+  // stream is 12% smaller for about 10% more of zstd's time.
+  static constexpr int kMinMatch = 6;
   ZSTD_CCtx_s *cctx_ = nullptr;
   uint8_t *out_ = nullptr;
   size_t out_cap_ = 0;
