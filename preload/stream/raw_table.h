@@ -90,6 +90,7 @@ class RawTable {
   bool remap(size_t capacity) {
     Entry *fresh = static_cast<Entry *>(raw_map(capacity * sizeof(Entry)));
     if (!fresh) return false;
+    if (capacity * sizeof(Entry) >= kHugePage) raw_advise_huge(fresh, capacity * sizeof(Entry));
     Entry *old = slots_;
     const size_t old_capacity = old ? mask_ + 1 : 0;
     slots_ = fresh;
@@ -100,6 +101,7 @@ class RawTable {
     return true;
   }
 
+  static constexpr size_t kHugePage = size_t(2) << 20;
   Entry *slots_ = nullptr;
   size_t mask_ = 0;
   size_t used_ = 0;
