@@ -84,8 +84,8 @@ class StreamCompactor {
   static constexpr size_t kAhead = 16;
   struct Ahead;
   // Reads the plain event at the start of [p, p + len), when it is whole
-  // there with room to read it straight, and prefetches its blocks' slots:
-  // its length, or 0 (anything else, which take() handles).
+  // there with room to read it straight, and prefetches its blocks' and its
+  // site's slots: its length, or 0 (anything else, which take() handles).
   size_t read_ahead(const uint8_t *p, size_t len, Ahead *a);
   // Handles the record at the start of [p, p + len): how many bytes it
   // took, 0 when it needs more, or -1 when the bytes are no record.
