@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 namespace prof {
 
@@ -26,6 +27,30 @@ inline size_t encode_uleb128(uint64_t value, uint8_t *out) {
 inline size_t uleb128_size(uint64_t value) {
   const int bits = 64 - __builtin_clzll(value | 1);
   return static_cast<size_t>(bits + 6) / 7;
+}
+
+// Decodes a value of at most 8 bytes from the 8 bytes at p, all of which
+// must be readable, with no branch per byte: the bytes it took, or 0 when
+// the value is longer (or the machine big-endian): the caller then decodes
+// it byte by byte. It takes any encoding, over-long ones too.
+inline size_t decode_uleb128_word(const uint8_t *p, uint64_t *value) {
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  uint64_t x;
+  memcpy(&x, p, sizeof x);
+  const uint64_t ends = ~x & 0x8080808080808080ull;  // bytes without a continuation bit
+  if (ends == 0) return 0;
+  const int last = __builtin_ctzll(ends);  // the first one's high bit
+  x &= ((uint64_t(2) << last) - 1) & 0x7f7f7f7f7f7f7f7full;
+  // The 7-bit groups side by side: in pairs, fours, then all eight.
+  x = (x & 0x007f007f007f007full) | (x & 0x7f007f007f007f00ull) >> 1;
+  x = (x & 0x00003fff00003fffull) | (x & 0x3fff00003fff0000ull) >> 2;
+  x = (x & 0x000000000fffffffull) | (x & 0x0fffffff00000000ull) >> 4;
+  *value = x;
+  return size_t(last >> 3) + 1;
+#else
+  (void)p, (void)value;
+  return 0;
+#endif
 }
 
 enum class Uleb128Status { Ok, NeedMore, OverLong, Overflow };

@@ -74,3 +74,27 @@ TEST_CASE("uleb128 cut inside a value is reported as truncation") {
   CHECK(e.offset() == 100);
   CHECK(decode_error({}).truncated());
 }
+
+TEST_CASE("uleb128 word decoding takes values of up to 8 bytes whatever follows them") {
+  // Every length from 1 to 8 bytes, at both ends of its range, followed by
+  // bytes with continuation bits that must not be taken.
+  for (unsigned bits = 7; bits <= 56; bits += 7) {
+    for (uint64_t v : {uint64_t(1) << (bits - 7), (uint64_t(1) << bits) - 1}) {
+      std::vector<uint8_t> bytes = encode(v);
+      const size_t len = bytes.size();
+      bytes.resize(16, 0xff);
+      uint64_t got = 0;
+      CHECK(decode_uleb128_word(bytes.data(), &got) == len);
+      CHECK(got == v);
+    }
+  }
+  // Longer values are left to the byte-by-byte decoder.
+  const std::vector<uint8_t> nine = encode(uint64_t(1) << 56);
+  uint64_t got = 0;
+  CHECK(nine.size() == 9);
+  CHECK(decode_uleb128_word(nine.data(), &got) == 0);
+  // An over-long encoding is taken as its value.
+  const uint8_t over_long[8] = {0x81, 0x80, 0x00, 0, 0, 0, 0, 0};
+  CHECK(decode_uleb128_word(over_long, &got) == 3);
+  CHECK(got == 1);
+}

@@ -159,6 +159,10 @@ void *raw_map(size_t len) {
   return p < 0 && p > -4096 ? nullptr : reinterpret_cast<void *>(p);
 }
 
+void raw_advise_huge(void *p, size_t len) {
+  raw_syscall3(SYS_madvise, long(p), long(len), MADV_HUGEPAGE);
+}
+
 void raw_unmap(void *p, size_t len) {
   if (p) raw_syscall3(SYS_munmap, long(p), long(len), 0);
 }

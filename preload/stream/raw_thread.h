@@ -72,6 +72,10 @@ long raw_syscall6(long number, long a, long b, long c, long d, long e, long f);
 // Maps len bytes of zeroed memory (nullptr when it cannot), and unmaps them.
 void *raw_map(size_t len);
 void raw_unmap(void *p, size_t len);
+// Asks for transparent huge pages over [p, p + len) (MADV_HUGEPAGE), where
+// the kernel gives them on request: for tables reached all over, which
+// would otherwise miss the TLB at nearly every access.
+void raw_advise_huge(void *p, size_t len);
 // Writes all of [data, data + len) to fd; 0, or -errno.
 long raw_write_all(int fd, const uint8_t *data, size_t len);
 // CLOCK_MONOTONIC in ns, and a sleep of ns.

@@ -10,12 +10,19 @@
 namespace prof {
 namespace {
 
-// Reads ULEB128s from memory known to hold them whole: each takes at most
-// kUleb128Max bytes, whatever they are.
+// Reads ULEB128s from memory known to hold them whole, and 7 bytes more
+// (decode_uleb128_word reads 8 at a time): each takes at most kUleb128Max
+// bytes, whatever they are.
 struct WholeCursor {
   const uint8_t *p;
   uint64_t uleb() {
-    uint64_t v = 0;
+    if (!(p[0] & 0x80)) return *p++;  // sizes, stack ids, lines: mostly one byte
+    uint64_t v;
+    if (const size_t n = decode_uleb128_word(p, &v)) {
+      p += n;
+      return v;
+    }
+    v = 0;
     for (size_t i = 0; i < kUleb128Max; i++) {
       v |= uint64_t(p[i] & 0x7f) << (7 * i);
       if (!(p[i] & 0x80)) {
@@ -62,6 +69,12 @@ struct StreamCompactor::EventFields {
       nsize = c.uleb();
     }
   }
+};
+
+struct StreamCompactor::Ahead {
+  EventFields f;
+  uint8_t header;
+  size_t len;
 };
 
 uint64_t StreamCompactor::Site::hash() const {
@@ -145,11 +158,16 @@ void StreamCompactor::emit_stats(const uint8_t *counters, size_t count, size_t l
   stats_written_ = true;
 }
 
+StreamCompactor::Site StreamCompactor::site_key(uint8_t head, const GuestLoc &loc, uint64_t host,
+                                                uint64_t guest, uint64_t size, uint8_t type) {
+  return Site{{uint64_t(head) | uint64_t(type) << 8 | (loc.line | loc.traceno) << 16, loc.addr,
+               host, guest, size},
+              0};
+}
+
 uint64_t StreamCompactor::site_of(uint8_t head, const GuestLoc &loc, uint64_t host,
                                   uint64_t guest, uint64_t size, uint8_t type) {
-  Site probe{{uint64_t(head) | uint64_t(type) << 8 | (loc.line | loc.traceno) << 16, loc.addr,
-              host, guest, size},
-             0};
+  Site probe = site_key(head, loc, host, guest, size, type);
   // Runs of one site are common (a loop allocating): the last one first.
   if (last_site_.id && last_site_.same(probe)) return last_site_.id;
   if (const Site *known = sites_.find(probe)) {
@@ -242,17 +260,26 @@ void StreamCompactor::take_event(uint8_t header, const EventFields &f, uint8_t t
   emit(plain, plain_len);
 }
 
+size_t StreamCompactor::read_ahead(const uint8_t *p, size_t len, Ahead *a) {
+  if (len < kMaxEventBytes + 7 || (p[0] & (kMemprofEpilogue | kExtFlag)) ||
+      (p[0] & kAeventMask) == kAeventSymtab)
+    return 0;
+  WholeCursor c{p + 1};
+  a->header = p[0];
+  a->f = EventFields{};
+  a->f.read(c, p[0]);
+  // The blocks' slots, both whatever the event (GCC 12 drops a prefetch
+  // that is all a branch does; an absent address's is one line, soon
+  // cached), and the site's: a program with many sites misses there too.
+  const EventFields &f = a->f;
+  blocks_.prefetch(Block{f.oaddr, 0});
+  blocks_.prefetch(Block{f.naddr, 0});
+  sites_.prefetch(site_key(p[0] & (kAsourceMask | kMemprofStacks), f.loc, f.host, f.guest,
+                           p[0] & kAeventAlloc ? f.nsize : 0, 0));
+  return size_t(c.p - p);
+}
+
 long StreamCompactor::take(const uint8_t *p, size_t len) {
-  // XXX: nearly every record is an allocation event, here whole (its
-  // longest form fits): read straight, no bound checked at every byte.
-  if (len >= kMaxEventBytes && !(p[0] & (kMemprofEpilogue | kExtFlag)) &&
-      (p[0] & kAeventMask) != kAeventSymtab) {
-    WholeCursor c{p + 1};
-    EventFields f;
-    f.read(c, p[0]);
-    take_event(p[0], f, 0, p, size_t(c.p - p));
-    return long(c.p - p);
-  }
   ExtentCursor c(p, p + len);
   uint8_t header = c.u8();
   if (!c.ok()) return 0;
@@ -311,6 +338,9 @@ long StreamCompactor::put(const uint8_t *data, size_t len, Sink sink, void *ctx)
     pass(data, len);
     return err_;
   }
+  Ahead ahead[kAhead];
+  size_t first = 0, queued = 0;  // ahead[first], the next queued - 1: the events next in data
+  const uint8_t *scout = data;   // where the events read ahead end
   while (len > 0 && err_ == 0 && armed_ && !broken_) {
     if (skip_left_) {
       const size_t n = len < skip_left_ ? len : size_t(skip_left_);
@@ -331,6 +361,23 @@ long StreamCompactor::put(const uint8_t *data, size_t len, Sink sink, void *ctx)
       } else {
         broken_ = true;
       }
+      continue;
+    }
+    // XXX: the address map is larger than the caches and events come in
+    // no order it knows: the plain events ahead (up to kAhead of them, whole
+    // in these bytes) are read now and their blocks' slots asked for, so
+    // that each is in cache by its turn.
+    if (queued == 0) scout = data;
+    for (; queued < kAhead; queued++) {
+      Ahead &a = ahead[(first + queued) % kAhead];
+      if (!(a.len = read_ahead(scout, size_t(data + len - scout), &a))) break;
+      scout += a.len;
+    }
+    if (queued > 0) {
+      const Ahead &a = ahead[first];
+      first = (first + 1) % kAhead, queued--;
+      take_event(a.header, a.f, 0, data, a.len);
+      data += a.len, len -= a.len;
       continue;
     }
     const long r = take(data, len);

@@ -80,6 +80,13 @@ class StreamCompactor {
   static constexpr unsigned kNumberBits = 40;
   struct EventFields;
 
+  // A plain event read ahead of its turn (put()).
+  static constexpr size_t kAhead = 16;
+  struct Ahead;
+  // Reads the plain event at the start of [p, p + len), when it is whole
+  // there with room to read it straight, and prefetches its blocks' and its
+  // site's slots: its length, or 0 (anything else, which take() handles).
+  size_t read_ahead(const uint8_t *p, size_t len, Ahead *a);
   // Handles the record at the start of [p, p + len): how many bytes it
   // took, 0 when it needs more, or -1 when the bytes are no record.
   long take(const uint8_t *p, size_t len);
@@ -88,6 +95,9 @@ class StreamCompactor {
   // when it stays an event with addresses.
   void take_event(uint8_t header, const EventFields &f, uint8_t type, const uint8_t *plain,
                   size_t plain_len);
+  // The key of the site of this location, stacks, size and type.
+  static Site site_key(uint8_t head, const GuestLoc &loc, uint64_t host, uint64_t guest,
+                       uint64_t size, uint8_t type);
   // The id of the site of this location, stacks, size and type (its record
   // written first if new); 0 when the table is full.
   uint64_t site_of(uint8_t head, const GuestLoc &loc, uint64_t host, uint64_t guest, uint64_t size,

@@ -10,13 +10,16 @@ namespace prof {
 
 bool StreamCompressor::init() {
   if (cctx_) return true;
-  const size_t ctx_size = ZSTD_estimateCStreamSize(kLevel);
+  ZSTD_compressionParameters params = ZSTD_getCParams(kLevel, 0, 0);
+  params.minMatch = kMinMatch;
+  const size_t ctx_size = ZSTD_estimateCStreamSize_usingCParams(params);
   const size_t out_size = ZSTD_CStreamOutSize();
   void *mem = mmap(nullptr, ctx_size + out_size, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (mem == MAP_FAILED) return false;
   ZSTD_CCtx *cctx = ZSTD_initStaticCCtx(mem, ctx_size);
-  if (!cctx || ZSTD_isError(ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, kLevel))) {
+  if (!cctx || ZSTD_isError(ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, kLevel)) ||
+      ZSTD_isError(ZSTD_CCtx_setParameter(cctx, ZSTD_c_minMatch, kMinMatch))) {
     munmap(mem, ctx_size + out_size);
     return false;
   }
