@@ -64,7 +64,7 @@ class ByteReader {
   }
   void skip_u8() { pos_++; }
   // XXX: the common case (a whole value buffered, a minimal encoding of at
-  // most 9 bytes) decodes inline; everything else, errors included, takes
+  // most 8 bytes) decodes inline; everything else, errors included, takes
   // the full path. Readers spend most of their time here.
   uint64_t uleb() {
     // Most values: one byte, then two (site ids, small steps).
@@ -74,14 +74,11 @@ class ByteReader {
       pos_ += 2;
       return v;
     }
-    if (end_ - pos_ >= kUleb128Max) {
-      const uint8_t *p = buf_ + pos_;
-      uint64_t v = 0;
-      for (size_t i = 0; i < kUleb128Max - 1; i++) {
-        v |= uint64_t(p[i] & 0x7f) << (7 * i);
-        if (p[i] & 0x80) continue;
-        if (i > 0 && p[i] == 0) break;  // over-long: the full path reports it
-        pos_ += i + 1;
+    if (end_ - pos_ >= 8) {
+      uint64_t v;
+      const size_t n = decode_uleb128_word(buf_ + pos_, &v);
+      if (n > 1 && buf_[pos_ + n - 1] != 0) {  // (over-long: the full path reports it)
+        pos_ += n;
         return v;
       }
     }

@@ -2,7 +2,6 @@
 
 #include <string>
 
-
 namespace prof {
 
 void CompactEvents::add_site(const ext::Site &s, ByteReader &in, uint64_t at) {
