@@ -83,9 +83,23 @@ class SpanWriter {
   size_t size() const { return static_cast<size_t>(pos_ - begin_); }
   const uint8_t *data() const { return begin_; }
 
- private:
+ protected:
   uint8_t *begin_;
   uint8_t *pos_;
+};
+
+// A SpanWriter whose array has kSlack bytes of room past the largest record
+// encoded into it, so that each ULEB128 is one 8-byte store
+// (encode_uleb128_word): the agent's encoding of every event.
+class SlackSpanWriter : public SpanWriter {
+ public:
+  static constexpr size_t kSlack = 7;
+  using SpanWriter::SpanWriter;
+  void put_uleb(uint64_t v) { pos_ += encode_uleb128_word(v, pos_); }
+  void put_string(const char *s, size_t len) {
+    put_uleb(len);
+    put_bytes(s, len);
+  }
 };
 
 // An Out for the encoders that only counts: the size a record will take.

@@ -16,7 +16,8 @@
 # binary-trees with its adapter, memory and CPU (bench_luajit). Then the
 # start of the agent: a shell loop of 1,000 short processes (/bin/true)
 # bare, under libprof.so and under heaptrack, and the start cost per
-# process; `bash scripts/bench.sh starts` runs only that.
+# process; `bash scripts/bench.sh starts` runs only that (other sections
+# are named the same way: see the end of this script).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
@@ -235,28 +236,39 @@ bench_starts() {
   done
 }
 
-if [ "${1:-}" = starts ]; then
-  bench_starts 1000
-  exit 0
-fi
-if [ "${1:-}" != cpu ]; then
-  bench "lua5.4 binary-trees 15" lua5.4 scripts/bench/binarytrees.lua 15
-  bench_lua_adapter 15
-  bench "2-thread C++ malloc/free/realloc churn" "$build/churn"
-  bench_starts 1000
-fi
-for backend in perf timer; do
-  bench_cpu "lua5.4 binary-trees 15" $backend "$(command -v lua5.4)" scripts/bench/binarytrees.lua 15
+# Sections, named on the command line, all but luajit's and the floor's
+# own by default: memory (binary-trees and the churn), lua (the Lua
+# adapter), starts, cpu (the samplers, then luajit and floor too), luajit,
+# floor (the kernel's), pictures.
+sections=("$@")
+[ ${#sections[@]} -gt 0 ] || sections=(memory lua starts cpu pictures)
+for section in "${sections[@]}"; do
+  case $section in
+    memory|lua|starts|cpu|luajit|floor|pictures) ;;
+    *) echo "bench.sh: no section '$section' (memory lua starts cpu luajit floor pictures)" >&2; exit 2 ;;
+  esac
 done
-bench_luajit
+wants() { [[ " ${sections[*]} " == *" $1 "* ]] || { [[ $1 = luajit || $1 = floor ]] && [[ " ${sections[*]} " == *" cpu "* ]]; }; }
+if wants memory; then bench "lua5.4 binary-trees 15" lua5.4 scripts/bench/binarytrees.lua 15; fi
+if wants lua; then bench_lua_adapter 15; fi
+if wants memory; then bench "2-thread C++ malloc/free/realloc churn" "$build/churn"; fi
+if wants starts; then bench_starts 1000; fi
+if wants cpu; then
+  for backend in perf timer; do
+    bench_cpu "lua5.4 binary-trees 15" $backend "$(command -v lua5.4)" scripts/bench/binarytrees.lua 15
+  done
+fi
+if wants luajit; then bench_luajit; fi
 # What the kernel alone charges for 1 kHz of timer interrupts and signals.
-gcc -O2 scripts/bench/signal_floor.c -o "$build/signal_floor"
-printf 'The kernel floor of 1 kHz per-thread sampling, no profiler (scripts/bench/signal_floor.c):\n  '
-"$build/signal_floor" 5
+if wants floor; then
+  gcc -O2 scripts/bench/signal_floor.c -o "$build/signal_floor"
+  printf 'The kernel floor of 1 kHz per-thread sampling, no profiler (scripts/bench/signal_floor.c):\n  '
+  "$build/signal_floor" 5
+fi
 
 # Pictures: a flame graph SVG and the HTML report of 100,000 distinct stacks
 # in headless Chromium, best of 3 loads (goal: the load event under 1 s).
-if [ "${1:-}" != cpu ]; then
+if wants pictures; then
   cmake --build "$build" --target export_tests >/dev/null
   "$build/test/export_tests" "flamegraph and html:*" 2>&1 | grep '^flamegraph of'
 fi

@@ -6,7 +6,6 @@
 ** when the agent is not loaded, so declare what you call weak and test it:
 **
 **   #pragma weak prof_register_guest
-#pragma weak prof_register_guest_recall
 **   if (prof_register_guest) prof_register_guest(my_backtracer, my_ctx);
 **
 ** (PROF_WEAK_API, defined before including this header, does that for you.)

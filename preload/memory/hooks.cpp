@@ -19,6 +19,7 @@
 
 #include "agent.h"
 #include "memory/alloc_sampling.h"
+#include "memory/block_size.h"
 #include "memory/heap_total.h"
 #include "memory/recorder.h"
 #include "thread_state.h"
@@ -40,8 +41,8 @@ struct RealFunctions {
 #undef REAL_FUNCTION
 };
 RealFunctions real;
-// Not hooked: the heap count's measure of a block (memory/heap_total.h).
-decltype(&::malloc_usable_size) real_usable_size;
+// The heap count's measure of a block (memory/heap_total.h).
+BlockSize block_size;
 std::atomic<int> g_resolved{0};  // 0 not yet, 1 resolving, 2 done
 
 // Serves allocations made while dlsym resolves the real allocator.
@@ -102,10 +103,10 @@ inline ReallocSampled realloc_sampled(const void *old, size_t size) {
 // while the agent is armed: recorded, sampled out or paused alike.
 inline bool counting() { return !t_state.guard && g_agent.on.load(std::memory_order_relaxed); }
 inline void count_alloc(const void *p) {
-  if (p && counting()) count_heap(int64_t(real_usable_size(const_cast<void *>(p))));
+  if (p && counting()) count_heap(int64_t(block_size(p)));
 }
 inline void count_free(void *p) {
-  if (counting()) count_heap(-int64_t(real_usable_size(p)));
+  if (counting()) count_heap(-int64_t(block_size(p)));
 }
 
 // The calls recorded after the fact (calloc, memalign, ...) decide in one go.
@@ -122,10 +123,11 @@ void prof::resolve_real_functions() {
 #define RESOLVE(name) real.name = reinterpret_cast<decltype(real.name)>(dlsym(RTLD_NEXT, #name));
   HOOKED_FUNCTIONS(RESOLVE)
 #undef RESOLVE
-  real_usable_size =
-      reinterpret_cast<decltype(real_usable_size)>(dlsym(RTLD_NEXT, "malloc_usable_size"));
-  // XXX: an allocator without it leaves the heap uncounted (records of 0).
-  if (!real_usable_size) real_usable_size = [](void *) noexcept -> size_t { return 0; };
+  // XXX: an allocator without malloc_usable_size leaves the heap uncounted
+  // (records of 0).
+  block_size.choose(RealAllocator{
+      real.malloc, real.calloc, real.memalign, real.free,
+      reinterpret_cast<size_t (*)(void *)>(dlsym(RTLD_NEXT, "malloc_usable_size"))});
   g_resolved.store(2, std::memory_order_release);
 }
 
@@ -257,10 +259,10 @@ __attribute__((noinline)) void *realloc_block(void *old, size_t size) {
   if (!ready()) return arena_alloc(size);
   if (__builtin_expect(t_state.guard, 0)) return realloc_in_agent(old, size);
   if (!counting()) return realloc_decided(old, size);
-  const int64_t before = int64_t(real_usable_size(old));
+  const int64_t before = int64_t(block_size(old));
   void *p = realloc_decided(old, size);
   if (p)
-    count_heap(int64_t(real_usable_size(p)) - before);
+    count_heap(int64_t(block_size(p)) - before);
   else if (size == 0)  // glibc freed it (else a failed realloc left it be)
     count_heap(-before);
   return p;

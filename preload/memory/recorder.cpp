@@ -69,7 +69,8 @@ Where capture(const CallSite &at, ThreadScratch *s) {
   return w;
 }
 
-static_assert(ext::ObjectType::kMaxBytes + kMaxEventBytes <= EventRing::kMaxInPlace,
+static_assert(ext::ObjectType::kMaxBytes + kMaxEventBytes + SlackSpanWriter::kSlack <=
+                  EventRing::kMaxInPlace,
               "events are encoded in place");
 
 // An event, after the object type the guest's allocator wrapper set for it
@@ -99,9 +100,11 @@ void emit(uint8_t aevent, const Where &w, bool stacks, const void *oaddr, const 
                       uint64_t(oaddr), osize, uint64_t(naddr), nsize};
   };
   const uint8_t object_type = aevent == kAeventFree ? 0 : t_state.object_type;
-  // The solo producer encodes at the head at once.
-  if (!g_agent.ring.append_solo(ext::ObjectType::kMaxBytes + kMaxEventBytes, [&](uint8_t *dst) {
-        SpanWriter out(dst);
+  // The solo producer encodes at the head at once, with room to spare
+  // for one-store ULEB128s.
+  constexpr size_t kMaxBytes = ext::ObjectType::kMaxBytes + kMaxEventBytes;
+  if (!g_agent.ring.append_solo(kMaxBytes + SlackSpanWriter::kSlack, [&](uint8_t *dst) {
+        SlackSpanWriter out(dst);
         put_typed_event(out, event(), object_type);
         return out.size();
       }))
