@@ -233,14 +233,6 @@ static uint64_t c_function(const L54CallInfo *ci, const L54StackValue *stack,
   return cl->tt == L54_VCCL ? (uint64_t)(uintptr_t)cl->f : 0;
 }
 
-/* What names ci's frame in a trail entry (given its callstatus): a Lua
-** frame's saved pc, a C frame's function; NULL if unreadable. */
-static inline const void *frame_key(const L54CallInfo *ci, unsigned short status,
-                                    const L54StackValue *stack, const L54StackValue *stack_end) {
-  return status & L54_CIST_C ? (const void *)(uintptr_t)c_function(ci, stack, stack_end)
-                             : (const void *)ci->u.l.savedpc;
-}
-
 /* One state's part of a remembered walk: its remembered segment's entries
 ** [eb, reuse_e) and frames [fb, reuse_f) are kept in place, then come the
 ** CallInfos walked now, tmp[0..ne) with their frames w->frames[0..nf)
@@ -280,7 +272,8 @@ static bool walk_changed(struct CallWalk *w, const L54State *L, const struct Wal
       return false;
     const unsigned short status = ci->callstatus & (unsigned short)~L54_CIST_WALKED;
     const bool lua = !(status & L54_CIST_C);
-    const void *key = frame_key(ci, status, stack, stack_end);
+    const void *key = lua ? (const void *)ci->u.l.savedpc
+                          : (const void *)(uintptr_t)c_function(ci, stack, stack_end);
     if (fresh_above && lua && w->reentry) {
       w->frames[w->n++] = (struct prof_guest_frame){PROF_FRAME_CFUNC, w->reentry, 0};
       if (w->n == w->max) return false;
@@ -332,40 +325,12 @@ static int place_walked(struct WalkTrail *t, const struct CallWalk *w,
   return end;
 }
 
-/* Whether a walk would keep the whole walk t remembered (t usable): its
-** first step in each state, the innermost CallInfo still marked, on top of
-** its segment with the same status and key, keeps all of the state. A
-** third of the allocations (a table's parts after its header) take no
-** more than this. */
-static bool trail_repeats(const struct WalkTrail *t, const L54State *const *states, int nstates) {
-  if (t->nstates != nstates) return false;
-  for (int j = 0; j < nstates; j++) {
-    const L54State *L = states[nstates - 1 - j];
-    const int top = segment_end(t, j) - 1;
-    if (t->state[j].L != L || top < t->state[j].entry_begin) return false;
-    const L54CallInfo *ci = L->ci;
-    const struct TrailEntry *e = &t->e[top];
-    const unsigned short status = ci->callstatus & (unsigned short)~L54_CIST_WALKED;
-    const L54StackValue *stack = L->stack;
-    const L54StackValue *stack_end = L->stack_last + L54_EXTRA_STACK;
-    /* XXX: as walk_changed, never keep frames while the stack is moved. */
-    if (e->ci != ci || !(ci->callstatus & L54_CIST_WALKED) || e->status != status || !e->key ||
-        ci->func < stack || ci->func >= stack_end || frame_key(ci, status, stack, stack_end) != e->key)
-      return false;
-  }
-  return true;
-}
-
 const struct prof_guest_frame *call_walk_remembered(struct CallWalk *w,
                                                     const L54State *const *states, int nstates,
                                                     struct WalkTrail *t, const void *main,
                                                     int *unchanged) {
   const bool usable = t->entries > 0 && t->epoch == w->epoch && t->reentry == w->reentry &&
                       t->main == main;
-  if (usable && t->nframes <= w->max && trail_repeats(t, states, nstates)) {
-    w->n = *unchanged = t->nframes;
-    return t->frames + TRAIL_FRAMES - t->nframes;
-  }
   const int old_states = usable ? t->nstates : 0;
   struct TrailEntry *const tmp = t->walked;
   int same = 0; /* frames shared with the remembered walk from the bottom */
