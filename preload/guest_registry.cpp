@@ -16,6 +16,7 @@ struct Registration {
   prof_guest_backtracer fn;
   void *ctx;
   prof_guest_recaller recall;  // nullptr: the backtracer alone
+  prof_guest_stack_recaller stack_recall;  // preferred to recall
   void *recall_ctx;
 };
 
@@ -108,15 +109,19 @@ int guest_backtrace_interrupted(prof_guest_frame *frames, int max, int *vmstate,
   return n;
 }
 
-int guest_recall_backtrace(prof_guest_frame *frames, int max, int *vmstate, int *unchanged) {
+const prof_guest_frame *guest_recall_backtrace(prof_guest_frame *room, int max, int *n,
+                                               int *vmstate, int *unchanged) {
   const Registration *r = g_current.load(std::memory_order_acquire);
   *unchanged = 0;
   if (!r) {
     *vmstate = -1;
-    return 0;
+    *n = 0;
+    return room;
   }
-  if (r->recall) return r->recall(r->recall_ctx, frames, max, vmstate, unchanged);
-  return r->fn(r->ctx, frames, max, vmstate);
+  if (r->stack_recall) return r->stack_recall(r->recall_ctx, room, max, n, vmstate, unchanged);
+  *n = r->recall ? r->recall(r->recall_ctx, room, max, vmstate, unchanged)
+                 : r->fn(r->ctx, room, max, vmstate);
+  return room;
 }
 
 bool guest_registered() { return g_current.load(std::memory_order_acquire) != nullptr; }
@@ -127,6 +132,21 @@ const GuestSymbol &guest_symbol(uint64_t index) {
   return g_blocks[index / kBlockEntries][index % kBlockEntries];
 }
 
+namespace {
+// A new registration of the current backtracer with the recaller given: the
+// one a walk may be reading stays as it is.
+void register_recall(prof_guest_recaller recall, prof_guest_stack_recaller stack_recall,
+                     void *ctx) {
+  PublishLock lock;
+  const Registration *now = g_current.load(std::memory_order_acquire);
+  if (!now) return;
+  const int slot = g_registration_count < kMaxRegistrations ? g_registration_count++
+                                                            : kMaxRegistrations - 1;
+  if (&g_registrations[slot] == now) return;
+  g_registrations[slot] = Registration{now->fn, now->ctx, recall, stack_recall, ctx};
+  g_current.store(&g_registrations[slot], std::memory_order_release);
+}
+}  // namespace
 }  // namespace prof
 
 extern "C" {
@@ -141,22 +161,18 @@ __attribute__((visibility("default"))) void prof_register_guest(prof_guest_backt
   PublishLock lock;
   const int slot = g_registration_count < kMaxRegistrations ? g_registration_count++
                                                             : kMaxRegistrations - 1;
-  g_registrations[slot] = Registration{fn, ctx, nullptr, nullptr};
+  g_registrations[slot] = Registration{fn, ctx, nullptr, nullptr, nullptr};
   g_current.store(&g_registrations[slot], std::memory_order_release);
 }
 
 __attribute__((visibility("default"))) void prof_register_guest_recall(prof_guest_recaller fn,
                                                                         void *ctx) {
-  using namespace prof;
-  PublishLock lock;
-  const Registration *now = g_current.load(std::memory_order_acquire);
-  if (!now) return;
-  // A new registration: the one a walk may be reading stays as it is.
-  const int slot = g_registration_count < kMaxRegistrations ? g_registration_count++
-                                                            : kMaxRegistrations - 1;
-  if (&g_registrations[slot] == now) return;
-  g_registrations[slot] = Registration{now->fn, now->ctx, fn, ctx};
-  g_current.store(&g_registrations[slot], std::memory_order_release);
+  prof::register_recall(fn, nullptr, ctx);
+}
+
+__attribute__((visibility("default"))) void prof_register_guest_stack_recall(
+    prof_guest_stack_recaller fn, void *ctx) {
+  prof::register_recall(nullptr, fn, ctx);
 }
 
 __attribute__((visibility("default"))) const void *prof_guest_signal_context(void) {

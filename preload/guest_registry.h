@@ -28,7 +28,10 @@ int guest_backtrace_interrupted(prof_guest_frame *frames, int max, int *vmstate,
                                 const void *ucontext);
 // The same for allocation hooks: through the guest's recaller when it has
 // one, which sets *unchanged (libprof.h); else the backtracer, *unchanged 0.
-int guest_recall_backtrace(prof_guest_frame *frames, int max, int *vmstate, int *unchanged);
+// Returns where the *n frames lie: in room, or in the recaller's memory
+// (prof_guest_stack_recaller), unchanged until the thread's next call.
+const prof_guest_frame *guest_recall_backtrace(prof_guest_frame *room, int max, int *n,
+                                               int *vmstate, int *unchanged);
 bool guest_registered();
 // Whether a guest walk of n frames stopped at its limit (PROF_GUEST_CUT_ADDR).
 inline bool guest_stack_cut(const prof_guest_frame *frames, int n) {

@@ -16,7 +16,7 @@ std::mutex g_mutex;
 std::map<uint64_t, Lfunc> g_lfuncs;
 std::map<uint64_t, std::string> g_cfuncs;
 prof_guest_backtracer g_backtracer = nullptr;
-prof_guest_recaller g_recaller = nullptr;
+prof_guest_stack_recaller g_recaller = nullptr;
 
 std::string bare_chunk(const std::string &chunk) {
   return !chunk.empty() && (chunk[0] == '@' || chunk[0] == '=') ? chunk.substr(1) : chunk;
@@ -38,7 +38,7 @@ void prof_register_guest(prof_guest_backtracer fn, void *) {
   g_backtracer = fn;
   g_recaller = nullptr;
 }
-void prof_register_guest_recall(prof_guest_recaller fn, void *) { g_recaller = fn; }
+void prof_register_guest_stack_recall(prof_guest_stack_recaller fn, void *) { g_recaller = fn; }
 void prof_guest_symbol(uint64_t addr, const char *chunk, uint64_t line) {
   std::lock_guard<std::mutex> lock(g_mutex);
   g_lfuncs[addr] = Lfunc{chunk, line};
@@ -50,7 +50,7 @@ void prof_guest_cfunc_symbol(uint64_t addr, const char *name) {
 }
 
 prof_guest_backtracer registered_backtracer() { return g_backtracer; }
-prof_guest_recaller registered_recaller() { return g_recaller; }
+prof_guest_stack_recaller registered_recaller() { return g_recaller; }
 
 std::string frame_name(const prof_guest_frame &f) {
   std::lock_guard<std::mutex> lock(g_mutex);

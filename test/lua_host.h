@@ -19,8 +19,8 @@
 
 // The backtracer the module registered (nullptr before any registration).
 prof_guest_backtracer registered_backtracer();
-// The recaller it registered beside it (nullptr: none).
-prof_guest_recaller registered_recaller();
+// The stack recaller it registered beside it (nullptr: none).
+prof_guest_stack_recaller registered_recaller();
 
 std::string frame_name(const prof_guest_frame &f);
 std::vector<std::string> frame_names(const prof_guest_frame *frames, int n);

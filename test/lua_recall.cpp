@@ -43,12 +43,13 @@ int common_outer(const std::vector<prof_guest_frame> &a, const prof_guest_frame 
 }
 
 void *checking_alloc(void *, void *ptr, size_t, size_t nsize) {
-  prof_guest_recaller recall = registered_recaller();
+  prof_guest_stack_recaller recall = registered_recaller();
   prof_guest_backtracer fresh = registered_backtracer();
   if (recall && fresh) {
-    prof_guest_frame remembered[kMax], walked[kMax];
-    int vm_remembered, vm_walked, unchanged = -1;
-    const int n = recall(nullptr, remembered, kMax, &vm_remembered, &unchanged);
+    prof_guest_frame room[kMax], walked[kMax];
+    int vm_remembered, vm_walked, n = -1, unchanged = -1;
+    // Read after the fresh walk: that one must leave them as they are.
+    const prof_guest_frame *remembered = recall(nullptr, room, kMax, &n, &vm_remembered, &unchanged);
     const int m = fresh(nullptr, walked, kMax, &vm_walked);
     Tally &t = g_tally;
     t.walks++;

@@ -90,6 +90,16 @@ typedef int (*prof_guest_recaller)(void *ctx, struct prof_guest_frame *frames, i
 void prof_register_guest_recall(prof_guest_recaller recaller, void *ctx);
 
 /*
+** Optional, the same as a recaller without copying frames it keeps
+** (registered the same way; the agent prefers it to a recaller): it
+** returns where its *n frames lie, innermost first: in room[0..max), or in
+** memory of its own, left as it is until its next call on this thread.
+*/
+typedef const struct prof_guest_frame *(*prof_guest_stack_recaller)(
+    void *ctx, struct prof_guest_frame *room, int max, int *n, int *vmstate, int *unchanged);
+void prof_register_guest_stack_recall(prof_guest_stack_recaller recaller, void *ctx);
+
+/*
 ** Publishes guest symbols (not from signal context): a function prototype at
 ** addr defined in chunk at line, or a native function's name. They reach
 ** both streams as in-stream symtab records, once per address.
@@ -166,6 +176,7 @@ void prof_marker(const char *label);
 #ifdef PROF_WEAK_API
 #pragma weak prof_register_guest
 #pragma weak prof_register_guest_recall
+#pragma weak prof_register_guest_stack_recall
 #pragma weak prof_guest_symbol
 #pragma weak prof_guest_cfunc_symbol
 #pragma weak prof_guest_alloc

@@ -132,22 +132,25 @@ static bool result_half_copied(const struct CallWalk *w, const L54TValue *fn,
   return false;
 }
 
+/* Appends a Lua frame named by the line cache from its saved pc alone, or
+** returns false. Only where no frame is half-written: there a frame's saved
+** pc lies in the code of the prototype it runs, so a cached pc names both
+** without reading the closure (prototypes freed since bump the epoch). */
+static inline bool emit_cached(struct CallWalk *w, const L54CallInfo *ci) {
+  const struct LineCacheEntry *e = cache_entry(w, ci->u.l.savedpc);
+  if (!e || e->savedpc != ci->u.l.savedpc || e->epoch != w->epoch) return false;
+  emit(w, PROF_FRAME_LFUNC, (uint64_t)(uintptr_t)e->proto, e->line, NULL,
+       (ci->callstatus & L54_CIST_TAIL) != 0);
+  return true;
+}
+
 /* Appends one frame (false: the frame is unreadable or in flux, skip it).
 ** in_flux_top: the state's top if this frame may be half-written, else NULL. */
 static bool walk_frame(struct CallWalk *w, const L54CallInfo *ci, const L54StackValue *stack,
                        const L54StackValue *stack_end, const L54StackValue *in_flux_top,
                        bool safe) {
   const bool tail = (ci->callstatus & L54_CIST_TAIL) != 0;
-  if (!safe && !(ci->callstatus & L54_CIST_C)) {
-    /* XXX: where no frame is half-written, a frame's saved pc lies in the
-    ** code of the prototype it runs, so a cached pc names both without
-    ** reading the closure (prototypes freed since bump the epoch). */
-    const struct LineCacheEntry *e = cache_entry(w, ci->u.l.savedpc);
-    if (e && e->savedpc == ci->u.l.savedpc && e->epoch == w->epoch) {
-      emit(w, PROF_FRAME_LFUNC, (uint64_t)(uintptr_t)e->proto, e->line, NULL, tail);
-      return true;
-    }
-  }
+  if (!safe && !(ci->callstatus & L54_CIST_C) && emit_cached(w, ci)) return true;
   /* XXX: a slot outside the current stack means the stack is being moved
   ** (luaD_reallocstack): skip the frame, never read the old block. */
   if (ci->func < stack || ci->func >= stack_end) return false;
@@ -232,11 +235,11 @@ static uint64_t c_function(const L54CallInfo *ci, const L54StackValue *stack,
 
 /* One state's part of a remembered walk: its remembered segment's entries
 ** [eb, reuse_e) and frames [fb, reuse_f) are kept in place, then come the
-** CallInfos walked now, tmp[0..ne) with their frames w->frames[f0..f0 + nf)
+** CallInfos walked now, tmp[0..ne) with their frames w->frames[0..nf)
 ** (innermost first). */
 struct StatePlan {
   int eb, fb, reuse_e, reuse_f; /* reuse_e == eb: nothing kept */
-  int ne, f0, nf;
+  int ne, nf;
 };
 
 /* The entry of ci in the old segment [eb, ee), searched from its top (the
@@ -249,12 +252,11 @@ static int trail_find(const struct TrailEntry *e, int eb, int ee, const L54CallI
 
 /* Walks L from its innermost frame down to the first CallInfo whose
 ** remembered frames can be kept (plan->reuse_*), the new ones into tmp and
-** w->frames from w->n. old: the remembered walk, whose entries [plan->eb,
-** ee) are L's and in place, or NULL. False when the walk outgrows the trail
-** or w, or L's stack is being moved. */
+** w->frames. old: the remembered walk, whose entries [plan->eb, ee) are L's
+** and in place, or NULL. False when the walk outgrows the trail or w, or
+** L's stack is being moved. */
 static bool walk_changed(struct CallWalk *w, const L54State *L, const struct WalkTrail *old,
                          int ee, struct TrailEntry *tmp, struct StatePlan *plan) {
-  const int eb = plan->eb;
   const L54StackValue *stack = L->stack;
   const L54StackValue *stack_end = L->stack_last + L54_EXTRA_STACK;
   /* XXX: a stack being moved (luaD_reallocstack frees the old block after
@@ -262,7 +264,6 @@ static bool walk_changed(struct CallWalk *w, const L54State *L, const struct Wal
   ** then a plain walk, never frames kept from before. */
   if (L->ci != &L->base_ci && (L->ci->func < stack || L->ci->func >= stack_end)) return false;
   int ne = 0;
-  plan->f0 = w->n;
   plan->reuse_e = plan->eb;
   plan->reuse_f = plan->fb;
   bool fresh_above = false; /* the frame emitted last began a run of the VM */
@@ -273,30 +274,31 @@ static bool walk_changed(struct CallWalk *w, const L54State *L, const struct Wal
     const bool lua = !(status & L54_CIST_C);
     const void *key = lua ? (const void *)ci->u.l.savedpc
                           : (const void *)(uintptr_t)c_function(ci, stack, stack_end);
-    /* XXX: a CallInfo still marked was not pushed again since the
-    ** remembered walk read it, nor were those below it popped; with the same
-    ** saved pc it is at the same line (the running state's innermost frame
-    ** too: at an allocation its saved pc is the VM's own). */
-    const int p = old && (ci->callstatus & L54_CIST_WALKED)
-                      ? trail_find(old->e, eb, ee, ci)
-                      : -1;
     if (fresh_above && lua && w->reentry) {
       w->frames[w->n++] = (struct prof_guest_frame){PROF_FRAME_CFUNC, w->reentry, 0};
       if (w->n == w->max) return false;
     }
-    if (p >= 0 && old->e[p].status == status && old->e[p].key == key && key) {
-      plan->reuse_e = p + 1;
-      plan->reuse_f = old->e[p].frame_end;
-      break;
+    /* XXX: a CallInfo still marked was not pushed again since the
+    ** remembered walk read it, nor were those below it popped; with the same
+    ** saved pc it is at the same line (the running state's innermost frame
+    ** too: at an allocation its saved pc is the VM's own). */
+    if (old && (ci->callstatus & L54_CIST_WALKED) && key) {
+      const int p = trail_find(old->e, plan->eb, ee, ci);
+      if (p >= 0 && old->e[p].status == status && old->e[p].key == key) {
+        plan->reuse_e = p + 1;
+        plan->reuse_f = old->e[p].frame_end;
+        break;
+      }
     }
     const int at = w->n;
-    const bool emitted = walk_frame(w, ci, stack, stack_end, NULL, false);
+    const bool emitted =
+        (lua && emit_cached(w, ci)) || walk_frame(w, ci, stack, stack_end, NULL, false);
     tmp[ne++] = (struct TrailEntry){ci, emitted ? key : NULL, status, at};
     ci->callstatus |= L54_CIST_WALKED;
     fresh_above = emitted && lua && (status & L54_CIST_FRESH);
   }
   plan->ne = ne;
-  plan->nf = w->n - plan->f0;
+  plan->nf = w->n;
   return true;
 }
 
@@ -305,14 +307,33 @@ static int segment_end(const struct WalkTrail *t, int j) {
   return j + 1 < t->nstates ? t->state[j + 1].entry_begin : t->entries;
 }
 
-int call_walk_remembered(struct CallWalk *w, const L54State *const *states, int nstates,
-                         struct WalkTrail *t, const void *main) {
+/* Places the part of a state walked now above what it keeps (plan): root
+** first, each entry's frame_end turned from its frame's place in w->frames
+** into the count of its frame and those below. Returns the count of frames
+** placed so far, this state's included. */
+static int place_walked(struct WalkTrail *t, const struct CallWalk *w,
+                        const struct TrailEntry *tmp, const struct StatePlan *plan) {
+  int e = plan->reuse_e;
+  const int end = plan->reuse_f + plan->nf;
+  for (int i = plan->ne - 1; i >= 0; i--) {
+    t->e[e] = tmp[i];
+    t->e[e++].frame_end = end - tmp[i].frame_end;
+  }
+  /* Innermost first: a few frames as a rule, copied without a call. */
+  struct prof_guest_frame *to = t->frames + TRAIL_FRAMES - end;
+  for (int k = 0; k < plan->nf; k++) to[k] = w->frames[k];
+  return end;
+}
+
+const struct prof_guest_frame *call_walk_remembered(struct CallWalk *w,
+                                                    const L54State *const *states, int nstates,
+                                                    struct WalkTrail *t, const void *main,
+                                                    int *unchanged) {
   const bool usable = t->entries > 0 && t->epoch == w->epoch && t->reentry == w->reentry &&
                       t->main == main;
   const int old_states = usable ? t->nstates : 0;
-  const int start = w->n;
   struct TrailEntry *const tmp = t->walked;
-  int unchanged = 0; /* frames shared with the remembered walk from the bottom */
+  int same = 0; /* frames shared with the remembered walk from the bottom */
   bool counting = usable;
   int e = 0, f = 0; /* where the state placed next begins */
   /* Root first: state j is states[nstates - 1 - j]. Its remembered segment
@@ -324,31 +345,21 @@ int call_walk_remembered(struct CallWalk *w, const L54State *const *states, int 
                           t->state[j].frame_begin == f;
     struct StatePlan plan = {.eb = e, .fb = f};
     const int old_end = in_place ? segment_end(t, j) : e;
-    w->n = start;
-    if (j == TRAIL_MAX ||
-        !walk_changed(w, L, in_place ? t : NULL, old_end, tmp, &plan) ||
+    w->n = 0;
+    if (j == TRAIL_MAX || !walk_changed(w, L, in_place ? t : NULL, old_end, tmp, &plan) ||
         plan.reuse_e + plan.ne > TRAIL_MAX || plan.reuse_f + plan.nf > TRAIL_FRAMES ||
-        start + plan.reuse_f + plan.nf > w->max) {
+        plan.reuse_f + plan.nf > w->max) {
       t->entries = 0; /* too deep to remember: a plain walk */
-      w->n = start;
+      w->n = 0;
       for (int k = 0; k < nstates; k++) call_walk_state(w, states[k], k == 0);
-      return 0;
+      *unchanged = 0;
+      return w->frames;
     }
-    if (counting) unchanged += plan.reuse_f - plan.fb;
+    if (counting) same += plan.reuse_f - plan.fb;
     counting = counting && in_place && plan.ne == 0 && plan.reuse_e == old_end;
     t->state[j] = (struct TrailState){L, e, f};
-    e = plan.reuse_e;
-    f = plan.reuse_f;
-    /* The walked part, root first: tmp's frame_end holds where the entry's
-    ** frame was in w->frames; the frames at or after it are its and outer. */
-    const int end = f + plan.f0 + plan.nf;
-    for (int i = plan.ne - 1; i >= 0; i--) {
-      t->e[e] = tmp[i];
-      t->e[e++].frame_end = end - tmp[i].frame_end;
-    }
-    memcpy(t->frames + TRAIL_FRAMES - f - plan.nf, w->frames + plan.f0,
-           sizeof t->frames[0] * (size_t)plan.nf);
-    f += plan.nf;
+    f = place_walked(t, w, tmp, &plan);
+    e = plan.reuse_e + plan.ne;
   }
   t->entries = e;
   t->nframes = f;
@@ -356,7 +367,7 @@ int call_walk_remembered(struct CallWalk *w, const L54State *const *states, int 
   t->epoch = w->epoch;
   t->reentry = w->reentry;
   t->main = main;
-  memcpy(w->frames + start, t->frames + TRAIL_FRAMES - f, sizeof t->frames[0] * (size_t)f);
-  w->n = start + f;
-  return unchanged;
+  w->n = f;
+  *unchanged = same;
+  return t->frames + TRAIL_FRAMES - f;
 }

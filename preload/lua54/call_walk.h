@@ -95,19 +95,24 @@ struct CallWalk {
 ** max are left out and set `cut`. */
 void call_walk_state(struct CallWalk *w, const L54State *L, bool running);
 
-/* Appends the frames of states[0..nstates) (innermost first, the first one
+/* The frames of states[0..nstates) (innermost first, the first one
 ** running), where no frame is half-written (an allocation call), in
 ** proportion to what changed since the walk t remembered: each CallInfo it
 ** walks gets L54_CIST_WALKED, which Lua clears when it pushes a frame
 ** (callstatus is assigned whole), so a CallInfo still marked, found in t's
 ** segment of its state, holds the frame it held then, above the same
 ** frames; with the same status and saved pc (or C function) its frame and
-** those below are t's, copied without reading them (the innermost too: at
-** an allocation its saved pc is current). Returns how many outer frames are
-** provably those of the walk t remembered (0 if t was empty or another),
-** and makes t remember this walk. */
-int call_walk_remembered(struct CallWalk *w, const L54State *const *states, int nstates,
-                         struct WalkTrail *t, const void *main);
+** those below are t's, kept without reading them (the innermost too: at
+** an allocation its saved pc is current). w holds no frames yet; w->frames
+** is scratch for the frames walked now. Returns where the w->n frames lie:
+** in t (unchanged until t's next walk), or in w->frames when the walk could
+** not be remembered (then a plain walk, which may be cut). *unchanged:
+** how many outer frames are provably those of the walk t remembered (0 if
+** t was empty or another); t then remembers this walk. */
+const struct prof_guest_frame *call_walk_remembered(struct CallWalk *w,
+                                                    const L54State *const *states, int nstates,
+                                                    struct WalkTrail *t, const void *main,
+                                                    int *unchanged);
 
 /* Copies n bytes from src, or returns false if they are not readable. */
 bool safe_read(void *dst, const void *src, size_t n);

@@ -14,10 +14,10 @@ static struct WalkTrail *g_marking;
 void lua54_backtrace_set_reentry(uint64_t pc) { __atomic_store_n(&g_reentry, pc, __ATOMIC_RELAXED); }
 
 
-static int vmstate_of(lua_State *main, const struct CallWalk *w) {
+static int vmstate_of(lua_State *main, const struct prof_guest_frame *frames, int n) {
   if (l54_collecting(l54_state(main)->l_G)) return PROF_VMST_GC;
-  if (w->n == 0) return PROF_VMST_INTERP;
-  return w->frames[0].type == PROF_FRAME_LFUNC ? PROF_VMST_LFUNC : PROF_VMST_CFUNC;
+  if (n == 0) return PROF_VMST_INTERP;
+  return frames[0].type == PROF_FRAME_LFUNC ? PROF_VMST_LFUNC : PROF_VMST_CFUNC;
 }
 
 /* The walk of every state this thread runs, innermost first, into w. */
@@ -41,7 +41,8 @@ static void mark_cut(struct CallWalk *w, int max) {
     w->frames[w->n++] = (struct prof_guest_frame){PROF_FRAME_CFUNC, PROF_GUEST_CUT_ADDR, 0};
 }
 
-int lua54_recall(void *ctx, struct prof_guest_frame *frames, int max, int *vmstate, int *unchanged) {
+const struct prof_guest_frame *lua54_recall(void *ctx, struct prof_guest_frame *room, int max,
+                                            int *n, int *vmstate, int *unchanged) {
   struct ThreadSlot *s = &lua54_slot;
   lua_State *main = s->main;
   struct WalkTrail *t = s->trail;
@@ -50,7 +51,8 @@ int lua54_recall(void *ctx, struct prof_guest_frame *frames, int max, int *vmsta
   ** other walk is under way; else a plain walk, and the trail is dropped. */
   if (!main || !t || s->in_alloc <= 0 || s->walking || max <= 0) {
     if (t) t->entries = 0;
-    return lua54_backtrace(ctx, frames, max, vmstate);
+    *n = lua54_backtrace(ctx, room, max, vmstate);
+    return room;
   }
   s->walking++;
   __atomic_signal_fence(__ATOMIC_SEQ_CST);
@@ -70,16 +72,18 @@ int lua54_recall(void *ctx, struct prof_guest_frame *frames, int max, int *vmsta
       .cache = s->cache,
       .reentry = __atomic_load_n(&g_reentry, __ATOMIC_RELAXED),
       .epoch = call_walk_epoch(),
-      .frames = frames,
+      .frames = room,
       .max = walk_room(max),
       .steps_left = max + 64,
   };
-  *unchanged = call_walk_remembered(&w, states, nstates, t, main);
-  mark_cut(&w, max);
+  const struct prof_guest_frame *frames =
+      call_walk_remembered(&w, states, nstates, t, main, unchanged);
+  mark_cut(&w, max); /* only a plain walk is cut, and it lies in room */
   __atomic_signal_fence(__ATOMIC_SEQ_CST);
   s->walking--;
-  *vmstate = vmstate_of(main, &w);
-  return w.n;
+  *n = w.n;
+  *vmstate = vmstate_of(main, frames, w.n);
+  return frames;
 }
 
 int lua54_backtrace(void *ctx, struct prof_guest_frame *frames, int max, int *vmstate) {
@@ -108,6 +112,6 @@ int lua54_backtrace(void *ctx, struct prof_guest_frame *frames, int max, int *vm
   mark_cut(&w, max);
   __atomic_signal_fence(__ATOMIC_SEQ_CST);
   s->walking--;
-  *vmstate = vmstate_of(main, &w);
+  *vmstate = vmstate_of(main, w.frames, w.n);
   return max > 0 ? w.n : 0;
 }

@@ -15,11 +15,13 @@
 
 int lua54_backtrace(void *ctx, struct prof_guest_frame *frames, int max, int *vmstate);
 
-/* The prof_guest_recaller (libprof.h): in an allocation call, a walk that
-** reads only the frames pushed or changed since this thread's previous one
-** and copies the rest (call_walk_remembered); *unchanged counts the outer
-** frames shared with the previous result. */
-int lua54_recall(void *ctx, struct prof_guest_frame *frames, int max, int *vmstate, int *unchanged);
+/* The prof_guest_stack_recaller (libprof.h): in an allocation call, a walk
+** that reads only the frames pushed or changed since this thread's previous
+** one and keeps the rest (call_walk_remembered), whose frames it returns
+** where they lie; *unchanged counts the outer frames shared with the
+** previous result. */
+const struct prof_guest_frame *lua54_recall(void *ctx, struct prof_guest_frame *room, int max,
+                                            int *n, int *vmstate, int *unchanged);
 
 /* From now on, Lua frames that began a run of the interpreter below another
 ** Lua frame are followed by a C frame at pc (call_walk.h). */

@@ -23,23 +23,6 @@ static unsigned type_of_tag(size_t tag) {
   }
 }
 
-static void *typing_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
-  struct ObjectTyper *ot = ud;
-  if (nsize == 0) return ot->orig(ot->orig_ud, ptr, osize, nsize);
-  prof_guest_object_type(ptr ? PROF_OBJECT_OTHER : type_of_tag(osize));
-  void *block = ot->orig(ot->orig_ud, ptr, osize, nsize);
-  prof_guest_object_type(PROF_OBJECT_NONE);
-  return block;
-}
-
-void object_typer_start(struct ObjectTyper *ot, lua_State *L) {
-  ot->orig = lua_getallocf(L, &ot->orig_ud);
-  lua_setallocf(L, typing_alloc, ot);
-}
-
-int object_typer_stop(struct ObjectTyper *ot, lua_State *L) {
-  void *ud = NULL;
-  if (lua_getallocf(L, &ud) != typing_alloc || ud != ot) return 0;
-  lua_setallocf(L, ot->orig, ot->orig_ud);
-  return 1;
+unsigned object_type_of(const void *ptr, size_t osize) {
+  return ptr ? PROF_OBJECT_OTHER : type_of_tag(osize);
 }

@@ -22,7 +22,6 @@
 #include "layout_check.h"
 #include "libprof.h"
 #include "lua54_backtracer.h"
-#include "object_types.h"
 #include "proto_publisher.h"
 #include "running_state.h"
 
@@ -33,16 +32,12 @@ int luaopen_prof_lua(lua_State *L);
 /* One per universe, anchored in its registry; its __gc runs at lua_close. */
 struct Universe {
   struct ProtoPublisher *publisher;
-  struct ObjectTyper *typer; /* above the publisher's wrapper */
   lua_State *main;
 };
 
 static int universe_gc(lua_State *L) {
   struct Universe *u = lua_touserdata(L, 1);
   running_state_unbind(u->main);
-  /* XXX: as the publisher below, leaked when another wrapper sits on top. */
-  if (u->typer && object_typer_stop(u->typer, L)) free(u->typer);
-  u->typer = NULL;
   /* XXX: if another allocator wrapper now sits on top of ours, the
   ** publisher must outlive the state: it is leaked, never freed under it. */
   if (u->publisher && proto_publisher_stop(u->publisher, L)) free(u->publisher);
@@ -79,9 +74,8 @@ static void start(lua_State *L, size_t proto_size) {
   lua_setfield(L, -2, "__gc");
   lua_setmetatable(L, -2);
   lua_setfield(L, LUA_REGISTRYINDEX, UNIVERSE_KEY);
-  if (u->publisher) proto_publisher_start(u->publisher, L, proto_size);
-  u->typer = prof_guest_object_type ? calloc(1, sizeof *u->typer) : NULL;
-  if (u->typer) object_typer_start(u->typer, L);
+  if (u->publisher)
+    proto_publisher_start(u->publisher, L, proto_size, prof_guest_object_type != NULL);
 
   luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
   if (lua_getfield(L, -1, "coroutine") == LUA_TTABLE) running_state_wrap_coroutines(L, -1);
@@ -101,7 +95,7 @@ static void start(lua_State *L, size_t proto_size) {
   if (!registered) {
     registered = 1;
     prof_register_guest(lua54_backtrace, NULL);
-    if (prof_register_guest_recall) prof_register_guest_recall(lua54_recall, NULL);
+    if (prof_register_guest_stack_recall) prof_register_guest_stack_recall(lua54_recall, NULL);
   }
 }
 

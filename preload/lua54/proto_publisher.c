@@ -3,6 +3,7 @@
 #include "call_walk.h"
 #include "libprof.h"
 #include "lua54_layout.h"
+#include "object_types.h"
 #include "running_state.h"
 
 static void publish_proto(const L54Proto *p) {
@@ -45,17 +46,22 @@ static void *publishing_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
     forget_pending(pp, ptr);
     call_walk_protos_freed();
   }
+  const int typed = pp->typing && nsize != 0;
+  if (typed) prof_guest_object_type(object_type_of(ptr, osize));
   struct ThreadSlot *s = &lua54_slot;
   s->in_alloc++;
   void *block = pp->orig(pp->orig_ud, ptr, osize, nsize);
   s->in_alloc--;
+  if (typed) prof_guest_object_type(PROF_OBJECT_NONE);
   /* XXX: a new block's osize is the object's type tag (lua_Alloc's contract). */
   if (!ptr && osize == L54_TPROTO && block) add_pending(pp, block);
   return block;
 }
 
-void proto_publisher_start(struct ProtoPublisher *pp, lua_State *L, size_t proto_size) {
+void proto_publisher_start(struct ProtoPublisher *pp, lua_State *L, size_t proto_size,
+                           int typing) {
   pp->proto_size = proto_size;
+  pp->typing = typing;
   pp->orig = lua_getallocf(L, &pp->orig_ud);
   lua_setallocf(L, publishing_alloc, pp);
   /* XXX: the full collection sweeps dead objects first: a dead prototype

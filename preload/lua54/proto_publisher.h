@@ -12,8 +12,12 @@
 ** allocator call publishes it, before the chunk returns to its loader. The
 ** symbol thus reaches the agent before any event or sample that uses it.
 **
+** The same wrapper tells the agent each new block's object type
+** (object_types.h) when asked: one call per allocation does both.
+**
 ** Invariants callers rely on:
-** - The allocator wrapper adds a counter, a compare and an indirect call per
+** - The allocator wrapper adds a counter, a few compares, the two object
+**   type calls into the agent (no syscall) and an indirect call per
 **   allocation; it marks the thread's slot (in_alloc) while the real
 **   allocator runs, telling call_walk.c that no frame is half-written.
 ** - Publishing runs in normal context (inside the allocator, before the real
@@ -35,6 +39,7 @@ struct ProtoPublisher {
   lua_Alloc orig;
   void *orig_ud;
   size_t proto_size;                 /* the VM's sizeof(Proto) */
+  int typing;                        /* tell the agent each new block's object type */
   unsigned npending;
   const void *pending[PROTO_PENDING_MAX];
   uint64_t dropped;                  /* prototypes left unnamed: pending list full */
@@ -42,8 +47,9 @@ struct ProtoPublisher {
 
 /* Puts pp between L's universe and its allocator, then names the
 ** prototypes that already exist (after a full collection, so that none of
-** them is dead). */
-void proto_publisher_start(struct ProtoPublisher *pp, lua_State *L, size_t proto_size);
+** them is dead). typing: whether it also sets each new block's object type. */
+void proto_publisher_start(struct ProtoPublisher *pp, lua_State *L, size_t proto_size,
+                           int typing);
 /* Gives the universe its own allocator back; false if another wrapper now
 ** sits on top of pp, which must then stay allocated forever. */
 int proto_publisher_stop(struct ProtoPublisher *pp, lua_State *L);

@@ -44,25 +44,26 @@ Where capture(const CallSite &at, ThreadScratch *s) {
   w.host = capture_host(at, s);
   if (!guest_registered()) return w;
 
-  int vmstate = 0, unchanged = 0;
-  const int g = guest_recall_backtrace(s->guest, int(sizeof s->guest / sizeof s->guest[0]),
-                                       &vmstate, &unchanged);
-  if (guest_stack_cut(s->guest, g))
+  int vmstate = 0, unchanged = 0, g = 0;
+  // The frames may lie in the recaller's memory: read, never kept.
+  const prof_guest_frame *guest = guest_recall_backtrace(
+      s->guest, int(sizeof s->guest / sizeof s->guest[0]), &g, &vmstate, &unchanged);
+  if (guest_stack_cut(guest, g))
     g_agent.guest_stacks_cut.fetch_add(1, std::memory_order_relaxed);
   w.loc.source = kAsourceInternal;
   // The memprof location: the innermost Lua frame when a built-in or C
   // function it called allocates (as LuaJIT charges its fast functions to
   // the calling frame, and the memprof RFC's report charges string.rep to
   // the Lua line); else the C function. The guest stack keeps both.
-  const int lua = g > 1 && s->guest[0].type != PROF_FRAME_LFUNC &&
-                          s->guest[1].type == PROF_FRAME_LFUNC ? 1 : 0;
-  if (g > 0 && s->guest[lua].type == PROF_FRAME_LFUNC)
-    w.loc = GuestLoc{kAsourceLfunc, s->guest[lua].addr, s->guest[lua].line, 0};
-  else if (g > 0 && s->guest[0].type == PROF_FRAME_CFUNC)
-    w.loc = GuestLoc{kAsourceCfunc, s->guest[0].addr, 0, 0};
+  const int lua = g > 1 && guest[0].type != PROF_FRAME_LFUNC &&
+                          guest[1].type == PROF_FRAME_LFUNC ? 1 : 0;
+  if (g > 0 && guest[lua].type == PROF_FRAME_LFUNC)
+    w.loc = GuestLoc{kAsourceLfunc, guest[lua].addr, guest[lua].line, 0};
+  else if (g > 0 && guest[0].type == PROF_FRAME_CFUNC)
+    w.loc = GuestLoc{kAsourceCfunc, guest[0].addr, 0, 0};
   w.guest = g_agent.stacks.intern(
-      [s](int i) {
-        return FrameKey{s->guest[i].addr, kGuestBit | s->guest[i].line << 2 | (s->guest[i].type & 3)};
+      [guest](int i) {
+        return FrameKey{guest[i].addr, kGuestBit | guest[i].line << 2 | (guest[i].type & 3)};
       },
       g, s->guest_path, unchanged);
   drain_guest_symbols();
