@@ -92,14 +92,12 @@ static bool emit_function(struct FrameWalk *w, uint64_t fnv, const uint32_t *pc,
   return true;
 }
 
-/* Appends the trail's frames from entry k down (reversed: it is root first). */
+/* Appends the trail's frames from entry k down. */
 static int append_trail(const struct FrameTrail *t, int k, struct prof_guest_frame *frames,
                         uint8_t *kinds, int n) {
   const int from = t->e[k].out_at + t->e[k].nout;
-  for (int i = 0; i < from; i++) {
-    frames[n + i] = t->out[from - 1 - i];
-    kinds[n + i] = t->kinds[from - 1 - i];
-  }
+  memcpy(frames + n, &t->out[TRAIL_OUT - from], from * sizeof *frames);
+  memcpy(kinds + n, &t->kinds[TRAIL_OUT - from], from * sizeof *kinds);
   return n + from;
 }
 
