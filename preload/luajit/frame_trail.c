@@ -1,7 +1,5 @@
 #include "frame_trail.h"
 
-#include <string.h>
-
 const struct TrailThread *frame_trail_thread(const struct FrameTrail *t, const LJState *L) {
   if (t->n == 0) return NULL;
   for (int i = 0; i < t->nth; i++)
@@ -72,8 +70,13 @@ void frame_trail_remember(struct FrameTrail *t, int keep, int nfresh, const int 
     t->e[at].out_at = (uint16_t)out;
     out += t->e[at].nout;
   }
-  memcpy(&t->out[TRAIL_OUT - kept_out - nframes], frames, nframes * sizeof *frames);
-  memcpy(&t->kinds[TRAIL_OUT - kept_out - nframes], kinds, nframes * sizeof *kinds);
+  /* (A loop: the walk's own frames are one or two.) */
+  struct prof_guest_frame *out = &t->out[TRAIL_OUT - kept_out - nframes];
+  uint8_t *out_kinds = &t->kinds[TRAIL_OUT - kept_out - nframes];
+  for (int i = 0; i < nframes; i++) {
+    out[i] = frames[i];
+    out_kinds[i] = kinds[i];
+  }
   t->n = kept + nfresh;
   t->nout = kept_out + nframes;
   t->nth = nthreads;
