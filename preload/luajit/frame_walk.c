@@ -157,7 +157,8 @@ static inline __attribute__((always_inline)) void walk(struct FrameWalk *w, cons
     }
     const int before = w->n;
     /* A dummy frame (lj_err_optype_call) holds the thread itself. */
-    if (lj_gcref(slots[0]) != (uintptr_t)at && !emit_function(w, slots[0], pc, reentered, safe)) break;
+    if (lj_gcref(slots[0]) != (uintptr_t)at && !emit_function(w, slots[0], pc, reentered, safe))
+      break;
     if (step) step->nout = (uint8_t)(w->n - before);
     reentered = false;
     if ((link & LJ_FRAME_TYPE) == LJ_FRAME_LUA) { /* called from Lua: the return PC */
