@@ -46,24 +46,23 @@ void frame_trail_remember(struct FrameTrail *t, int keep, int nfresh, const int 
                           int nframes, const LJState *const *threads, int nthreads) {
   const int kept = keep + 1;
   const int kept_out = keep >= 0 ? t->e[keep].out_at + t->e[keep].nout : 0;
-  if (kept + nfresh > TRAIL_MAX || kept_out + nframes > 2 * TRAIL_MAX) {
+  if (kept + nfresh > TRAIL_MAX || kept_out + nframes > TRAIL_OUT) {
     t->n = 0;
     return;
   }
-  /* Each thread's entries: those kept, then its fresh ones. */
   /* Each thread's entries: those of the kept bottom, then its fresh ones
-  ** (a thread with fresh entries has kept ones only if walked last). */
-  int count[2];
-  for (int i = 0; i < nthreads; i++) {
+  ** (a thread with fresh entries has kept ones only if walked last). One
+  ** thread: all of them (the walk matched in its part). */
+  int count[2] = {kept + nfresh, 0};
+  for (int i = 0; nthreads > 1 && i < nthreads; i++) {
     const struct TrailThread *old = keep >= 0 ? frame_trail_thread(t, threads[i]) : NULL;
     const int kept_top = old && kept < old->hi ? kept : old ? old->hi : 0;
     count[i] = (old && kept_top > old->lo ? kept_top - old->lo : 0) + fresh_of_thread[i];
   }
   /* Root first: the main thread (walked last) at the bottom. */
-  struct TrailThread th[2];
   for (int i = nthreads - 1, at = 0; i >= 0; i--) {
-    th[nthreads - 1 - i] = (struct TrailThread){threads[i], at, at + count[i], threads[i]->stack,
-                                                threads[i]->stacksize};
+    t->th[nthreads - 1 - i] = (struct TrailThread){threads[i], at, at + count[i],
+                                                   threads[i]->stack, threads[i]->stacksize};
     at += count[i];
   }
   for (int i = 0, at = kept, out = kept_out; i < nfresh; i++, at++) {
@@ -71,13 +70,14 @@ void frame_trail_remember(struct FrameTrail *t, int keep, int nfresh, const int 
     t->e[at].out_at = (uint16_t)out;
     out += t->e[at].nout;
   }
+  /* (A loop: the walk's own frames are one or two.) */
+  struct prof_guest_frame *out = &t->out[TRAIL_OUT - kept_out - nframes];
+  uint8_t *out_kinds = &t->kinds[TRAIL_OUT - kept_out - nframes];
   for (int i = 0; i < nframes; i++) {
-    t->out[kept_out + i] = frames[nframes - 1 - i];
-    t->kinds[kept_out + i] = kinds[nframes - 1 - i];
+    out[i] = frames[i];
+    out_kinds[i] = kinds[i];
   }
   t->n = kept + nfresh;
   t->nout = kept_out + nframes;
   t->nth = nthreads;
-  t->th[0] = th[0];
-  if (nthreads > 1) t->th[1] = th[1];
 }

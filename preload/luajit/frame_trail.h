@@ -32,6 +32,7 @@
 #include "lj_layout.h"
 
 #define TRAIL_MAX 256 /* steps of a walk: frames and vararg pseudo-frames */
+#define TRAIL_OUT (2 * TRAIL_MAX) /* their frames: up to two a step */
 
 struct TrailEntry {
   const uint64_t *frame;   /* its link slot */
@@ -40,7 +41,7 @@ struct TrailEntry {
   const uint32_t *pc_in;   /* the PC the frame above gave it */
   bool reentered_in;       /* the frame above was entered from native code */
   uint8_t nout;            /* guest frames it gave: 0 to 2 */
-  uint16_t out_at;         /* where they are in out[] */
+  uint16_t out_at;         /* how many frames the entries below it gave */
 };
 
 /* One thread's part of the trail: entries [lo, hi) and its stack bounds. */
@@ -57,8 +58,11 @@ struct FrameTrail {
   int nth;
   struct TrailEntry e[TRAIL_MAX];
   int nout;
-  struct prof_guest_frame out[2 * TRAIL_MAX]; /* root first */
-  uint8_t kinds[2 * TRAIL_MAX];
+  /* Its frames innermost first, ending at the arrays' ends (the root last),
+  ** so that those of entries [0, k] are the last out_at + nout of entry k,
+  ** in walk order: one copy serves a walk. */
+  struct prof_guest_frame out[TRAIL_OUT];
+  uint8_t kinds[TRAIL_OUT];
   struct TrailEntry fresh[TRAIL_MAX]; /* the walk under way's own steps */
 };
 

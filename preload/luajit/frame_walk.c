@@ -71,19 +71,21 @@ static void emit(struct FrameWalk *w, uint8_t type, uint8_t kind, uint64_t addr,
 /* Appends the function of one frame, after the re-entry mark if the frame
 ** above it was entered from native code and this one is not a C function;
 ** false if the slot holds no function. */
-static bool emit_function(struct FrameWalk *w, uint64_t fnv, const uint32_t *pc,
-                          bool reentered_above) {
+static inline __attribute__((always_inline)) bool emit_function(struct FrameWalk *w, uint64_t fnv,
+                                                                 const uint32_t *pc,
+                                                                 bool reentered_above,
+                                                                 const bool safe) {
   if (lj_tag(fnv) != ~LJ_GCT_FUNC) return false;
   const LJFunc *at = (const LJFunc *)(uintptr_t)lj_gcref(fnv);
   LJFunc copy;
-  const LJFunc *fn = view(w->safe, &copy, at, sizeof copy);
+  const LJFunc *fn = view(safe, &copy, at, sizeof copy);
   if (!fn || fn->gct != LJ_GCT_FUNC) return false;
   if (reentered_above && w->reentry && fn->ffid != LJ_FF_C && w->n + 1 < w->max)
     emit(w, PROF_FRAME_CFUNC, FRAME_KIND_C, w->reentry, 0);
   if (fn->ffid == LJ_FF_LUA) {
     const LJProto *pt = lj_func_proto(fn);
     emit(w, PROF_FRAME_LFUNC, FRAME_KIND_LUA, (uint64_t)(uintptr_t)pt,
-         w->safe ? frame_walk_line(pt, pc, true) : line_cache_line(pt, pc));
+         safe ? frame_walk_line(pt, pc, true) : line_cache_line(pt, pc));
   } else if (fn->ffid == LJ_FF_C) {
     emit(w, PROF_FRAME_CFUNC, FRAME_KIND_C, (uint64_t)(uintptr_t)fn->f, 0);
   } else {
@@ -92,28 +94,29 @@ static bool emit_function(struct FrameWalk *w, uint64_t fnv, const uint32_t *pc,
   return true;
 }
 
-/* Appends the trail's frames from entry k down (reversed: it is root first). */
+/* Appends the trail's frames from entry k down. */
 static int append_trail(const struct FrameTrail *t, int k, struct prof_guest_frame *frames,
                         uint8_t *kinds, int n) {
   const int from = t->e[k].out_at + t->e[k].nout;
-  for (int i = 0; i < from; i++) {
-    frames[n + i] = t->out[from - 1 - i];
-    kinds[n + i] = t->kinds[from - 1 - i];
-  }
+  memcpy(frames + n, &t->out[TRAIL_OUT - from], from * sizeof *frames);
+  memcpy(kinds + n, &t->kinds[TRAIL_OUT - from], from * sizeof *kinds);
   return n + from;
 }
 
-void frame_walk(struct FrameWalk *w, const LJState *at, const uint64_t *base,
-                const uint32_t *top_pc) {
+/* frame_walk, with reads direct or checked as safe says (a constant once
+** inlined: each kind of walk is compiled without the other's tests). */
+static inline __attribute__((always_inline)) void walk(struct FrameWalk *w, const LJState *at,
+                                                       const uint64_t *base,
+                                                       const uint32_t *top_pc, const bool safe) {
   LJState copy;
-  const LJState *L = view(w->safe, &copy, at, sizeof copy);
+  const LJState *L = view(safe, &copy, at, sizeof copy);
   w->clean = false;
   if (!L) return;
   const uint64_t *bottom = L->stack + 1, *end = L->stack + L->stacksize;
   const uint64_t *frame = base - 1;
   const uint32_t *pc = top_pc;
   bool reentered = false; /* the frame emitted last was entered from native code */
-  const struct FrameTrail *const trail = w->trail;
+  const struct FrameTrail *const trail = safe ? NULL : w->trail;
   /* The trail's part for this thread, its entries scanned down with frame. */
   const struct TrailThread *th = trail && w->matched < 0 ? frame_trail_thread(trail, at) : NULL;
   int cur = th ? th->hi - 1 : -1, below = th ? th->hi : 0;
@@ -124,7 +127,7 @@ void frame_walk(struct FrameWalk *w, const LJState *at, const uint64_t *base,
     }
     if (frame >= end || w->n >= w->max || w->steps_left-- <= 0 || ((uintptr_t)frame & 7)) break;
     uint64_t slots[2]; /* the function, the link */
-    if (!read_vm(w->safe, slots, frame - 1, sizeof slots)) break;
+    if (!read_vm(safe, slots, frame - 1, sizeof slots)) break;
     const uint64_t link = slots[1];
     const uint64_t delta = link & ~(uint64_t)LJ_FRAME_TYPEP;
     if (th) {
@@ -154,13 +157,14 @@ void frame_walk(struct FrameWalk *w, const LJState *at, const uint64_t *base,
     }
     const int before = w->n;
     /* A dummy frame (lj_err_optype_call) holds the thread itself. */
-    if (lj_gcref(slots[0]) != (uintptr_t)at && !emit_function(w, slots[0], pc, reentered)) break;
+    if (lj_gcref(slots[0]) != (uintptr_t)at && !emit_function(w, slots[0], pc, reentered, safe))
+      break;
     if (step) step->nout = (uint8_t)(w->n - before);
     reentered = false;
     if ((link & LJ_FRAME_TYPE) == LJ_FRAME_LUA) { /* called from Lua: the return PC */
       const uint32_t *ret = (const uint32_t *)(uintptr_t)link;
       uint32_t call;
-      if (!ret || !read_vm(w->safe, &call, ret - 1, sizeof call)) break;
+      if (!ret || !read_vm(safe, &call, ret - 1, sizeof call)) break;
       frame -= 2 + ((call >> 8) & 0xff); /* the caller's base is A slots below */
       pc = ret;
       continue;
@@ -169,7 +173,7 @@ void frame_walk(struct FrameWalk *w, const LJState *at, const uint64_t *base,
     reentered = (link & LJ_FRAME_TYPE) == LJ_FRAME_C;
     if ((link & LJ_FRAME_TYPEP) == LJ_FRAME_CONT) { /* a continuation keeps it two below */
       uint64_t cont[2]; /* the continuation, the PC */
-      if (!read_vm(w->safe, cont, frame - 3, sizeof cont)) break;
+      if (!read_vm(safe, cont, frame - 3, sizeof cont)) break;
       if (step) step->cont[0] = cont[0], step->cont[1] = cont[1];
       reentered = cont[0] == LJ_CONT_FFI_CALLBACK;
       if (!reentered) pc = (const uint32_t *)(uintptr_t)cont[1];
@@ -180,4 +184,12 @@ void frame_walk(struct FrameWalk *w, const LJState *at, const uint64_t *base,
     }
     frame = (const uint64_t *)((const char *)frame - delta);
   }
+}
+
+void frame_walk(struct FrameWalk *w, const LJState *at, const uint64_t *base,
+                const uint32_t *top_pc) {
+  if (w->safe)
+    walk(w, at, base, top_pc, true);
+  else
+    walk(w, at, base, top_pc, false);
 }

@@ -4,21 +4,12 @@
 
 #include "frame_walk.h"
 
-#define LINE_CACHE_SLOTS 512 /* direct-mapped, by PC */
+struct LineEntry line_cache_entries[LINE_CACHE_SLOTS];
 
-struct LineEntry {
-  const uint32_t *pc;
-  const LJProto *pt;
-  uint32_t line;
-};
-static struct LineEntry entries[LINE_CACHE_SLOTS];
-
-uint32_t line_cache_line(const LJProto *pt, const uint32_t *pc) {
-  struct LineEntry *e = &entries[((uintptr_t)pc >> 2) & (LINE_CACHE_SLOTS - 1)];
-  if (e->pc == pc && e->pt == pt && pc) return e->line;
+uint32_t line_cache_fill(struct LineEntry *e, const LJProto *pt, const uint32_t *pc) {
   const uint32_t line = frame_walk_line(pt, pc, false);
   *e = (struct LineEntry){pc, pt, line};
   return line;
 }
 
-void line_cache_forget(void) { memset(entries, 0, sizeof entries); }
+void line_cache_forget(void) { memset(line_cache_entries, 0, sizeof line_cache_entries); }

@@ -48,7 +48,7 @@ static void *profiling_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
     vm_capture(u->g, u->main, false, ALLOC_MAX_FRAMES, &u->code, NULL, &u->trail, &c);
     if (walk_check_on) walk_check(u, ALLOC_MAX_FRAMES, &c);
   }
-  symbols_publish_frames(c.frames, c.kinds, c.fresh);
+  if (c.fresh) symbols_publish_frames(c.frames, c.kinds, c.fresh);
   if (c.site.source == PROF_SITE_TRACE) symbols_publish_trace(u->g, (uint32_t)c.site.addr);
   if (!nsize) {
     prof_guest_alloc(ptr, osize, NULL, 0, &c.site, c.frames, c.n);

@@ -38,7 +38,8 @@ static void charge(struct VmCapture *c) {
 
 /* Under JIT code the innermost frame is where the trace started, at its
 ** start line (memprof's and sysprof's name for a trace). */
-static void name_trace_frame(const char *g, bool safe, int max, struct VmCapture *c) {
+static inline __attribute__((always_inline)) void name_trace_frame(const char *g, const bool safe,
+                                                                    int max, struct VmCapture *c) {
   const char *J = g - LJ_GG_G + LJ_GG_J;
   uint64_t trace = 0, at = 0;
   uint32_t sizetrace = 0;
@@ -103,9 +104,14 @@ static bool interpreter_regs(const LJState *L, bool safe, const struct VmCode *c
   return true;
 }
 
-void vm_capture(const char *g, const LJState *main, bool safe, int max,
-                const struct VmCode *code, const struct VmRegs *regs, struct FrameTrail *trail,
-                struct VmCapture *c) {
+/* vm_capture, with reads direct or checked as safe says (a constant once
+** inlined). */
+static inline __attribute__((always_inline)) void capture(const char *g, const LJState *main,
+                                                          const bool safe, int max,
+                                                          const struct VmCode *code,
+                                                          const struct VmRegs *regs,
+                                                          struct FrameTrail *trail,
+                                                          struct VmCapture *c) {
   c->n = 0;
   c->fresh = 0;
   c->vmstate = ~LJ_STATE_INTERP;
@@ -168,6 +174,15 @@ void vm_capture(const char *g, const LJState *main, bool safe, int max,
   }
   if (c->vmstate >= 0) name_trace_frame(g, safe, max, c);
   charge(c);
+}
+
+void vm_capture(const char *g, const LJState *main, bool safe, int max,
+                const struct VmCode *code, const struct VmRegs *regs, struct FrameTrail *trail,
+                struct VmCapture *c) {
+  if (safe)
+    capture(g, main, true, max, code, regs, NULL, c);
+  else
+    capture(g, main, false, max, code, regs, trail, c);
 }
 
 int vm_capture_prof_state(const struct VmCapture *c) {
