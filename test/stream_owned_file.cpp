@@ -28,6 +28,13 @@ struct AgentFile {
   }
   ~AgentFile() { out.close(); }
   long write() { return out.write_all(kBytes, kLen); }
+  // A write; the program closes the descriptor; the next write opens the
+  // file again, by its path.
+  void reopen_by_writing() {
+    REQUIRE(write() == 0);
+    REQUIRE(close(out.fd()) == 0);
+    REQUIRE(write() == 0);
+  }
   const TempDir dir{"owned"};
   const std::string path = dir / "p.sysprof";
   prof::OwnedFile out;
@@ -52,9 +59,7 @@ TEST_CASE("a file removed while the agent holds its descriptor is written on, un
 
 TEST_CASE("a file whose descriptor the program closed is opened again and written on") {
   AgentFile f;
-  REQUIRE(f.write() == 0);
-  REQUIRE(close(f.out.fd()) == 0);
-  CHECK(f.write() == 0);
+  f.reopen_by_writing();
   CHECK(f.write() == 0);
   CHECK_FALSE(f.out.lost());
   CHECK(contents(f.path).size() == 3 * kLen);
@@ -72,9 +77,7 @@ TEST_CASE("a file closed, then removed, is lost at the next write") {
 
 TEST_CASE("a file closed, opened again by a write, then removed, is lost at the next write") {
   AgentFile f;
-  REQUIRE(f.write() == 0);
-  REQUIRE(close(f.out.fd()) == 0);
-  REQUIRE(f.write() == 0);  // opened again, by its path
+  f.reopen_by_writing();
   REQUIRE(unlink(f.path.c_str()) == 0);
   CHECK(f.write() == -ENOENT);
   CHECK(f.out.lost());
@@ -84,9 +87,7 @@ TEST_CASE("a file closed, opened again by a write, then removed, is lost at the 
 
 TEST_CASE("a file closed, opened again by a write, then replaced under its name, is lost") {
   AgentFile f;
-  REQUIRE(f.write() == 0);
-  REQUIRE(close(f.out.fd()) == 0);
-  REQUIRE(f.write() == 0);
+  f.reopen_by_writing();
   const std::string other = f.dir / "other";
   const int fd = open(other.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0644);
   REQUIRE(fd >= 0);
