@@ -38,8 +38,9 @@ target_link_libraries(unwind_tests PRIVATE test_main prof_unwind PkgConfig::LIBU
 set_source_files_properties(unwind_shapes.cpp PROPERTIES COMPILE_OPTIONS -fno-omit-frame-pointer)
 prof_discover_tests(unwind_tests)
 
-# The event ring alone, its producers coming and going; the compactor.
-add_executable(stream_tests stream_event_ring.cpp stream_compactor.cpp ${PROJECT_SOURCE_DIR}/preload/stream/event_ring.cpp
+# The event ring alone, its producers coming and going; the compactor; an
+# output file the program closes and removes.
+add_executable(stream_tests stream_event_ring.cpp stream_compactor.cpp stream_owned_file.cpp ${PROJECT_SOURCE_DIR}/preload/stream/event_ring.cpp
   ${PROJECT_SOURCE_DIR}/preload/stream/raw_thread.cpp ${PROJECT_SOURCE_DIR}/preload/stream/owned_file.cpp
   ${PROJECT_SOURCE_DIR}/preload/stream/stream_compressor.cpp
   ${PROJECT_SOURCE_DIR}/preload/stream/stream_compactor.cpp)

@@ -39,6 +39,7 @@ void OwnedFile::adopt(int fd, const char *path) {
   fd_ = move_fd_high(fd);
   written_ = 0;
   lost_ = false;
+  by_name_ = false;
   struct stat st {};
   raw_fstat(fd_, &st);
   dev_ = st.st_dev, ino_ = st.st_ino;
@@ -61,6 +62,12 @@ bool OwnedFile::names_file(int fd) const {
   struct stat st {};
   return fd >= 0 && raw_fstat(fd, &st) == 0 && uint64_t(st.st_dev) == dev_ &&
          uint64_t(st.st_ino) == ino_;
+}
+
+bool OwnedFile::name_names_file() const {
+  struct stat st {};
+  return raw_syscall4(SYS_newfstatat, AT_FDCWD, long(path_), long(&st), AT_SYMLINK_NOFOLLOW) == 0 &&
+         uint64_t(st.st_dev) == dev_ && uint64_t(st.st_ino) == ino_;
 }
 
 long OwnedFile::reopen() {
@@ -115,16 +122,20 @@ long OwnedFile::write_bytes_to(void *file, const uint8_t *data, size_t len) {
 
 long OwnedFile::write_bytes(const uint8_t *data, size_t len) {
   if (lost_ || fd_ < 0) return -EBADF;
-  if (!names_file(fd_)) {
+  const bool held = names_file(fd_);
+  if (!held || (by_name_ && !name_names_file())) {
     // The program closed it (its number may be one of the program's files
-    // now, which stays as it is): the file again, by its path.
+    // now, which stays as it is), or, since then, removed or replaced the
+    // name: the file again, by its path.
     const long fd = reopen();
     if (fd < 0) {
       lost_ = true;
-      fd_ = -1;
+      if (!held) fd_ = -1;  // (else close() closes it)
       return fd;
     }
+    if (held) raw_close(fd_);
     fd_ = int(fd);
+    by_name_ = true;
   }
   const long rc = raw_write_all(fd_, data, len);
   if (rc == 0) __atomic_store_n(&written_, written_ + len, __ATOMIC_RELAXED);

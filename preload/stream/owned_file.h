@@ -9,9 +9,13 @@
 //   still names the file (device and inode). When the program has closed
 //   it, or its number names another file now, the file is opened again by
 //   its absolute path (neither created nor truncated, and only if it is the
-//   same file) at the offset written so far, and writing goes on. When that
-//   fails, nothing more is written (lost()). So the agent never writes into,
-//   nor closes, a descriptor of the program's.
+//   same file) at the offset written so far, and writing goes on. From then
+//   on the file is written by its name: before each write the agent also
+//   checks that the path still names it, so a program that closes the
+//   descriptor and removes the file loses the stream whichever comes first
+//   (the agent's reopen may fall between the two). When the reopen fails,
+//   nothing more is written (lost()). So the agent never writes into, nor
+//   closes, a descriptor of the program's.
 // - Raw system calls only, errno untouched: usable in signal handlers and on
 //   the ring's raw writer. One writer at a time (the caller's flag).
 // - With a compressor (compress_with()), what write_all() is given goes
@@ -60,6 +64,8 @@ class OwnedFile {
 
  private:
   bool names_file(int fd) const;
+  // The path still names the file (neither removed nor replaced).
+  bool name_names_file() const;
   // A descriptor naming the file again, or -errno.
   long reopen();
   // Writes bytes to the file as they are; 0, or -errno.
@@ -73,6 +79,7 @@ class OwnedFile {
   uint64_t dev_ = 0, ino_ = 0;
   bool seekable_ = false;
   bool lost_ = false;
+  bool by_name_ = false;  // reopened by its path: written while the path names it
   uint64_t written_ = 0;
   StreamCompressor *compressor_ = nullptr;
   StreamCompactor *compactor_ = nullptr;
