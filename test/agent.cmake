@@ -39,8 +39,10 @@ set_source_files_properties(unwind_shapes.cpp PROPERTIES COMPILE_OPTIONS -fno-om
 prof_discover_tests(unwind_tests)
 
 # The event ring alone, its producers coming and going; the compactor; an
-# output file the program closes and removes.
-add_executable(stream_tests stream_event_ring.cpp stream_compactor.cpp stream_owned_file.cpp ${PROJECT_SOURCE_DIR}/preload/stream/event_ring.cpp
+# output file the program closes and removes; the writer task, which keeps
+# none of the program's descriptors.
+add_executable(stream_tests stream_event_ring.cpp stream_compactor.cpp stream_owned_file.cpp stream_raw_thread.cpp
+  ${PROJECT_SOURCE_DIR}/preload/stream/event_ring.cpp
   ${PROJECT_SOURCE_DIR}/preload/stream/raw_thread.cpp ${PROJECT_SOURCE_DIR}/preload/stream/owned_file.cpp
   ${PROJECT_SOURCE_DIR}/preload/stream/stream_compressor.cpp
   ${PROJECT_SOURCE_DIR}/preload/stream/stream_compactor.cpp)

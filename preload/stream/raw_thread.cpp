@@ -64,6 +64,7 @@ bool RawThread::start(int (*fn)(void *), void *arg, int keep_fd) {
     return false;
   }
   fn_ = fn, arg_ = arg, keep_fd_ = keep_fd;
+  trimmed_ = 0;
   program_ = pid_t(raw_syscall3(SYS_getpid, 0, 0, 0));
   // XXX: every signal blocked in the creator for the instant of clone(), so
   // that the task starts with all of them blocked (glibc's sigprocmask
@@ -96,7 +97,17 @@ bool RawThread::start(int (*fn)(void *), void *arg, int keep_fd) {
     return false;
   }
   pid_ = tid;
+  if (own_group_) wait_until_trimmed();
   return true;
+}
+
+void RawThread::wait_until_trimmed() {
+  const uint64_t deadline = raw_monotonic_ns() + kTrimWaitNs;
+  while (!__atomic_load_n(&trimmed_, __ATOMIC_ACQUIRE)) {
+    const uint64_t now = raw_monotonic_ns();
+    if (now >= deadline) return;
+    raw_wait_on(&trimmed_, 0, long(deadline - now));
+  }
 }
 
 int RawThread::entry(void *self) {
@@ -105,6 +116,8 @@ int RawThread::entry(void *self) {
   // Its table is a copy of the program's: keep only its own file.
   if (t->keep_fd_ > 0) raw_syscall3(SYS_close_range, 0, unsigned(t->keep_fd_ - 1), 0);
   raw_syscall3(SYS_close_range, unsigned(t->keep_fd_ + 1), ~0u, 0);
+  __atomic_store_n(&t->trimmed_, 1, __ATOMIC_RELEASE);
+  raw_wake(&t->trimmed_);
   // What ps and top show for it (its command line is the program's).
   static const char kName[] = "libprof-writer";
   raw_syscall3(SYS_prctl, PR_SET_NAME, long(kName), 0);

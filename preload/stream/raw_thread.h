@@ -11,7 +11,11 @@
 //   pid), and can end the stream once the program is gone (program_gone()).
 // - It has a descriptor table of its own, where only the descriptor given
 //   to start() stays open: the program's closes cannot touch it, and it
-//   keeps none of the program's pipes or sockets open.
+//   keeps none of the program's pipes or sockets open. Its table starts as
+//   a copy of the program's, so start() returns only once the task has
+//   closed the copies (or after kTrimWaitNs, should it not get a CPU):
+//   until then a pipe the program closes would not read EOF, nor a clock
+//   it closes stop.
 // - Where such a task cannot be made (no close_range before Linux 5.9, a
 //   seccomp filter, an emulator refusing the clone flags, Valgrind, which
 //   would end the program), it is a thread of the program's, sharing its
@@ -53,6 +57,8 @@ class RawThread {
 
  private:
   static int entry(void *self);
+  // Until the task has closed its copies of the program's descriptors.
+  void wait_until_trimmed();
   static constexpr size_t kStackSize = 64 * 1024;
   void *stack_ = nullptr;
   int (*fn_)(void *) = nullptr;
@@ -63,6 +69,9 @@ class RawThread {
   pid_t pid_ = 0;      // its own, to reap it
   // Its id while it runs, 0 once it has exited (set by the kernel).
   alignas(4) volatile int tid_ = 0;
+  // 1 once the task holds only keep_fd_ (a futex start() waits on).
+  alignas(4) uint32_t trimmed_ = 0;
+  static constexpr long kTrimWaitNs = 1000000000;
 };
 
 // System calls without errno: the result, or -errno.
