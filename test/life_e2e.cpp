@@ -160,6 +160,56 @@ TEST_CASE("a forked child's stats count its own events, not its parent's") {
   CHECK(child.size() == parent.size());
 }
 
+namespace {
+
+// mem_wait_all's streams: the one with the parent's 100 x 1000 B (its image
+// after the exec, if any), and how many hold a child's 10 x 2000 B.
+struct WaitAllStreams {
+  uint64_t parents = 0, children = 0;
+};
+WaitAllStreams read_wait_all(const RunResult &r) {
+  WaitAllStreams s;
+  for (const std::string &file : r.memprof_files) {
+    const Recorded rec = read_memprof(file);
+    CHECK_FALSE(rec.truncated);
+    CHECK_FALSE(rec.unclean_end);
+    s.parents += count_at(rec.allocs_by_size, 1000) == 100;
+    s.children += count_at(rec.allocs_by_size, 2000) == 10;
+  }
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("a program that reaps every child with __WALL (as strace does) sees only its own") {
+  // The agent's writer is no child of the program's: the loop ends once
+  // its 3 forked children are reaped (it would wait on the writer forever,
+  // and SIGALRM end it, were the writer its child).
+  const RunResult r = run_under_agent({program("mem_wait_all")});
+  CHECK(r.signal == 0);
+  CHECK(r.exit_code == 3);
+  CHECK(r.out == "0 others\n");
+  CHECK(r.err.empty());
+  CHECK(r.memprof_files.size() == 4);
+  const WaitAllStreams s = read_wait_all(r);
+  CHECK(s.parents == 1);  // each child's stream has its own events only
+  CHECK(s.children == 3);
+}
+
+TEST_CASE("a subreaper's own writer is a thread; it adopts its children's writers as orphans") {
+  // Were its writer a task of its own, the subreaper would adopt that too,
+  // and wait on it forever.
+  const RunResult r = run_under_agent({program("mem_wait_all"), "subreaper"});
+  CHECK(r.signal == 0);
+  CHECK(r.exit_code == 3);
+  CHECK(r.out == "3 others\n");  // the 3 children's writers, each ended with its child
+  CHECK(r.err.empty());
+  CHECK(r.memprof_files.size() == 4);  // (the image before the exec records nothing)
+  const WaitAllStreams s = read_wait_all(r);
+  CHECK(s.parents == 1);
+  CHECK(s.children == 3);
+}
+
 TEST_CASE("a killed process keeps its CPU samples up to the last 100 ms") {
   // 0.5 s of CPU at 1 ms: about 500 samples, written out every 100 ms.
   const RunResult r = run_under_agent({program("cpu_killed")}, {"PROF_CPU=leaf", "PROF_INTERVAL=1ms"});

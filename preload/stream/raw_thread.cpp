@@ -6,6 +6,7 @@
 #include <cstring>
 #include <ctime>
 #include <linux/futex.h>
+#include <poll.h>
 #include <sched.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -57,90 +58,104 @@ bool under_valgrind() {
 }  // namespace
 
 bool RawThread::start(int (*fn)(void *), void *arg, int keep_fd) {
-  stack_ = mmap(nullptr, kStackSize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK,
+  stack_ = mmap(nullptr, kMapSize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK,
                 -1, 0);
   if (stack_ == MAP_FAILED) {
     stack_ = nullptr;
     return false;
   }
   fn_ = fn, arg_ = arg, keep_fd_ = keep_fd;
-  trimmed_ = 0;
   program_ = pid_t(raw_syscall3(SYS_getpid, 0, 0, 0));
+  program_fd_ = -1;
+  tid_ = 0;
   // XXX: every signal blocked in the creator for the instant of clone(), so
   // that the task starts with all of them blocked (glibc's sigprocmask
-  // would keep its own internal ones open).
+  // would keep its own internal ones open), and so that nothing interrupts
+  // the wait for the launcher.
   sigset_t all, old;
   sigfillset(&all);
   raw_sigmask(&all, &old);
   const int saved_errno = errno;
-  int tid = -1;
-  // A task of its own: no CLONE_THREAD, CLONE_FILES, CLONE_SIGHAND (see
-  // raw_thread.h), exit signal 0 (the low byte). Closing an empty range
-  // tells whether close_range exists.
-  own_group_ = keep_fd >= 0 && !under_valgrind() && raw_syscall3(SYS_close_range, ~0u, ~0u, 0) == 0;
-  if (own_group_)
-    tid = clone(entry, static_cast<char *>(stack_) + kStackSize,
-                CLONE_VM | CLONE_PARENT_SETTID | CLONE_CHILD_CLEARTID, this, const_cast<int *>(&tid_),
-                nullptr, const_cast<int *>(&tid_));
-  if (tid <= 0) {
-    own_group_ = false;
-    tid = clone(entry, static_cast<char *>(stack_) + kStackSize,
-                CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM |
-                    CLONE_PARENT_SETTID | CLONE_CHILD_CLEARTID,
-                this, const_cast<int *>(&tid_), nullptr, const_cast<int *>(&tid_));
+  own_group_ = keep_fd >= 0 && can_leave_program();
+  if (own_group_) {
+    // The launcher shares this memory but has a copy of the descriptor
+    // table; exit signal 0 (the low byte), so only this wait sees it.
+    const int launcher = clone(launch, static_cast<char *>(stack_) + kMapSize, CLONE_VM, this);
+    // (-ECHILD: a thread of the program's that waits with __WALL reaped
+    // it first; either way it has ended.)
+    if (launcher > 0) raw_syscall4(SYS_wait4, launcher, 0, __WCLONE, 0);
+    own_group_ = launcher > 0 && tid_ != 0;
   }
+  if (!own_group_)
+    clone(entry, static_cast<char *>(stack_) + kStackSize,
+          CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM |
+              CLONE_PARENT_SETTID | CLONE_CHILD_CLEARTID,
+          this, const_cast<int *>(&tid_), nullptr, const_cast<int *>(&tid_));
   errno = saved_errno;
   raw_sigmask(&old, nullptr);
-  if (tid <= 0) {
-    munmap(stack_, kStackSize);
+  if (tid_ == 0) {
+    munmap(stack_, kMapSize);
     stack_ = nullptr;
     return false;
   }
-  pid_ = tid;
-  if (own_group_) wait_until_trimmed();
   return true;
 }
 
-void RawThread::wait_until_trimmed() {
-  const uint64_t deadline = raw_monotonic_ns() + kTrimWaitNs;
-  while (!__atomic_load_n(&trimmed_, __ATOMIC_ACQUIRE)) {
-    const uint64_t now = raw_monotonic_ns();
-    if (now >= deadline) return;
-    raw_wait_on(&trimmed_, 0, long(deadline - now));
-  }
+bool RawThread::can_leave_program() {
+  // Closing an empty range tells whether close_range exists.
+  if (under_valgrind() || raw_syscall3(SYS_close_range, ~0u, ~0u, 0) != 0) return false;
+  // An orphan goes to the nearest subreaper above its parent, or to the
+  // namespace's init: were that the program, the task would come back to
+  // it as an ordinary child.
+  int subreaper = 0;
+  raw_syscall3(SYS_prctl, PR_GET_CHILD_SUBREAPER, long(&subreaper), 0);
+  return subreaper == 0 && raw_syscall3(SYS_getpid, 0, 0, 0) != 1;
+}
+
+int RawThread::launch(void *self) {
+  // On the launcher, with a copy of the program's table: keep only the
+  // task's file, and add what tells it of the program's end, so that the
+  // task's own copy holds just these two.
+  auto *t = static_cast<RawThread *>(self);
+  if (t->keep_fd_ > 0) raw_syscall3(SYS_close_range, 0, unsigned(t->keep_fd_ - 1), 0);
+  raw_syscall3(SYS_close_range, unsigned(t->keep_fd_ + 1), ~0u, 0);
+  const long pidfd = raw_syscall3(SYS_pidfd_open, t->program_, 0, 0);
+  if (pidfd < 0) return 1;
+  t->program_fd_ = int(pidfd);
+  // Exit signal 0, but the kernel makes it SIGCHLD when the launcher ends
+  // and init (or a subreaper) adopts the task.
+  clone(entry, static_cast<char *>(t->stack_) + kStackSize,
+        CLONE_VM | CLONE_PARENT_SETTID | CLONE_CHILD_CLEARTID, t, const_cast<int *>(&t->tid_), nullptr,
+        const_cast<int *>(&t->tid_));
+  return 0;
 }
 
 int RawThread::entry(void *self) {
   auto *t = static_cast<RawThread *>(self);
-  if (!t->own_group_) return t->fn_(t->arg_);
-  // Its table is a copy of the program's: keep only its own file.
-  if (t->keep_fd_ > 0) raw_syscall3(SYS_close_range, 0, unsigned(t->keep_fd_ - 1), 0);
-  raw_syscall3(SYS_close_range, unsigned(t->keep_fd_ + 1), ~0u, 0);
-  __atomic_store_n(&t->trimmed_, 1, __ATOMIC_RELEASE);
-  raw_wake(&t->trimmed_);
-  // What ps and top show for it (its command line is the program's).
-  static const char kName[] = "libprof-writer";
-  raw_syscall3(SYS_prctl, PR_SET_NAME, long(kName), 0);
+  if (t->own_group_) {
+    // What ps and top show for it (its command line is the program's).
+    static const char kName[] = "libprof-writer";
+    raw_syscall3(SYS_prctl, PR_SET_NAME, long(kName), 0);
+  }
   return t->fn_(t->arg_);
 }
 
 bool RawThread::program_gone() const {
-  // Once the program's every thread has ended, the task is given another
-  // parent (init, or a subreaper).
-  return own_group_ && raw_syscall3(SYS_getppid, 0, 0, 0) != program_;
+  // A pidfd reads once the process's every thread has ended.
+  pollfd p{program_fd_, POLLIN, 0};
+  return own_group_ && raw_syscall3(SYS_poll, long(&p), 1, 0) > 0;
 }
 
 void RawThread::join() {
   if (!stack_) return;
   for (int tid; (tid = tid_) != 0;)
     raw_syscall4(SYS_futex, long(&tid_), FUTEX_WAIT, tid, 0);
-  if (own_group_) raw_syscall4(SYS_wait4, pid_, 0, __WCLONE, 0);
-  munmap(stack_, kStackSize);
+  munmap(stack_, kMapSize);
   stack_ = nullptr;
 }
 
 void RawThread::forget() {
-  if (stack_) munmap(stack_, kStackSize);
+  if (stack_) munmap(stack_, kMapSize);
   stack_ = nullptr;
   tid_ = 0;
 }
@@ -159,7 +174,6 @@ long raw_syscall4(long number, long a, long b, long c, long d) {
 }
 long raw_syscall3(long number, long a, long b, long c) { return raw_syscall4(number, a, b, c, 0); }
 bool RawThread::start(int (*)(void *), void *, int) { return false; }
-int RawThread::entry(void *) { return 0; }
 bool RawThread::program_gone() const { return false; }
 void RawThread::join() {}
 void RawThread::forget() {}

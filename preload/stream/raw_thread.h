@@ -4,22 +4,25 @@
 //   while only such a task runs beside the program's one thread: malloc and
 //   free without atomic fastbins or arena locks, which one idle pthread alone
 //   would cost an allocating program (the bench report has the figure).
-// - It is a thread group of its own (no CLONE_THREAD; exit signal 0, so the
-//   program's wait() never sees it, nor does SIGCHLD come of it): it
-//   outlives the program's exit_group() and fatal signals (all but a
+// - It is a process of its own that shares the program's memory (no
+//   CLONE_THREAD), and no child of the program's: a short-lived launcher
+//   task makes it and exits, so init (or the nearest subreaper above the
+//   program) adopts it. The program's wait(), even with __WALL (strace,
+//   debuggers, supervisors), never sees it, and no SIGCHLD comes of it.
+//   It outlives the program's exit_group() and fatal signals (all but a
 //   SIGKILL that reaches it too, sent to the process group or to its own
-//   pid), and can end the stream once the program is gone (program_gone()).
-// - It has a descriptor table of its own, where only the descriptor given
-//   to start() stays open: the program's closes cannot touch it, and it
-//   keeps none of the program's pipes or sockets open. Its table starts as
-//   a copy of the program's, so start() returns only once the task has
-//   closed the copies (or after kTrimWaitNs, should it not get a CPU):
-//   until then a pipe the program closes would not read EOF, nor a clock
-//   it closes stop.
-// - Where such a task cannot be made (no close_range before Linux 5.9, a
-//   seccomp filter, an emulator refusing the clone flags, Valgrind, which
-//   would end the program), it is a thread of the program's, sharing its
-//   descriptors, that dies with it, as the writer was before.
+//   pid), and ends the stream once the program is gone (program_gone(),
+//   through a pidfd of the program's).
+// - It has a descriptor table of its own, holding only the descriptor given
+//   to start() and that pidfd: the program's closes cannot touch it, and it
+//   keeps none of the program's pipes or sockets open (the launcher closes
+//   its copies of them before the task is made, and start() returns once
+//   the launcher has ended).
+// - Where such a task cannot be made (no close_range before Linux 5.9, no
+//   pidfd_open, a seccomp filter, an emulator refusing the clone flags,
+//   Valgrind, which would end the program, or a program that would adopt
+//   it: a subreaper, or a namespace's init), it is a thread of the
+//   program's, sharing its descriptors, that dies with it.
 //
 // Invariants:
 // - The task shares its creator's thread pointer (no CLONE_SETTLS), so its
@@ -29,8 +32,8 @@
 // - It runs with every signal blocked: no handler of the program (or of the
 //   agent's CPU sampler) ever runs on it, and signals sent to the program's
 //   process group (^C, ^Z) leave it be.
-// - join() waits for its exit through CLONE_CHILD_CLEARTID and a futex, then
-//   reaps it.
+// - join() waits for its exit through CLONE_CHILD_CLEARTID and a futex (its
+//   adopter reaps it).
 #pragma once
 
 #include <cstddef>
@@ -42,7 +45,7 @@ namespace prof {
 class RawThread {
  public:
   // Starts fn(arg) on a new task whose descriptor table holds only
-  // `keep_fd`, or else on a thread of the program's; false if neither can
+  // `keep_fd` and the pidfd, or else on a thread of the program's; false if neither can
   // be made.
   bool start(int (*fn)(void *), void *arg, int keep_fd);
   // On the task: the process that started it has ended (every thread of it:
@@ -50,28 +53,29 @@ class RawThread {
   bool program_gone() const;
   // From the program: the task has not exited.
   bool alive() const { return tid_ != 0; }
-  // Waits until the task has exited, reaps it, then frees its stack.
+  // Waits until the task has exited, then frees its stack.
   void join();
   // In a forked child, where the task is not ours: frees its stack.
   void forget();
 
  private:
   static int entry(void *self);
-  // Until the task has closed its copies of the program's descriptors.
-  void wait_until_trimmed();
+  // On the launcher: trims its table, then makes the task.
+  static int launch(void *self);
+  // Whether a task of its own would leave the program's children for good.
+  static bool can_leave_program();
   static constexpr size_t kStackSize = 64 * 1024;
+  // The task's stack, then the launcher's above it.
+  static constexpr size_t kMapSize = kStackSize + 16 * 1024;
   void *stack_ = nullptr;
   int (*fn_)(void *) = nullptr;
   void *arg_ = nullptr;
   int keep_fd_ = -1;
   bool own_group_ = false;  // a task of its own, not a thread of the program's
-  pid_t program_ = 0;  // the process that started it
-  pid_t pid_ = 0;      // its own, to reap it
+  pid_t program_ = 0;       // the process that started it
+  int program_fd_ = -1;     // a pidfd of it, in the task's table
   // Its id while it runs, 0 once it has exited (set by the kernel).
   alignas(4) volatile int tid_ = 0;
-  // 1 once the task holds only keep_fd_ (a futex start() waits on).
-  alignas(4) uint32_t trimmed_ = 0;
-  static constexpr long kTrimWaitNs = 1000000000;
 };
 
 // System calls without errno: the result, or -errno.

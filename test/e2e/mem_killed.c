@@ -1,6 +1,7 @@
 /* Allocates 1000 blocks of 9009 bytes and frees 400 of them, waits for the
    agent's writer to sync its file (every 100 ms), then SIGKILLs the writer
-   (its child task, "libprof-writer") and itself: nothing of the agent ends
+   (the task "libprof-writer" that its parent, a subreaper, adopted) and
+   itself: nothing of the agent ends
    the stream, whose compressed frame stays open. Exits 3 if it finds no
    writer. */
 #include <dirent.h>
@@ -11,7 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-/* The pid of our child task named "libprof-writer", or 0. */
+/* The pid of our sibling task named "libprof-writer", or 0. */
 static pid_t find_writer(void) {
   DIR *proc = opendir("/proc");
   struct dirent *e;
@@ -24,7 +25,7 @@ static pid_t find_writer(void) {
     int pid = 0, ppid = 0;
     char state;
     if (fgets(stat, sizeof stat, f) &&
-        sscanf(stat, "%d (%63[^)]) %c %d", &pid, name, &state, &ppid) == 4 && ppid == getpid() &&
+        sscanf(stat, "%d (%63[^)]) %c %d", &pid, name, &state, &ppid) == 4 && ppid == getppid() &&
         !strcmp(name, "libprof-writer"))
       found = pid;
     fclose(f);
