@@ -50,8 +50,9 @@ target_include_directories(stream_tests PRIVATE ${PROJECT_SOURCE_DIR}/preload)
 target_link_libraries(stream_tests PRIVATE test_main prof_format Threads::Threads)
 prof_discover_tests(stream_tests)
 
-add_executable(memory_tests memory_sampled_set.cpp memory_block_size.cpp
-  ${PROJECT_SOURCE_DIR}/preload/memory/alloc_sampling.cpp ${PROJECT_SOURCE_DIR}/preload/memory/block_size.cpp)
+add_executable(memory_tests memory_sampled_set.cpp memory_block_size.cpp memory_negative_log.cpp
+  ${PROJECT_SOURCE_DIR}/preload/memory/alloc_sampling.cpp ${PROJECT_SOURCE_DIR}/preload/memory/block_size.cpp
+  ${PROJECT_SOURCE_DIR}/preload/stream/raw_thread.cpp)
 target_include_directories(memory_tests PRIVATE ${PROJECT_SOURCE_DIR}/preload
   ${PROJECT_SOURCE_DIR}/preload/include ${PROJECT_SOURCE_DIR}/unwind)
 target_link_libraries(memory_tests PRIVATE test_main Threads::Threads ${CMAKE_DL_LIBS})

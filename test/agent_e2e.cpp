@@ -149,11 +149,12 @@ TEST_CASE("a process that records nothing writes no memory stream") {
 
 TEST_CASE("the agent brings no library of its own into the program") {
   // cat prints its own memory map: the agent's runtime is linked in, hidden,
-  // and libunwind is loaded only when a walk needs it (never, here).
+  // libunwind is loaded only when a walk needs it (never, here), and libm
+  // not at all (cat needs none).
   const RunResult r = run_under_agent({"cat", "/proc/self/maps"});
   REQUIRE(r.exit_code == 0);
   CHECK(r.out.find("libprof.so") != std::string::npos);
-  for (const char *lib : {"libstdc++", "libgcc_s", "libunwind", "liblzma"}) {
+  for (const char *lib : {"libstdc++", "libgcc_s", "libunwind", "liblzma", "libm.so"}) {
     INFO(lib);
     CHECK(r.out.find(lib) == std::string::npos);
   }

@@ -196,7 +196,7 @@ TEST_CASE("a program that reaps every child with __WALL (as strace does) sees on
   CHECK(s.children == 3);
 }
 
-TEST_CASE("a subreaper's own writer is a thread; it adopts its children's writers as orphans") {
+TEST_CASE("a subreaper's own writer is a thread, and it adopts its children's writers as orphans") {
   // Were its writer a task of its own, the subreaper would adopt that too,
   // and wait on it forever.
   const RunResult r = run_under_agent({program("mem_wait_all"), "subreaper"});

@@ -1,10 +1,11 @@
 #include "memory/alloc_sampling.h"
 
-#include <cmath>
 #include <ctime>
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "memory/negative_log.h"
+#include "stream/raw_thread.h"
 #include "thread_state.h"
 
 namespace prof {
@@ -23,7 +24,7 @@ static uint64_t next_random() {
 static int64_t next_interval(uint64_t mean) {
   // -ln(U) * mean with U uniform in (0, 1].
   const double u = (double(next_random() >> 11) + 1.0) / 9007199254740992.0;
-  return int64_t(-std::log(u) * double(mean)) + 1;
+  return int64_t(negative_log(u) * double(mean)) + 1;
 }
 
 bool countdown_crossed(uint64_t mean, size_t size) {
@@ -48,6 +49,7 @@ bool SampledSet::init() {
   void *p = mmap(nullptr, kCapacity * sizeof(uint64_t), PROT_READ | PROT_WRITE,
                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (p == MAP_FAILED) return false;
+  raw_wipe_on_fork(p, kCapacity * sizeof(uint64_t));  // a child's set starts empty (reset())
   slots_ = static_cast<std::atomic<uint64_t> *>(p);
   return true;
 }

@@ -2,16 +2,19 @@
 
 #include <cstring>
 #include <dlfcn.h>
+#include <link.h>
 
 namespace prof {
 namespace {
 
-// Whether fn lies in glibc's libc.so.6.
+// Whether fn lies in glibc's libc.so.6. (_dl_find_object, not dladdr,
+// which scans libc's whole symbol table: a cost to every process's start.)
 bool in_libc(void *fn) {
-  Dl_info info;
-  if (!fn || !dladdr(fn, &info) || !info.dli_fname) return false;
-  const char *slash = strrchr(info.dli_fname, '/');
-  return strncmp(slash ? slash + 1 : info.dli_fname, "libc.so.", 8) == 0;
+  dl_find_object found;
+  if (!fn || _dl_find_object(fn, &found) != 0 || !found.dlfo_link_map) return false;
+  const char *name = found.dlfo_link_map->l_name;
+  const char *slash = name ? strrchr(name, '/') : nullptr;
+  return name && strncmp(slash ? slash + 1 : name, "libc.so.", 8) == 0;
 }
 
 }  // namespace
@@ -23,8 +26,9 @@ void BlockSize::choose(const RealAllocator &real) {
       !in_libc(reinterpret_cast<void *>(real.malloc)))
     return;
   // Blocks of every kind glibc makes: tcache and fastbin sizes, small and
-  // large bins, mmapped chunks, zeroed and aligned ones.
-  static constexpr size_t kSizes[] = {0, 1, 24, 25, 200, 1000, 5000, 70000, 300000};
+  // large bins, mmapped chunks (the one calloc of 300000), zeroed and
+  // aligned ones.
+  static constexpr size_t kSizes[] = {0, 1, 24, 25, 200, 1000, 5000, 70000};
   void *blocks[sizeof kSizes / sizeof kSizes[0] + 4];
   size_t n = 0;
   for (size_t size : kSizes) blocks[n++] = real.malloc(size);

@@ -13,6 +13,7 @@ bool StackInterner::init(EventRing *ring) {
   void *p = mmap(nullptr, kCapacity * sizeof(Entry), PROT_READ | PROT_WRITE,
                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (p == MAP_FAILED) return false;
+  raw_wipe_on_fork(p, kCapacity * sizeof(Entry));  // a child's table starts empty (reset())
   table_ = static_cast<Entry *>(p);
   return true;
 }

@@ -60,6 +60,7 @@ bool EventRing::start(OwnedFile *file, void (*on_tick)(), UncleanEndFn on_unclea
     ring_ = nullptr;
     return false;
   }
+  raw_wipe_on_fork(ring_, kRingSize);  // a child's ring starts empty
   file_ = file;
   file_base_ = file_position(file);
   g_ring = this;

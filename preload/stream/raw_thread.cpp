@@ -64,6 +64,7 @@ bool RawThread::start(int (*fn)(void *), void *arg, int keep_fd) {
     stack_ = nullptr;
     return false;
   }
+  raw_wipe_on_fork(stack_, kMapSize);  // a child's task is not this one
   fn_ = fn, arg_ = arg, keep_fd_ = keep_fd;
   program_ = pid_t(raw_syscall3(SYS_getpid, 0, 0, 0));
   program_fd_ = -1;
@@ -183,7 +184,13 @@ void RawThread::forget() {}
 void *raw_map(size_t len) {
   const long p = raw_syscall6(SYS_mmap, 0, long(len), PROT_READ | PROT_WRITE,
                               MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  return p < 0 && p > -4096 ? nullptr : reinterpret_cast<void *>(p);
+  if (p < 0 && p > -4096) return nullptr;
+  raw_wipe_on_fork(reinterpret_cast<void *>(p), len);
+  return reinterpret_cast<void *>(p);
+}
+
+void raw_wipe_on_fork(void *p, size_t len) {
+  raw_syscall3(SYS_madvise, long(p), long(len), MADV_WIPEONFORK);
 }
 
 void raw_advise_huge(void *p, size_t len) {

@@ -83,12 +83,20 @@ long raw_syscall3(long number, long a, long b, long c);
 long raw_syscall4(long number, long a, long b, long c, long d);
 long raw_syscall6(long number, long a, long b, long c, long d, long e, long f);
 // Maps len bytes of zeroed memory (nullptr when it cannot), and unmaps them.
+// A forked child finds them zeroed again (raw_wipe_on_fork): their users
+// make their structures anew in a child.
 void *raw_map(size_t len);
 void raw_unmap(void *p, size_t len);
 // Asks for transparent huge pages over [p, p + len) (MADV_HUGEPAGE), where
 // the kernel gives them on request: for tables reached all over, which
 // would otherwise miss the TLB at nearly every access.
 void raw_advise_huge(void *p, size_t len);
+// Has a forked child find [p, p + len) zeroed (MADV_WIPEONFORK), for the
+// agent's tables and buffers, which a child resets or makes anew: fork()
+// then copies none of their page tables, and the parent's next writes to
+// them take no copy-on-write faults (a shell under the agent forks for
+// every command). Before Linux 4.14 they are copied as any memory.
+void raw_wipe_on_fork(void *p, size_t len);
 // Writes all of [data, data + len) to fd; 0, or -errno.
 long raw_write_all(int fd, const uint8_t *data, size_t len);
 // CLOCK_MONOTONIC in ns, and a sleep of ns.

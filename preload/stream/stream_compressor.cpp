@@ -6,10 +6,12 @@
 #define ZSTD_STATIC_LINKING_ONLY  // ZSTD_initStaticCCtx, ZSTD_estimateCStreamSize
 #include <zstd.h>
 
+#include "stream/raw_thread.h"
+
 namespace prof {
 
 bool StreamCompressor::init() {
-  if (cctx_) return true;
+  if (mem_) return true;
   ZSTD_compressionParameters params = ZSTD_getCParams(kLevel, 0, 0);
   params.minMatch = kMinMatch;
   const size_t ctx_size = ZSTD_estimateCStreamSize_usingCParams(params);
@@ -17,21 +19,28 @@ bool StreamCompressor::init() {
   void *mem = mmap(nullptr, ctx_size + out_size, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (mem == MAP_FAILED) return false;
-  ZSTD_CCtx *cctx = ZSTD_initStaticCCtx(mem, ctx_size);
-  if (!cctx || ZSTD_isError(ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, kLevel)) ||
-      ZSTD_isError(ZSTD_CCtx_setParameter(cctx, ZSTD_c_minMatch, kMinMatch))) {
+  mem_ = mem, ctx_size_ = ctx_size;
+  if (!make_context()) {
     munmap(mem, ctx_size + out_size);
+    mem_ = nullptr;
     return false;
   }
-  cctx_ = cctx;
+  raw_wipe_on_fork(mem, ctx_size + out_size);
   out_ = static_cast<uint8_t *>(mem) + ctx_size;
   out_cap_ = out_size;
   return true;
 }
 
-void StreamCompressor::start() {
-  broken_ = !cctx_ || ZSTD_isError(ZSTD_CCtx_reset(cctx_, ZSTD_reset_session_only));
+bool StreamCompressor::make_context() {
+  ZSTD_CCtx *cctx = ZSTD_initStaticCCtx(mem_, ctx_size_);
+  cctx_ = cctx && !ZSTD_isError(ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, kLevel)) &&
+                  !ZSTD_isError(ZSTD_CCtx_setParameter(cctx, ZSTD_c_minMatch, kMinMatch))
+              ? cctx
+              : nullptr;
+  return cctx_ != nullptr;
 }
+
+void StreamCompressor::start() { broken_ = !mem_ || !make_context(); }
 
 long StreamCompressor::put(const uint8_t *data, size_t len, Mode mode, Sink sink, void *ctx) {
   if (broken_) return -EIO;

@@ -33,9 +33,11 @@ class StreamCompressor {
   using Sink = long (*)(void *ctx, const uint8_t *data, size_t len);
   enum class Mode { Continue, Sync, End };
 
-  // Maps the context (once per process); false when it cannot be had.
+  // Maps the context's memory (once per process); false when it cannot be
+  // had.
   bool init();
-  // A new frame, for a new file (also in a forked child).
+  // A new frame, for a new file (also in a forked child, whose copy of the
+  // memory is wiped at fork: the context is made anew on it).
   void start();
   // Compresses [data, data + len) and, per mode, ends the block or the
   // frame; each full output buffer goes to sink. 0, or the sink's -errno.
@@ -50,6 +52,10 @@ class StreamCompressor {
   // stream is 5.5-5.9 MB instead of 6.3-7.0 (heaptrack's: 6.84), for zstd
   // instructions per event 150 -> 260 (callgrind).
   static constexpr int kMinMatch = 6;
+  // Makes the context on mem_; false if zstd refuses the parameters.
+  bool make_context();
+  void *mem_ = nullptr;
+  size_t ctx_size_ = 0;
   ZSTD_CCtx_s *cctx_ = nullptr;
   uint8_t *out_ = nullptr;
   size_t out_cap_ = 0;
