@@ -253,6 +253,9 @@ __attribute__((constructor(101))) void agent_start() {
 #endif
   GuardScope guard;
   if (getauxval(AT_SECURE)) return;  // setuid/setgid: stay inert
+  // (Whatever the settings: the trampoline wraps handlers all the same.)
+  claim_signal_table();
+  pthread_atfork(nullptr, nullptr, claim_signal_table);
   if (!parse_config(environ, &g_agent.cfg)) {
     say(g_agent.cfg.error, "; profiling disabled");
     return;

@@ -23,6 +23,17 @@ std::atomic<uint64_t> g_actions[NSIG];
 
 std::atomic<uint64_t> g_deferred{0}, g_merged{0}, g_in_agent{0};
 
+// The process whose memory holds g_actions (0 until the agent starts). A
+// vfork child shares that memory with its parent while it has signal
+// dispositions of its own: its changes (gdb's child resets every handler
+// before exec) go to the kernel as they are, or the parent's trampoline
+// would find its handlers gone and drop their signals.
+std::atomic<pid_t> g_table_owner{0};
+bool owns_table() {
+  const pid_t owner = g_table_owner.load(std::memory_order_relaxed);
+  return owner == 0 || owner == getpid();
+}
+
 // Signals held back on this thread; t_state.deferred counts them.
 constexpr uint8_t kMaxHeld = 8;
 __thread siginfo_t t_held[kMaxHeld] __attribute__((tls_model("initial-exec")));
@@ -104,11 +115,15 @@ int real_sigaction(int sig, const struct sigaction *act, struct sigaction *old) 
   return next_symbol("sigaction", g_real_sigaction)(sig, act, old);
 }
 
+void claim_signal_table() { g_table_owner.store(getpid(), std::memory_order_relaxed); }
+
 int program_sigaction(int sig, const struct sigaction *act, struct sigaction *old) {
   if (!wraps(sig)) return real_sigaction(sig, act, old);
   const uint64_t known = g_actions[sig].load(std::memory_order_acquire);
   int rc;
-  if (act && is_handler(reinterpret_cast<void *>(act->sa_sigaction))) {
+  if (!owns_table()) {
+    rc = real_sigaction(sig, act, old);
+  } else if (act && is_handler(reinterpret_cast<void *>(act->sa_sigaction))) {
     g_actions[sig].store(pack(reinterpret_cast<void *>(act->sa_sigaction), act->sa_flags),
                          std::memory_order_release);
     struct sigaction behind = *act;
@@ -135,7 +150,7 @@ bool is_trampoline(sighandler_t handler) {
 
 void adopt_handler(int sig) {
   struct sigaction now {};
-  if (!wraps(sig) || real_sigaction(sig, nullptr, &now) != 0) return;
+  if (!wraps(sig) || !owns_table() || real_sigaction(sig, nullptr, &now) != 0) return;
   void *h = reinterpret_cast<void *>(now.sa_sigaction);
   if (h == reinterpret_cast<void *>(on_program_signal)) return;
   if (!is_handler(h)) {

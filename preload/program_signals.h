@@ -29,6 +29,10 @@
 
 namespace prof {
 
+// This process's memory is its own (at start, and in a fork child; not in
+// a vfork child, which shares its parent's): only then do the hooks change
+// the handlers the trampoline runs.
+void claim_signal_table();
 // libc's sigaction, for the agent's own handlers.
 int real_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
 // sigaction() as the program calls it: a handler goes behind the trampoline.

@@ -137,6 +137,18 @@ TEST_CASE("signals: a handler the agent never saw (raw rt_sigaction) that siglon
   }
 }
 
+TEST_CASE("signals: a vfork child that resets a handler leaves its parent's in place") {
+  // The child shares the parent's memory, the trampoline's table of
+  // handlers with it (gdb hung on its inferior's first stop: its SIGCHLD
+  // handler no longer ran). With the agent recording and switched off.
+  for (const char *setting : {"PROF_MEMORY=1", "PROF_BOGUS=1"}) {
+    INFO(setting);
+    const RunResult r = run_under_agent({program("sig_vfork")}, {setting});
+    CHECK(r.signal == 0);
+    CHECK(r.exit_code == 0);
+  }
+}
+
 TEST_CASE("signals: a signal no handler can catch is refused as a toggle or sampling signal") {
   for (const char *setting : {"PROF_TOGGLE_SIGNAL", "PROF_CPU_SIGNAL"}) {
     for (const char *sig : {"9", "19", "32", "33"}) {
