@@ -11,23 +11,22 @@
 static volatile sig_atomic_t caught;
 static void on_usr1(int sig) { (void)sig; caught++; }
 
-static int round_trip(int with_signal_fn) {
+/* Sets SIGUSR1's handler with signal() or with sigaction(). */
+static void set_usr1(void (*handler)(int), int with_signal_fn) {
   if (with_signal_fn) {
-    signal(SIGUSR1, on_usr1);
-  } else {
-    struct sigaction sa = {0};
-    sa.sa_handler = on_usr1;
-    sigaction(SIGUSR1, &sa, NULL);
+    signal(SIGUSR1, handler);
+    return;
   }
+  struct sigaction sa = {0};
+  sa.sa_handler = handler;
+  sigaction(SIGUSR1, &sa, NULL);
+}
+
+static int round_trip(int with_signal_fn) {
+  set_usr1(on_usr1, with_signal_fn);
   const pid_t pid = vfork();
   if (pid == 0) {
-    if (with_signal_fn) {
-      signal(SIGUSR1, SIG_DFL);
-    } else {
-      struct sigaction dfl = {0};
-      dfl.sa_handler = SIG_DFL;
-      sigaction(SIGUSR1, &dfl, NULL);
-    }
+    set_usr1(SIG_DFL, with_signal_fn);
     _exit(0);
   }
   int status;
