@@ -45,8 +45,8 @@ namespace prof {
 class RawThread {
  public:
   // Starts fn(arg) on a new task whose descriptor table holds only
-  // `keep_fd` and the pidfd, or else on a thread of the program's; false if neither can
-  // be made.
+  // `keep_fd` and the pidfd, or else on a thread of the program's; false
+  // if neither can be made.
   bool start(int (*fn)(void *), void *arg, int keep_fd);
   // On the task: the process that started it has ended (every thread of it:
   // exit, exit_group, a signal). Never on a thread, which ends with it.
