@@ -110,6 +110,18 @@ uint64_t rss_bytes() {
   return p ? strtoull(p + 1, nullptr, 10) * uint64_t(sysconf(_SC_PAGESIZE)) : 0;
 }
 
+// Says once why the stream stopped before its end, and pauses recording.
+void say_stopped() {
+  static std::atomic<bool> said{false};
+  if (said.exchange(true)) return;
+  if (g_agent.ring.writer_lost())
+    say("the agent's writer task was killed half-way through a write; recording stopped");
+  else
+    say("the event stream cannot go on (a thread left the agent half-way through a record, "
+        "or the output blocks); recording stopped");
+  g_agent.paused.store(true);
+}
+
 // Runs about every 100 ms, on a thread that has just appended (stream/event_ring.h).
 void tick() {
   GuardScope guard;
@@ -118,12 +130,7 @@ void tick() {
     return;
   }
   // (Paused, not off: the stats and the epilogue are still written at exit.)
-  static std::atomic<bool> said_stopped{false};
-  if (g_agent.ring.stopped() && !said_stopped.exchange(true)) {
-    say("the event stream cannot go on (a thread left the agent half-way through a record, "
-        "or the output blocks); recording stopped");
-    g_agent.paused.store(true);
-  }
+  if (g_agent.ring.stopped()) say_stopped();
   const uint64_t now = monotonic_ns() - g_agent.start_ns;
   uint8_t buf[ext::TimeMark::kMaxBytes];
   SpanWriter out(buf);
@@ -289,6 +296,7 @@ void write_memory_stream_end() {
   write_heap_total(monotonic_ns() - g_agent.start_ns);
   uint8_t end[kMaxStreamEnd];
   g_agent.ring.finish(end, put_memprof_end(end));
+  if (g_agent.ring.writer_lost()) say_stopped();
   if (g_agent.ring.write_failed())
     say_write_failure(g_path, g_file, g_agent.ring.write_errno(), "; the profile is truncated");
   g_file.close();

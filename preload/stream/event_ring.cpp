@@ -248,6 +248,7 @@ void EventRing::wait_for_room(Slot *slot, uint64_t end) {
   // (Once the stream has stopped, only the bytes before its end need room.)
   for (unsigned spins = 0;
        end > flushed + kRingSize && flushed < stopped_at_.load(std::memory_order_acquire); spins++) {
+    if (end_if_writer_died_writing()) return;
     if (writer_running()) {
       wake_writer();
     } else if (flush(1, slot)) {
@@ -405,6 +406,17 @@ void EventRing::recover_abandoned_append() {
   own->busy_from.store(kIdle, std::memory_order_release);
 }
 
+bool EventRing::end_if_writer_died_writing() {
+  if (!running_.load(std::memory_order_relaxed) || writer_.alive() ||
+      !writer_writes_.load(std::memory_order_acquire))
+    return false;
+  if (!lost_.exchange(true)) {
+    discard_.store(true);
+    stop_at(flushed_.load(std::memory_order_acquire));
+  }
+  return true;
+}
+
 int EventRing::writer_main(void *arg) {
   // A raw thread (raw_thread.h): raw calls, atomics and plain memory only.
   auto *self = static_cast<EventRing *>(arg);
@@ -412,18 +424,24 @@ int EventRing::writer_main(void *arg) {
   long idle_ns = 1000000;
   for (;;) {
     const uint32_t wake = __atomic_load_n(&self->writer_wake_, __ATOMIC_ACQUIRE);
+    // (Its writes are marked: end_if_writer_died_writing().)
+    self->writer_writes_.store(true, std::memory_order_release);
     if (const uint64_t end = self->finish_at_.load(std::memory_order_acquire)) {
       self->write_last(end);
+      self->writer_writes_.store(false, std::memory_order_release);
       return 0;
     }
     if (self->writer_.program_gone()) {
       self->write_orphaned();
+      self->writer_writes_.store(false, std::memory_order_release);
       return 0;
     }
     // XXX: back off while there is little to write (quiet programs): each
     // wakeup costs the program CPU time, and a producer that needs room
     // wakes the writer.
-    if (self->flush(kSegSize, nullptr)) {
+    const bool wrote = self->flush(kSegSize, nullptr);
+    self->writer_writes_.store(false, std::memory_order_release);
+    if (wrote) {
       idle_ns = 1000000;
     } else {
       raw_wait_on(&self->writer_wake_, wake, idle_ns);
@@ -434,7 +452,9 @@ int EventRing::writer_main(void *arg) {
       last = now;
       // A quiet program's events reach the file within 100 ms (and, the
       // file compressed, decode from it).
+      self->writer_writes_.store(true, std::memory_order_release);
       self->flush(1, nullptr, /*sync=*/true);
+      self->writer_writes_.store(false, std::memory_order_release);
     }
   }
 }
@@ -519,6 +539,7 @@ void EventRing::finish(const uint8_t *data, size_t len) {
     wake_writer();
   }
   if (running_.load()) writer_.join();
+  end_if_writer_died_writing();
   running_.store(false);
   // Without a writer (or should it have died) the finishing thread writes.
   if (!discard_.load()) write_last(end);
@@ -545,6 +566,8 @@ bool EventRing::restart_in_child(OwnedFile *file) {
   file_ = file;
   file_base_ = file_position(file);
   running_.store(false);
+  writer_writes_.store(false);
+  lost_.store(false);
   writer_.forget();  // the parent's writer is not the child's
   membarrier_ = register_membarrier();
   reset_solo(t_ring_slot);  // this thread is the child's only one

@@ -61,6 +61,9 @@
 //   and pauses, and the stream ends as an unclean one. The writer draining
 //   the ring of a program that is gone does the same at once: a record a
 //   thread was still writing when it died becomes a gap, counted.
+// - A writer killed alone (its own pid) half-way through a write leaves the
+//   file and the compressor where they were: the stream ends there at once
+//   (writer_lost()), and the program goes on unrecorded, never waiting.
 #pragma once
 
 #include <atomic>
@@ -140,6 +143,8 @@ class EventRing {
   // The stream ended early (an abandoned reservation of unknown extent, or
   // no progress for kGiveUpNs): later records are discarded as they come.
   bool stopped() const { return stopped_at_.load(std::memory_order_relaxed) != kIdle; }
+  // The writer was killed half-way through a write (the stream then ended).
+  bool writer_lost() const { return lost_.load(std::memory_order_relaxed); }
   // Reservations that were never finished, written as gaps (or dropped).
   uint64_t abandoned_records() const { return abandoned_.load(std::memory_order_relaxed); }
   int write_errno() const { return write_errno_; }
@@ -182,6 +187,9 @@ class EventRing {
   bool launch();
   bool writer_running() const { return running_.load(std::memory_order_relaxed) && writer_.alive(); }
   void wake_writer();
+  // Whether the writer died while writing: then the stream is ended where
+  // it was (nothing more is written) and true.
+  bool end_if_writer_died_writing();
   // Writes everything up to `end`, the stream's last record, waiting
   // (bounded) for threads still copying records before it: one stuck for
   // kStallNs becomes a gap; if the stream stopped before `end`, what is
@@ -254,6 +262,9 @@ class EventRing {
   std::atomic<bool> failed_{false};
   std::atomic<bool> discard_{false};  // after finish(): the stream has ended
   std::atomic<uint64_t> finish_at_{0};  // for the writer: the last record's end
+  // True while the writer writes to the file (it may hold flushing_).
+  std::atomic<bool> writer_writes_{false};
+  std::atomic<bool> lost_{false};  // see writer_lost()
   alignas(4) uint32_t writer_wake_ = 0;  // a futex word: bumped to wake the writer
   std::atomic<size_t> slots_used_{0};  // slots_[0..slots_used_) were ever claimed
   // XXX: each producer-written word on its own cache line, away from what
