@@ -64,8 +64,8 @@ struct MemprofEvent : AllocEvent {
   ExtRecord ext;  // Ext records
 };
 
-// XXX: inline, and templated on Out (SpanWriter, SizeCounter): the allocation
-// hooks encode every event with it, straight into the ring.
+// XXX: inline: the ring's writer encodes every event with it
+// (preload/stream/stream_compactor.h).
 template <class Out>
 inline void put_memprof_event(Out &out, const AllocEvent &e) {
   out.put_u8(static_cast<uint8_t>(e.aevent | e.loc.source | (e.has_stacks ? kMemprofStacks : 0)));

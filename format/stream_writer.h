@@ -1,7 +1,7 @@
 // StreamWriter: a fixed buffer in front of a byte sink, through which the agent
 // writes what opens its memory stream and the whole CPU stream (the memory
 // stream's events go through its event ring, which writes its own bytes out);
-// and SpanWriter and SizeCounter, the two other Outs of the encoders.
+// and SpanWriter, the encoders' other Out.
 //
 // Invariants (callers rely on them, the agent's hot path above all):
 // - No allocation: the buffer belongs to the caller.
@@ -86,36 +86,6 @@ class SpanWriter {
  protected:
   uint8_t *begin_;
   uint8_t *pos_;
-};
-
-// A SpanWriter whose array has kSlack bytes of room past the largest record
-// encoded into it, so that each ULEB128 is one 8-byte store
-// (encode_uleb128_word): the agent's encoding of every event.
-class SlackSpanWriter : public SpanWriter {
- public:
-  static constexpr size_t kSlack = 7;
-  using SpanWriter::SpanWriter;
-  void put_uleb(uint64_t v) { pos_ += encode_uleb128_word(v, pos_); }
-  void put_string(const char *s, size_t len) {
-    put_uleb(len);
-    put_bytes(s, len);
-  }
-};
-
-// An Out for the encoders that only counts: the size a record will take.
-class SizeCounter {
- public:
-  void put_u8(uint8_t) { size_++; }
-  void put_uleb(uint64_t v) { size_ += uleb128_size(v); }
-  void put_bytes(const void *, size_t len) { size_ += len; }
-  void put_string(const char *, size_t len) {
-    put_uleb(len);
-    size_ += len;
-  }
-  size_t size() const { return size_; }
-
- private:
-  size_t size_ = 0;
 };
 
 // Sink for a file descriptor: retries short writes and EINTR.

@@ -53,38 +53,6 @@ inline size_t decode_uleb128_word(const uint8_t *p, uint64_t *value) {
 #endif
 }
 
-// encode_uleb128 with no branch per byte, for the agent's hot path: a value
-// of 3 to 8 bytes (an address) is written with one 8-byte store, so `out`
-// needs 8 bytes of room whatever the length (the bytes past the encoding
-// are scratch); longer ones take encode_uleb128. Returns the encoding's
-// length.
-inline size_t encode_uleb128_word(uint64_t value, uint8_t *out) {
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-  // One and two bytes (ids, sizes, lines) are as cheap as they come apart.
-  if (value < 0x80) {
-    out[0] = static_cast<uint8_t>(value);
-    return 1;
-  }
-  if (value < 0x4000) {
-    out[0] = static_cast<uint8_t>(value | 0x80);
-    out[1] = static_cast<uint8_t>(value >> 7);
-    return 2;
-  }
-  if (value >> 56) return encode_uleb128(value, out);
-  // decode_uleb128_word's steps backwards: the 7-bit groups apart in
-  // halves, fours, then one per byte.
-  uint64_t x = (value & 0x000000000fffffffull) | (value & 0x00fffffff0000000ull) << 4;
-  x = (x & 0x00003fff00003fffull) | (x & 0x0fffc0000fffc000ull) << 2;
-  x = (x & 0x007f007f007f007full) | (x & 0x3f803f803f803f80ull) << 1;
-  const size_t n = uleb128_size(value);
-  x |= 0x8080808080808080ull & ((uint64_t(1) << (8 * (n - 1))) - 1);  // all but the last
-  memcpy(out, &x, sizeof x);
-  return n;
-#else
-  return encode_uleb128(value, out);
-#endif
-}
-
 enum class Uleb128Status { Ok, NeedMore, OverLong, Overflow };
 
 // Decodes from [p, end). On Ok, *value and *used are set.

@@ -78,7 +78,7 @@ ModuleMap g_modules;
 pthread_mutex_t g_modules_mutex = PTHREAD_MUTEX_INITIALIZER;
 OwnedFile g_file;  // the memprof file
 StreamCompressor g_compressor;  // its compression, unless PROF_COMPRESS=0
-StreamCompactor g_compactor;    // its compact events, when compressed
+StreamCompactor g_compactor;    // its events, compact when compressed
 pid_t g_stream_pid = 0;  // the process the open stream belongs to
 enum : int { kStreamOpen, kStreamFinishing, kStreamFinished };
 std::atomic<int> g_stream_state{kStreamOpen};
@@ -229,10 +229,14 @@ bool open_memory_stream_now() {
       return false;
     }
     g_file.compress_with(&g_compressor);
-    // Compact events: a stream about ten times smaller. Without the tables
-    // the events keep their addresses, which costs only size.
-    if (g_compactor.init()) g_file.compact_with(&g_compactor);
   }
+  // The ring's events become compact events (a stream about ten times
+  // smaller) where the stream is compressed, memprof events where not.
+  if (!g_compactor.init(g_agent.cfg.compress)) {
+    say("cannot map the stream's compactor; profiling disabled");
+    return false;
+  }
+  g_file.compact_with(&g_compactor);
   if (!open_stream(getppid())) return false;
   static_assert(kMaxStreamEnd <= EventRing::kMaxUncleanEnd, "the writer's buffer");
   if (!g_agent.ring.start(&g_file, tick, put_memprof_unclean_end, put_skip_header)) {

@@ -24,8 +24,7 @@ void release(void *p) {
 void make_key() { pthread_key_create(&g_scratch_key, release); }
 }  // namespace
 
-ThreadScratch *thread_scratch() {
-  if (t_state.scratch) return t_state.scratch;
+ThreadScratch *map_thread_scratch() {
   void *p = mmap(nullptr, sizeof(ThreadScratch), PROT_READ | PROT_WRITE,
                  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) return nullptr;

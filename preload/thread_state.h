@@ -50,7 +50,10 @@ struct ThreadState {
 extern __thread ThreadState t_state __attribute__((tls_model("initial-exec")));
 
 // The calling thread's scratch area, mapped on first use; nullptr if mmap fails.
-ThreadScratch *thread_scratch();
+ThreadScratch *map_thread_scratch();
+inline ThreadScratch *thread_scratch() {
+  return __builtin_expect(t_state.scratch != nullptr, 1) ? t_state.scratch : map_thread_scratch();
+}
 
 // Delivers the program's signals held back while the thread was guarded.
 void release_deferred_signals();

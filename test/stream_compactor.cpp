@@ -1,9 +1,11 @@
-// StreamCompactor: a memprof stream written with format/'s encoders goes
-// through the compactor, and a reader must find the same events in what
-// comes out: the same kinds, locations, stacks, sizes and object types, each
-// release paired with the same allocation as the addresses pair it (the
-// oldest live block at the address), and every other record as it was;
-// cut anywhere on its way in, the output is the same.
+// StreamCompactor: the ring's bytes (a memprof stream whose events are ring
+// events, ring_event.h) go through the compactor, and a reader must find in
+// what comes out the events of the same stream written with format/'s
+// encoders: not compacting, byte for byte; compacting, the same kinds,
+// locations, stacks, sizes and object types, each release paired with the
+// same allocation as the addresses pair it (the oldest live block at the
+// address), and every other record as it was. Cut anywhere on its way in,
+// the output is the same.
 #include <catch2/catch.hpp>
 
 #include <deque>
@@ -14,6 +16,7 @@
 #include "byte_reader.h"
 #include "memprof.h"
 #include "sysprof.h"
+#include "stream/ring_event.h"
 #include "stream/stream_compactor.h"
 #include "vec_out.h"
 
@@ -66,7 +69,6 @@ Read read_stream(const Bytes &b) {
         type = uint8_t(t->type);
         continue;
       }
-      if (std::holds_alternative<ext::Skip>(ev.ext)) continue;  // carries nothing
       if (const auto *st = std::get_if<ext::Stats>(&ev.ext)) {
         for (const auto &c : st->counters) r.stats[c.name] = c.value;
         continue;
@@ -94,19 +96,38 @@ Read read_stream(const Bytes &b) {
   return r;
 }
 
-void alloc(VecOut &o, uint64_t addr, uint64_t size, uint64_t host = 1) {
-  put_memprof_event(o, AllocEvent{kAeventAlloc, GuestLoc{}, true, host, 0, 0, 0, addr, size});
+// The records of one stream twice: as the ring holds them (events as ring
+// events) and as a memprof reader expects them (the plain stream).
+struct Both {
+  VecOut ring, plain;
+  void put_u8(uint8_t v) { ring.put_u8(v), plain.put_u8(v); }
+  void put_uleb(uint64_t v) { ring.put_uleb(v), plain.put_uleb(v); }
+  void put_bytes(const void *p, size_t n) { ring.put_bytes(p, n), plain.put_bytes(p, n); }
+  void put_string(const char *p, size_t n) { ring.put_string(p, n), plain.put_string(p, n); }
+};
+
+void event(Both &o, const AllocEvent &e, uint8_t type = 0) {
+  uint8_t buf[kMaxRingEventBytes];
+  const size_t n = put_ring_event(buf, e, type);
+  REQUIRE(n == ring_event_size(buf[1]));
+  o.ring.put_bytes(buf, n);
+  if (type) put_ext(o.plain, ext::ObjectType{type});
+  put_memprof_event(o.plain, e);
 }
-void free_(VecOut &o, uint64_t addr) {
-  put_memprof_event(o, AllocEvent{kAeventFree, GuestLoc{}, false, 0, 0, addr, 0, 0, 0});
+void alloc(Both &o, uint64_t addr, uint64_t size, uint64_t host = 1) {
+  event(o, AllocEvent{kAeventAlloc, GuestLoc{}, true, host, 0, 0, 0, addr, size});
 }
-void realloc_(VecOut &o, uint64_t old, uint64_t addr, uint64_t size, uint64_t host = 1) {
-  put_memprof_event(o, AllocEvent{kAeventRealloc, GuestLoc{}, true, host, 0, old, 0, addr, size});
+void free_(Both &o, uint64_t addr) {
+  event(o, AllocEvent{kAeventFree, GuestLoc{}, false, 0, 0, addr, 0, 0, 0});
+}
+void realloc_(Both &o, uint64_t old, uint64_t addr, uint64_t size, uint64_t host = 1) {
+  event(o, AllocEvent{kAeventRealloc, GuestLoc{}, true, host, 0, old, 0, addr, size});
 }
 
-// The opening, then the records `body` writes, then stats and the epilogue.
+// The opening, then the records `body` writes, then stats and the epilogue:
+// the ring's records, and the plain stream's.
 struct Stream {
-  Bytes opening, records;
+  Bytes opening, records, plain_records;
 };
 
 template <class Body>
@@ -116,11 +137,11 @@ Stream make_stream(Body body) {
   put_symtab_final(open);
   put_prologue(open, SectionKind::Memprof, true);
   put_ext(open, ext::Process{7, 1, 0, "/bin/app"});
-  VecOut o;
+  Both o;
   body(o);
   put_ext(o, ext::Stats{{{"dropped", 0}}});
   put_memprof_epilogue(o);
-  return {open.b, o.b};
+  return {open.b, o.ring.b, o.plain.b};
 }
 
 struct Compacted {
@@ -132,10 +153,11 @@ struct Compacted {
   }
 };
 
-// The stream through a compactor, its records fed in pieces cut at `cuts`.
-Bytes compact(const Stream &s, const std::vector<size_t> &cuts = {}) {
+// The ring's stream through a compactor (not compacting: only encoding the
+// events), its records fed in pieces cut at `cuts`.
+Bytes through(bool compacting, const Stream &s, const std::vector<size_t> &cuts) {
   static StreamCompactor compactor;  // (its buffers are mapped once)
-  REQUIRE(compactor.init());
+  REQUIRE(compactor.init(compacting));
   compactor.start();
   Compacted c;
   REQUIRE(compactor.put(s.opening.data(), s.opening.size(), Compacted::sink, &c) == 0);
@@ -149,16 +171,23 @@ Bytes compact(const Stream &s, const std::vector<size_t> &cuts = {}) {
   REQUIRE(compactor.flush(Compacted::sink, &c) == 0);
   return c.out;
 }
+Bytes compact(const Stream &s, const std::vector<size_t> &cuts = {}) {
+  return through(true, s, cuts);
+}
+Bytes expand(const Stream &s, const std::vector<size_t> &cuts = {}) {
+  return through(false, s, cuts);
+}
 
+// The stream as the encoders write it.
 Bytes whole(const Stream &s) {
   Bytes b = s.opening;
-  b.insert(b.end(), s.records.begin(), s.records.end());
+  b.insert(b.end(), s.plain_records.begin(), s.plain_records.end());
   return b;
 }
 
 // Every kind of record and event, and the cases that must keep addresses.
 Stream every_case() {
-  return make_stream([](VecOut &o) {
+  return make_stream([](Both &o) {
     put_ext(o, ext::ModuleLoad{0x400000, 0x10000, "/bin/app", "\x01\x02"});
     put_ext(o, ext::StackHost{1, 0, 0x401000});
     put_ext(o, ext::StackHost{2, 1, 0x401100});
@@ -173,12 +202,20 @@ Stream every_case() {
     }
     for (uint64_t i = 20; i < 25; i++) free_(o, 0x20000 + 64 * i);
     // A typed guest allocation, freed where the collector runs.
-    put_ext(o, ext::ObjectType{2});
-    put_memprof_event(o, AllocEvent{kAeventAlloc, GuestLoc{kAsourceLfunc, 0x500, 7, 0}, true, 0, 4,
-                                    0, 0, 0x30000, 56});
-    put_memprof_event(o, AllocEvent{kAeventFree, GuestLoc{kAsourceInternal, 0, 0, 0}, false, 0, 0,
-                                    0x30000, 56, 0, 0});
-    put_ext(o, ext::Skip{5});
+    event(o, AllocEvent{kAeventAlloc, GuestLoc{kAsourceLfunc, 0x500, 7, 0}, true, 0, 4, 0, 0,
+                        0x30000, 56},
+          2);
+    event(o, AllocEvent{kAeventFree, GuestLoc{kAsourceInternal, 0, 0, 0}, false, 0, 0, 0x30000,
+                        56, 0, 0});
+    // A C function's and a trace's, with a location but no stacks (a guest
+    // VM's event on a thread without scratch).
+    event(o, AllocEvent{kAeventAlloc, GuestLoc{kAsourceCfunc, 0x600, 0, 0}, false, 0, 0, 0, 0,
+                        0x31000, 24},
+          3);
+    event(o, AllocEvent{kAeventRealloc, GuestLoc{kAsourceTrace, 0, 0, 9}, true, 0, 4, 0x31000, 24,
+                        0x32000, 48});
+    free_(o, 0x32000);
+    put_ext(o.ring, ext::Skip{5});  // a gap: the ring's only
     put_ext(o, ext::TimeMark{100, 4096, 0});
     alloc(o, 0x40000, 64);  // realloc in place, then moved
     realloc_(o, 0x40000, 0x40000, 128);
@@ -213,17 +250,29 @@ TEST_CASE("compacted, a stream reads as the same events, paired the same, every 
     CHECK(a.events[i] == b.events[i]);
   }
   CHECK(b.stats.at("dropped") == 0);  // the stream's own stats record, with the compactor's
-  // By construction: 87 events, 7 kept with addresses (the second block at
+  // By construction: 90 events, 7 kept with addresses (the second block at
   // 0x60000 and its free, realloc(NULL) and its block's free, the free and
   // the realloc of blocks never made, and that realloc's block's free).
-  CHECK(b.stats.at("compact_events") == 87 - 7);
+  CHECK(b.stats.at("compact_events") == 90 - 7);
   CHECK(b.stats.at("events_with_addresses") == 7);
   CHECK(b.stats.at("reallocs_split") == 0);
   CHECK(b.stats.at("free_locations_lost") == 0);
-  // Sites: 32 B (stack 1), 48 B (stack 2), the typed one, the free's, 64,
-  // 128 and 256 B (stack 1), 16 B and 33 B (stack 3), 99 B.
-  CHECK(b.stats.at("compact_sites") == 10);
+  // Sites: 32 B (stack 1), 48 B (stack 2), the typed one, the free's, the
+  // C function's and the trace's, 64, 128 and 256 B (stack 1), 16 B and
+  // 33 B (stack 3), 99 B.
+  CHECK(b.stats.at("compact_sites") == 12);
   CHECK(packed.size() < plain.size());
+}
+
+TEST_CASE("not compacting, the ring's stream becomes the plain stream byte for byte, however cut") {
+  const Stream s = every_case();
+  const Bytes plain = whole(s);
+  CHECK(expand(s) == plain);
+  for (size_t cut = 1; cut < s.records.size(); cut++) {
+    INFO("cut at " << cut);
+    REQUIRE(expand(s, {cut}) == plain);
+  }
+  CHECK(read_stream(plain).stats.count("compact_events") == 0);  // no counters of its own
 }
 
 TEST_CASE("the compactor's output does not depend on where its input is cut") {
@@ -239,7 +288,7 @@ TEST_CASE("the compactor's output does not depend on where its input is cut") {
 }
 
 TEST_CASE("a realloc onto an address the map holds live is the old block's free and a plain allocation") {
-  const Stream s = make_stream([](VecOut &o) {
+  const Stream s = make_stream([](Both &o) {
     put_ext(o, ext::StackHost{1, 0, 0x401000});
     alloc(o, 0x10000, 8);
     alloc(o, 0x20000, 8);

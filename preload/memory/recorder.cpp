@@ -9,6 +9,7 @@
 #include "guest_registry.h"
 #include "host_stack.h"
 #include "memprof.h"
+#include "stream/ring_event.h"
 #include "stream_writer.h"
 #include "thread_state.h"
 
@@ -70,46 +71,24 @@ Where capture(const CallSite &at, ThreadScratch *s) {
   return w;
 }
 
-static_assert(ext::ObjectType::kMaxBytes + kMaxEventBytes + SlackSpanWriter::kSlack <=
-                  EventRing::kMaxInPlace,
-              "events are encoded in place");
-
-// An event, after the object type the guest's allocator wrapper set for it
-// (ext.h: in the same reservation, so nothing comes between).
-template <class Out>
-void put_typed_event(Out &out, const AllocEvent &e, uint8_t object_type) {
-  if (object_type) put_ext(out, ext::ObjectType{object_type});
-  put_memprof_event(out, e);
-}
-
-// Beside other producers: sized first, then encoded straight into the ring.
-__attribute__((noinline)) void emit_sized(const AllocEvent &e, uint8_t object_type) {
-  SizeCounter size;
-  put_typed_event(size, e, object_type);
-  g_agent.ring.append_in_place(size.size(), [&e, object_type](uint8_t *dst) {
-    SpanWriter out(dst);
-    put_typed_event(out, e, object_type);
-  });
-}
+static_assert(kMaxRingEventBytes <= EventRing::kMaxInPlace, "events are stored in place");
 
 // osize 0: the agent cannot know what free() releases (memprof.h); a guest
-// VM's allocator tells.
+// VM's allocator tells. The event goes to the ring as stored words
+// (ring_event.h): the writer encodes it.
 void emit(uint8_t aevent, const Where &w, bool stacks, const void *oaddr, const void *naddr,
           size_t nsize, size_t osize = 0) {
-  const auto event = [&] {
-    return AllocEvent{aevent, w.loc, stacks, w.host, w.guest,
-                      uint64_t(oaddr), osize, uint64_t(naddr), nsize};
-  };
+  const AllocEvent e{aevent, w.loc, stacks, w.host, w.guest, uint64_t(oaddr), osize,
+                     uint64_t(naddr), nsize};
   const uint8_t object_type = aevent == kAeventFree ? 0 : t_state.object_type;
-  // The solo producer encodes at the head at once, with room to spare
-  // for one-store ULEB128s.
-  constexpr size_t kMaxBytes = ext::ObjectType::kMaxBytes + kMaxEventBytes;
-  if (!g_agent.ring.append_solo(kMaxBytes + SlackSpanWriter::kSlack, [&](uint8_t *dst) {
-        SlackSpanWriter out(dst);
-        put_typed_event(out, event(), object_type);
-        return out.size();
+  // The solo producer stores at the head at once; everyone else reserves
+  // the event's exact length first.
+  if (!g_agent.ring.append_solo(kMaxRingEventBytes, [&](uint8_t *dst) {
+        return put_ring_event(dst, e, object_type);
       }))
-    emit_sized(event(), object_type);
+    g_agent.ring.append_in_place(ring_event_size(ring_event_header(e)), [&](uint8_t *dst) {
+      put_ring_event(dst, e, object_type);
+    });
 }
 
 void emit_with_stacks(const CallSite &at, uint8_t aevent, const void *oaddr, const void *naddr,

@@ -17,9 +17,6 @@ namespace prof {
 
 namespace {
 
-// Appends this thread makes before it next reads the clock for the tick.
-__thread unsigned t_appends_to_clock __attribute__((tls_model("initial-exec")));
-
 bool register_membarrier() {
   const long cmds = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
   return cmds > 0 && (cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED) &&
@@ -43,14 +40,15 @@ void release_slot(void *p) {
 void make_slot_key() { pthread_key_create(&g_slot_key, release_slot); }
 
 // Where the file's next byte goes, if it is ring position 0's plus the ring
-// position (-1: not seekable, or compressed, where the two do not match).
+// position (-1: not seekable, or transformed, where the two do not match).
 long file_position(OwnedFile *file) {
-  return file->compressed() ? -1 : long(lseek(file->fd(), 0, SEEK_CUR));
+  return file->transforms() ? -1 : long(lseek(file->fd(), 0, SEEK_CUR));
 }
 
 }  // namespace
 
 __thread EventRing::Slot *t_ring_slot __attribute__((tls_model("initial-exec")));
+__thread unsigned t_appends_to_clock __attribute__((tls_model("initial-exec")));
 
 bool EventRing::start(OwnedFile *file, void (*on_tick)(), UncleanEndFn on_unclean_end,
                       GapHeader gap_header) {
@@ -135,7 +133,7 @@ uint64_t EventRing::append_copy(const uint8_t *data, size_t len) {
   return end;
 }
 
-void EventRing::after_append(uint64_t end) {
+void EventRing::tick_or_flush(uint64_t end) {
   const bool writer = running_.load(std::memory_order_relaxed);
   if (!writer && end >= flushed_.load(std::memory_order_relaxed) + kSegSize) flush(kSegSize, t_ring_slot);
   // XXX: with a writer, the clock (a vDSO call, costly beside an append)
@@ -385,8 +383,9 @@ void EventRing::recover_abandoned_append() {
   if (!own) return;
   if (flush_owner_.load(std::memory_order_relaxed) == own) {
     // Left half-way through a flush: the file has what write() took. The
-    // compressor's state is unknown then: the stream ends there.
-    if (file_->compressed()) stop_at(flushed_.load(std::memory_order_relaxed));
+    // compactor's and compressor's states are unknown then: the stream ends
+    // there.
+    if (file_->transforms()) stop_at(flushed_.load(std::memory_order_relaxed));
     if (file_base_ >= 0) {
       const long at = long(lseek(file_->fd(), 0, SEEK_CUR));
       if (at >= file_base_ && uint64_t(at - file_base_) > flushed_.load(std::memory_order_relaxed))

@@ -200,8 +200,9 @@ class EventRing {
   void write_orphaned();
   void write_unclean_end(uint64_t lost_bytes);
   // An appending thread's share of the writing: the tick, and without a
-  // running writer the flushes too.
-  void after_append(uint64_t end);
+  // running writer the flushes too. Inline, the countdown to the next one.
+  inline void after_append(uint64_t end);
+  void tick_or_flush(uint64_t end);
   Slot *claim_slot();
   // Reserves len bytes through the thread's slot (or the shared one, whose
   // lock it then holds), which it marks busy; *end: where they end. Returns
@@ -291,6 +292,16 @@ class EventRing {
 
 // The calling thread's slot (initial-exec: usable inside malloc).
 extern __thread EventRing::Slot *t_ring_slot __attribute__((tls_model("initial-exec")));
+// Appends this thread makes before it next reads the clock for the tick.
+extern __thread unsigned t_appends_to_clock __attribute__((tls_model("initial-exec")));
+
+void EventRing::after_append(uint64_t end) {
+  if (__builtin_expect(running_.load(std::memory_order_relaxed) && t_appends_to_clock > 0, 1)) {
+    t_appends_to_clock--;
+    return;
+  }
+  tick_or_flush(end);
+}
 
 uint8_t *EventRing::begin_solo(size_t max_len, uint64_t *pos) {
   Slot *own = t_ring_slot;

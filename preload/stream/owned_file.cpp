@@ -92,9 +92,12 @@ void OwnedFile::events_follow() {
 }
 
 long OwnedFile::write_all(const uint8_t *data, size_t len) {
-  if (!compressor_) return write_bytes(data, len);
-  if (compactor_ && compressor_) return compactor_->put(data, len, compress_to, this);
-  return compress_to(this, data, len);
+  if (compactor_) return compactor_->put(data, len, next_sink(), this);
+  return next_sink()(this, data, len);
+}
+
+OwnedFile::Sink OwnedFile::next_sink() const {
+  return compressor_ ? compress_to : write_bytes_to;
 }
 
 long OwnedFile::compress_to(void *file, const uint8_t *data, size_t len) {
@@ -102,17 +105,15 @@ long OwnedFile::compress_to(void *file, const uint8_t *data, size_t len) {
   return f->compressor_->put(data, len, StreamCompressor::Mode::Continue, write_bytes_to, f);
 }
 
-long OwnedFile::drain_compactor() { return compactor_ ? compactor_->flush(compress_to, this) : 0; }
+long OwnedFile::drain_compactor() { return compactor_ ? compactor_->flush(next_sink(), this) : 0; }
 
 long OwnedFile::sync() {
-  if (!compressor_) return 0;
-  if (const long rc = drain_compactor(); rc < 0) return rc;
+  if (const long rc = drain_compactor(); rc < 0 || !compressor_) return rc;
   return compressor_->put(nullptr, 0, StreamCompressor::Mode::Sync, write_bytes_to, this);
 }
 
 long OwnedFile::end() {
-  if (!compressor_) return 0;
-  if (const long rc = drain_compactor(); rc < 0) return rc;
+  if (const long rc = drain_compactor(); rc < 0 || !compressor_) return rc;
   return compressor_->put(nullptr, 0, StreamCompressor::Mode::End, write_bytes_to, this);
 }
 

@@ -21,7 +21,7 @@
 // - With a compressor (compress_with()), what write_all() is given goes
 //   through it (stream_compressor.h): the file is one zstd frame, which
 //   sync() makes decodable up to there and end() closes. written() counts
-//   the file's (compressed) bytes. With a compactor too (compact_with(),
+//   the file's (compressed) bytes. With a compactor (compact_with(),
 //   memprof streams), it goes through that first (stream_compactor.h).
 #pragma once
 
@@ -38,18 +38,19 @@ class OwnedFile {
   // Compresses what is written to the files adopted from now on (nullptr:
   // plain).
   void compress_with(StreamCompressor *compressor) { compressor_ = compressor; }
-  bool compressed() const { return compressor_ != nullptr; }
-  // Compacts the allocation events of what is written, before compressing
-  // (nullptr: not); the stream's opening passes as it is until
-  // events_follow().
+  // The file's bytes are not those written (compressed, or compacted).
+  bool transforms() const { return compressor_ || compactor_; }
+  // Takes the ring's events (ring_event.h) out of what is written, as
+  // compact or memprof events, before compressing (memprof streams; nullptr:
+  // no events); the stream's opening passes as it is until events_follow().
   void compact_with(StreamCompactor *compactor) { compactor_ = compactor; }
   void events_follow();
   // Takes fd, just opened at `path` (relative to the current directory).
   void adopt(int fd, const char *path);
   // Writes all of [data, data + len); 0, or -errno.
   long write_all(const uint8_t *data, size_t len);
-  // Compressed: everything written so far reaches the file, decodable
-  // (sync), and the frame ends (end). Plain: nothing to do. 0, or -errno.
+  // Everything written so far reaches the file (sync), compressed as a
+  // decodable frame, and the frame ends (end). 0, or -errno.
   long sync();
   long end();
   // Closes the descriptor if it still names the file; forgets it either way.
@@ -72,7 +73,10 @@ class OwnedFile {
   long write_bytes(const uint8_t *data, size_t len);
   static long write_bytes_to(void *file, const uint8_t *data, size_t len);
   static long compress_to(void *file, const uint8_t *data, size_t len);
-  // What the compactor still holds goes on to the compressor.
+  // Where the compactor's output goes: the compressor, or the file.
+  using Sink = long (*)(void *file, const uint8_t *data, size_t len);
+  Sink next_sink() const;
+  // What the compactor still holds goes on.
   long drain_compactor();
 
   int fd_ = -1;

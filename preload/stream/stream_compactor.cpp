@@ -5,35 +5,11 @@
 #include "ext.h"
 #include "memprof.h"
 #include "record_extent.h"
+#include "stream/ring_event.h"
 #include "stream_writer.h"
 
 namespace prof {
 namespace {
-
-// Reads ULEB128s from memory known to hold them whole, and 7 bytes more
-// (decode_uleb128_word reads 8 at a time): each takes at most kUleb128Max
-// bytes, whatever they are.
-struct WholeCursor {
-  const uint8_t *p;
-  uint64_t uleb() {
-    if (!(p[0] & 0x80)) return *p++;  // sizes, stack ids, lines: mostly one byte
-    uint64_t v;
-    if (const size_t n = decode_uleb128_word(p, &v)) {
-      p += n;
-      return v;
-    }
-    v = 0;
-    for (size_t i = 0; i < kUleb128Max; i++) {
-      v |= uint64_t(p[i] & 0x7f) << (7 * i);
-      if (!(p[i] & 0x80)) {
-        p += i + 1;
-        return v;
-      }
-    }
-    p += kUleb128Max;
-    return v;
-  }
-};
 
 // A symtab event's body (memprof.h: the sym bodies of symtab.h).
 void skip_symbol_body(ExtentCursor &c, uint8_t source) {
@@ -47,33 +23,9 @@ void skip_symbol_body(ExtentCursor &c, uint8_t source) {
 
 }  // namespace
 
-// The memprof event-alloc, -free or -realloc fields after the header.
-struct StreamCompactor::EventFields {
-  GuestLoc loc;
-  uint64_t host = 0, guest = 0;
-  uint64_t oaddr = 0, osize = 0, naddr = 0, nsize = 0;
-
-  template <class Cursor>
-  void read(Cursor &c, uint8_t header) {
-    read_guest_loc(c, header & kAsourceMask, loc);
-    if (header & kMemprofStacks) {
-      host = c.uleb();
-      guest = c.uleb();
-    }
-    if (header & kAeventFree) {
-      oaddr = c.uleb();
-      osize = c.uleb();
-    }
-    if (header & kAeventAlloc) {
-      naddr = c.uleb();
-      nsize = c.uleb();
-    }
-  }
-};
-
 struct StreamCompactor::Ahead {
-  EventFields f;
-  uint8_t header;
+  AllocEvent e;
+  uint8_t type;
   size_t len;
 };
 
@@ -88,7 +40,8 @@ bool StreamCompactor::Site::same(const Site &o) const {
          key[4] == o.key[4];
 }
 
-bool StreamCompactor::init() {
+bool StreamCompactor::init(bool compacting) {
+  compacting_ = compacting;
   if (carry_) return true;
   carry_ = static_cast<uint8_t *>(raw_map(kCarry + kOut + (kMaxSites + 1) * sizeof(SiteBlocks)));
   if (!carry_) return false;
@@ -105,7 +58,7 @@ void StreamCompactor::start() {
   last_site_ = Site{};
   plain_events_ = compact_events_ = 0;
   // (A forked child's tables are its parent's copies: new ones.)
-  if (!carry_ || !blocks_.init(1 << 12) || !sites_.init(1 << 10)) broken_ = true;
+  if (!carry_ || (compacting_ && (!blocks_.init(1 << 12) || !sites_.init(1 << 10)))) broken_ = true;
 }
 
 void StreamCompactor::emit(const uint8_t *data, size_t len) {
@@ -206,97 +159,109 @@ bool StreamCompactor::make(uint64_t addr, uint64_t site) {
 
 bool StreamCompactor::live(uint64_t addr) { return blocks_.find(Block{addr, 0}) != nullptr; }
 
-void StreamCompactor::take_event(uint8_t header, const EventFields &f, uint8_t type,
-                                 const uint8_t *plain, size_t plain_len) {
-  const uint8_t head = header & (kAsourceMask | kMemprofStacks);
-  const uint8_t aevent = header & kAeventMask;
+void StreamCompactor::emit_event(const AllocEvent &e, uint8_t type) {
+  static_assert(ext::ObjectType::kMaxBytes + kMaxEventBytes <= kMaxOutRecord, "room for an event");
+  if (out_len_ + kMaxOutRecord > kOut) drain();
+  SpanWriter w(out_ + out_len_);
+  if (type) put_ext(w, ext::ObjectType{type});
+  put_memprof_event(w, e);
+  out_len_ += w.size();
+}
+
+void StreamCompactor::take_event(const AllocEvent &e, uint8_t type) {
+  if (!compacting_) return emit_event(e, type);
+  const uint8_t head = ring_event_header(e) & (kAsourceMask | kMemprofStacks);
   compact_events_++;  // (taken back below for an event left with addresses)
-  if (aevent == kAeventAlloc) {
+  if (e.aevent == kAeventAlloc) {
     // One probe: the address's slot, free (or it is live: a plain event).
-    Block *slot = f.naddr ? blocks_.find_or_room(Block{f.naddr, 0}) : nullptr;
+    Block *slot = e.naddr ? blocks_.find_or_room(Block{e.naddr, 0}) : nullptr;
     const uint64_t site =
-        slot && slot->empty() ? site_of(head, f.loc, f.host, f.guest, f.nsize, type) : 0;
+        slot && slot->empty() ? site_of(head, e.loc, e.host_stack, e.guest_stack, e.nsize, type) : 0;
     if (site && site_blocks_[site].made < kMaxSiteBlocks) {
-      blocks_.fill(slot, Block{f.naddr, site << kNumberBits | site_blocks_[site].made++});
+      blocks_.fill(slot, Block{e.naddr, site << kNumberBits | site_blocks_[site].made++});
       return emit_record(ext::AllocAt{site});
     }
-  } else if (aevent == kAeventFree) {
+  } else if (e.aevent == kAeventFree) {
     // A free with a location or stacks has a site of its own, of size 0.
     const bool located = head != kAsourceNone;
-    const uint64_t free_site = located ? site_of(head, f.loc, f.host, f.guest, 0, 0) : 0;
+    const uint64_t free_site = located ? site_of(head, e.loc, e.host_stack, e.guest_stack, 0, 0) : 0;
     uint64_t step = 0;
-    if (const uint64_t site = release(f.oaddr, &step)) {
+    if (const uint64_t site = release(e.oaddr, &step)) {
       if (!free_site) {
         if (located) locations_lost_++;
         return emit_record(ext::FreeOf{site, step});
       }
       return emit_record(ext::FreeAt{free_site, site, step});
     }
-  } else if (f.oaddr && live(f.oaddr)) {
+  } else if (e.oaddr && live(e.oaddr)) {
     // A realloc of a block of the map: its new block joins the map too,
     // unless its address is live there already (a reuse the file shows
     // early) or no site can be had; then it is the old block's free and a
     // plain allocation.
     const uint64_t new_site =
-        f.naddr != f.oaddr && live(f.naddr) ? 0
-                                            : site_of(head, f.loc, f.host, f.guest, f.nsize, type);
+        e.naddr != e.oaddr && live(e.naddr)
+            ? 0
+            : site_of(head, e.loc, e.host_stack, e.guest_stack, e.nsize, type);
     uint64_t step = 0;
-    const uint64_t site = release(f.oaddr, &step);
-    if (new_site && make(f.naddr, new_site))
+    const uint64_t site = release(e.oaddr, &step);
+    if (new_site && make(e.naddr, new_site))
       return emit_record(ext::ReallocOf{site, step, new_site});
     emit_record(ext::FreeOf{site, step});
     split_reallocs_++;
-    uint8_t buf[kMaxEventBytes];
-    SpanWriter w(buf);
-    put_memprof_event(w, AllocEvent{kAeventAlloc, f.loc, (head & kMemprofStacks) != 0, f.host,
-                                    f.guest, 0, 0, f.naddr, f.nsize});
-    if (type) emit_record(ext::ObjectType{type});
+    AllocEvent alloc = e;
+    alloc.aevent = kAeventAlloc;
+    alloc.oaddr = alloc.osize = 0;
     compact_events_--;
     plain_events_++;
-    return emit(buf, w.size());
+    return emit_event(alloc, type);
   }
   compact_events_--;
   plain_events_++;
-  emit(plain, plain_len);
+  emit_event(e, type);
 }
 
 size_t StreamCompactor::read_ahead(const uint8_t *p, size_t len, Ahead *a) {
-  if (len < kMaxEventBytes + 7 || (p[0] & (kMemprofEpilogue | kExtFlag)) ||
-      (p[0] & kAeventMask) == kAeventSymtab)
-    return 0;
-  WholeCursor c{p + 1};
-  a->header = p[0];
-  a->f = EventFields{};
-  a->f.read(c, p[0]);
+  if (len < 2 || p[0] != kRingEventTag) return 0;
+  const size_t size = ring_event_size(p[1]);
+  if (len < size) return 0;
+  read_ring_event(p, &a->e, &a->type);
   // The blocks' slots, both whatever the event (GCC 12 drops a prefetch
   // that is all a branch does; an absent address's is one line, soon
   // cached), and the site's: a program with many sites misses there too.
-  const EventFields &f = a->f;
-  blocks_.prefetch(Block{f.oaddr, 0});
-  blocks_.prefetch(Block{f.naddr, 0});
-  sites_.prefetch(site_key(p[0] & (kAsourceMask | kMemprofStacks), f.loc, f.host, f.guest,
-                           p[0] & kAeventAlloc ? f.nsize : 0, 0));
-  return size_t(c.p - p);
+  const AllocEvent &e = a->e;
+  blocks_.prefetch(Block{e.oaddr, 0});
+  blocks_.prefetch(Block{e.naddr, 0});
+  sites_.prefetch(site_key(p[1] & (kAsourceMask | kMemprofStacks), e.loc, e.host_stack,
+                           e.guest_stack, e.aevent & kAeventAlloc ? e.nsize : 0, a->type));
+  return size;
 }
 
 long StreamCompactor::take(const uint8_t *p, size_t len) {
+  if (len == 0) return 0;
+  if (p[0] == kRingEventTag) {
+    if (len < 2 || len < ring_event_size(p[1])) return 0;
+    AllocEvent e;
+    uint8_t type;
+    read_ring_event(p, &e, &type);
+    take_event(e, type);
+    return long(ring_event_size(p[1]));
+  }
   ExtentCursor c(p, p + len);
-  uint8_t header = c.u8();
-  if (!c.ok()) return 0;
+  const uint8_t header = c.u8();
   if (header & kMemprofEpilogue) {  // our counters (if no stats came), then the end
-    if (!stats_written_) emit_stats(nullptr, 0, 0);
+    if (compacting_ && !stats_written_) emit_stats(nullptr, 0, 0);
     emit(p, 1);
     armed_ = false;
     return 1;
   }
-  uint8_t type = 0;
   if (header & kExtFlag) {
     const uint8_t kind = header & kExtKindMask;
     if (kind == uint8_t(ExtKind::Skip)) {  // dropped, as its bytes come
       skip_left_ = c.uleb();
       return c.ok() ? long(c.used()) : c.status() == ExtentCursor::kNeedMore ? 0 : -1;
     }
-    if (kind == uint8_t(ExtKind::Stats) && !stats_written_) {  // ours join the stream's
+    if (kind == uint8_t(ExtKind::Stats) && compacting_ && !stats_written_) {
+      // Ours join the stream's.
       ExtentCursor whole(p + 1, p + len);
       skip_ext_body(whole, kind);
       if (!whole.ok()) return whole.status() == ExtentCursor::kNeedMore ? 0 : -1;
@@ -307,27 +272,14 @@ long StreamCompactor::take(const uint8_t *p, size_t len) {
       else emit_stats(p + pairs_at, size_t(count), 1 + whole.used() - pairs_at);
       return long(1 + whole.used());
     }
-    if (kind != uint8_t(ExtKind::ObjectType)) {
-      skip_ext_body(c, kind);
-      if (!c.ok()) return c.status() == ExtentCursor::kNeedMore ? 0 : -1;
-      emit(p, c.used());
-      return long(c.used());
-    }
-    // An object type: the allocation right after it carries it.
-    type = uint8_t(c.uleb());
-    header = c.u8();
-    if (c.ok() && ((header & (kMemprofEpilogue | kExtFlag)) || !(header & kAeventAlloc))) c.fail();
-  }
-  if (c.ok() && (header & kAeventMask) == kAeventSymtab) {
+    skip_ext_body(c, kind);
+  } else if ((header & kAeventMask) == kAeventSymtab) {
     skip_symbol_body(c, header & kAsourceMask);
-    if (!c.ok()) return c.status() == ExtentCursor::kNeedMore ? 0 : -1;
-    emit(p, c.used());
-    return long(c.used());
+  } else {
+    c.fail();  // events come as ring events only
   }
-  EventFields f;
-  if (c.ok()) f.read(c, header);
   if (!c.ok()) return c.status() == ExtentCursor::kNeedMore ? 0 : -1;
-  take_event(header, f, type, p, c.used());
+  emit(p, c.used());
   return long(c.used());
 }
 
@@ -364,11 +316,11 @@ long StreamCompactor::put(const uint8_t *data, size_t len, Sink sink, void *ctx)
       continue;
     }
     // XXX: the address map is larger than the caches and events come in
-    // no order it knows: the plain events ahead (up to kAhead of them, whole
+    // no order it knows: the ring events ahead (up to kAhead of them, whole
     // in these bytes) are read now and their blocks' slots asked for, so
     // that each is in cache by its turn.
     if (queued == 0) scout = data;
-    for (; queued < kAhead; queued++) {
+    for (; compacting_ && queued < kAhead; queued++) {
       Ahead &a = ahead[(first + queued) % kAhead];
       if (!(a.len = read_ahead(scout, size_t(data + len - scout), &a))) break;
       scout += a.len;
@@ -376,7 +328,7 @@ long StreamCompactor::put(const uint8_t *data, size_t len, Sink sink, void *ctx)
     if (queued > 0) {
       const Ahead &a = ahead[first];
       first = (first + 1) % kAhead, queued--;
-      take_event(a.header, a.f, 0, data, a.len);
+      take_event(a.e, a.type);
       data += a.len, len -= a.len;
       continue;
     }

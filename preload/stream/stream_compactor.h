@@ -1,8 +1,11 @@
-// StreamCompactor: on their way from the event ring to the compressor, turns
-// a memprof stream's allocation events into compact events (format/ext.h:
+// StreamCompactor: on their way from the event ring to the file, turns the
+// ring's allocation events (ring_event.h) into compact events (format/ext.h:
 // site, alloc-at, free-of, free-at, realloc-of), keeping the map of live
 // addresses on the ring's writer, off the program's threads, as heaptrack's
 // interpreter does: a stream of them compresses about ten times smaller.
+// Not compacting (a plain stream, for memprof readers), it only encodes
+// them as memprof events, which is also what an event becomes that cannot
+// be compacted. Every other record passes as it is.
 //
 // Invariants:
 // - Raw (raw_thread.h): no allocation (its tables live in memory it maps
@@ -24,6 +27,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "alloc_event.h"
 #include "guest_loc.h"
 #include "stream/raw_table.h"
 
@@ -35,7 +39,8 @@ class StreamCompactor {
   using Sink = long (*)(void *ctx, const uint8_t *data, size_t len);
 
   // Maps the buffers (once per process); false when they cannot be had.
-  bool init();
+  // Not compacting, events only become memprof events.
+  bool init(bool compacting);
   // A new stream (also in a forked child): empty tables, bytes passing as
   // they are until arm().
   void start();
@@ -78,23 +83,21 @@ class StreamCompactor {
     uint64_t made, last_age;
   };
   static constexpr unsigned kNumberBits = 40;
-  struct EventFields;
 
-  // A plain event read ahead of its turn (put()).
+  // A ring event read ahead of its turn (put()).
   static constexpr size_t kAhead = 16;
   struct Ahead;
-  // Reads the plain event at the start of [p, p + len), when it is whole
-  // there with room to read it straight, and prefetches its blocks' and its
-  // site's slots: its length, or 0 (anything else, which take() handles).
+  // Reads the ring event at the start of [p, p + len), when it is whole
+  // there, and prefetches its blocks' and its site's slots: its length, or
+  // 0 (anything else, which take() handles).
   size_t read_ahead(const uint8_t *p, size_t len, Ahead *a);
   // Handles the record at the start of [p, p + len): how many bytes it
   // took, 0 when it needs more, or -1 when the bytes are no record.
   long take(const uint8_t *p, size_t len);
-  // An allocation event, with the object type before it (0: none); `plain`
-  // is its bytes, the object-type record's included, written as they are
-  // when it stays an event with addresses.
-  void take_event(uint8_t header, const EventFields &f, uint8_t type, const uint8_t *plain,
-                  size_t plain_len);
+  // An allocation event, with its object type (0: none).
+  void take_event(const AllocEvent &e, uint8_t type);
+  // The event as a memprof event, after its object-type record.
+  void emit_event(const AllocEvent &e, uint8_t type);
   // The key of the site of this location, stacks, size and type.
   static Site site_key(uint8_t head, const GuestLoc &loc, uint64_t host, uint64_t guest,
                        uint64_t size, uint8_t type);
@@ -124,6 +127,7 @@ class StreamCompactor {
   uint8_t *carry_ = nullptr, *out_ = nullptr;
   size_t carry_len_ = 0, out_len_ = 0;
   uint64_t skip_left_ = 0;
+  bool compacting_ = true;
   bool armed_ = false, broken_ = false;
   bool stats_written_ = false;  // the stream's stats record carried ours
   RawTable<Block> blocks_;
