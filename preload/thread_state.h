@@ -26,6 +26,10 @@ namespace prof {
 struct ThreadScratch {
   PathCache host_path;
   PathCache guest_path;
+  // The adapter's walk and capture that guest_path holds last (record_guest;
+  // nullptr: another's).
+  const void *guest_walk;
+  uint64_t guest_walk_seq;
   prof_guest_frame guest[256];
   HostStackCache unwind;
 };

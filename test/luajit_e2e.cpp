@@ -352,6 +352,27 @@ TEST_CASE("luajit e2e: a coroutine's allocations carry its frames, then its resu
   CHECK(followed == n);
 }
 
+TEST_CASE("luajit e2e: after a pause, allocations carry the frames they ran in, not the last recorded",
+          "[luajit]") {
+  // The module tells the agent which frames its walk kept from its last
+  // capture (prof_guest_walk); its captures while paused reach no stack, so
+  // the first ones after must be compared whole.
+  use_module();
+  const int n = 300;
+  const VmStream s = stream_of(run_plain(
+      {"luajit", "-l", "prof_luajit", PROF_LUAJIT_TEST_DIR "/luajit_paused.lua", std::to_string(n)}));
+  uint64_t through_a = 0, through_b = 0;
+  for (const VmEvent &e : s.events) {
+    if (e.record != prof::MemprofRecord::Alloc || e.site != "luajit_paused.lua:6") continue;
+    if (e.stack.size() < 3) continue;
+    if (e.stack[1] == "luajit_paused.lua:7" && e.stack[2] == "luajit_paused.lua:22") through_a++;
+    if (e.stack[1] == "luajit_paused.lua:12" && e.stack[2] == "luajit_paused.lua:24") through_b++;
+  }
+  CHECK(through_a == n);
+  CHECK(through_b == n - 1);
+  CHECK(s.count(prof::MemprofRecord::Alloc, "luajit_paused.lua:6", kTableBytes) == 2 * n - 1);
+}
+
 TEST_CASE("luajit e2e: memory and 1 kHz CALLGRAPH sampling at once leave the program unchanged",
           "[luajit]") {
   use_module();

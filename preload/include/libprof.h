@@ -130,6 +130,24 @@ struct prof_guest_site {
 void prof_guest_alloc(const void *ptr, size_t osize, const void *nptr, size_t nsize,
                       const struct prof_guest_site *site, const struct prof_guest_frame *frames,
                       int nframes);
+/*
+** prof_guest_alloc for an adapter that remembers its walks between calls,
+** so that the agent compares only the frames that may have changed with the
+** stack it recorded last. walk: what the adapter walks from (a VM), seq:
+** that walk's count of captures (one more at each capture), same: how many
+** outer frames of this capture are, at the same depth from the root, those
+** of the capture it passed with seq - 1. A capture the agent did not see
+** (a call it did not make, or skipped) makes the agent compare them all.
+*/
+struct prof_guest_walk {
+  const void *walk;
+  uint64_t seq;
+  int same;
+};
+void prof_guest_alloc_walked(const void *ptr, size_t osize, const void *nptr, size_t nsize,
+                             const struct prof_guest_site *site,
+                             const struct prof_guest_frame *frames, int nframes,
+                             const struct prof_guest_walk *walk);
 /* Whether prof_guest_alloc records anything now: an adapter skips its
 ** capture while it does not (the agent records no memory). Signal-safe. */
 int prof_memory_recording(void);
@@ -180,6 +198,7 @@ void prof_marker(const char *label);
 #pragma weak prof_guest_symbol
 #pragma weak prof_guest_cfunc_symbol
 #pragma weak prof_guest_alloc
+#pragma weak prof_guest_alloc_walked
 #pragma weak prof_guest_trace_symbol
 #pragma weak prof_guest_object_type
 #pragma weak prof_memory_recording

@@ -39,6 +39,8 @@ static void *profiling_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
     return u->orig(u->orig_ud, ptr, osize, nsize);
   }
   struct VmCapture c;
+  const struct prof_guest_walk *walked = NULL;
+  struct prof_guest_walk walk;
   /* The collector's own calls (nearly every free) are charged INTERNAL, as
   ** memprof does, without a stack: where the step began says nothing. */
   if (*(const int32_t *)(u->g + LJ_G_VMSTATE) == ~LJ_STATE_GC) {
@@ -47,16 +49,26 @@ static void *profiling_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
   } else {
     vm_capture(u->g, u->main, false, ALLOC_MAX_FRAMES, &u->code, NULL, &u->trail, &c);
     if (walk_check_on) walk_check(u, ALLOC_MAX_FRAMES, &c);
+    /* The frames from the trail are the last capture's, but for the
+    ** innermost of those it passed, which naming a trace may have
+    ** rewritten after its walk (vm_capture.c). */
+    int same = c.n - c.fresh;
+    if (same > u->last_n - 1) same = u->last_n - 1;
+    walk = (struct prof_guest_walk){&u->trail, ++u->captures, same > 0 ? same : 0};
+    walked = &walk;
+    u->last_n = c.n;
+    if (walk_check_on) walk_check_unchanged(&walk, &c);
   }
   if (c.fresh) symbols_publish_frames(c.frames, c.kinds, c.fresh);
   if (c.site.source == PROF_SITE_TRACE) symbols_publish_trace(u->g, (uint32_t)c.site.addr);
   if (!nsize) {
-    prof_guest_alloc(ptr, osize, NULL, 0, &c.site, c.frames, c.n);
+    prof_guest_alloc_walked(ptr, osize, NULL, 0, &c.site, c.frames, c.n, walked);
     block_freed(ptr, osize);
     return u->orig(u->orig_ud, ptr, osize, nsize);
   }
   void *block = u->orig(u->orig_ud, ptr, osize, nsize);
-  if (block) prof_guest_alloc(ptr, ptr ? osize : 0, block, nsize, &c.site, c.frames, c.n);
+  if (block)
+    prof_guest_alloc_walked(ptr, ptr ? osize : 0, block, nsize, &c.site, c.frames, c.n, walked);
   return block;
 }
 

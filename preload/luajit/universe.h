@@ -1,7 +1,7 @@
 /*
 ** universe.h: the one LuaJIT VM (universe) the module profiles, and its
 ** allocator wrapper, which turns every allocator call of the VM into a
-** memory event (prof_guest_alloc) charged where memprof charges it.
+** memory event (prof_guest_alloc_walked) charged where memprof charges it.
 **
 ** Invariants callers rely on:
 ** - One universe per process: the first state that loads the module.
@@ -34,6 +34,8 @@ struct Universe {
   uint64_t bytes_before;  /* what the VM held when the wrapper went in */
   struct VmCode code;
   struct FrameTrail trail;  /* the wrapper's last walk (the VM runs one thread at a time) */
+  uint64_t captures;        /* the wrapper's walks so far (prof_guest_walk's seq) */
+  int last_n;               /* the frames the last one passed */
 };
 
 extern struct Universe lj_universe;

@@ -5,12 +5,16 @@
 #include <string.h>
 
 bool walk_check_on;
-static unsigned long long checked, served, differed;
+static unsigned long long checked, served, differed, told_unchanged, changed;
 static char first_difference[200];
+static struct prof_guest_frame last[VM_CAPTURE_MAX_FRAMES];
+static int last_n;
 
 static void report(void) {
-  fprintf(stderr, "prof_luajit walk check: %llu checked, %llu served by the trail, %llu differ%s\n",
-          checked, served, differed, first_difference);
+  fprintf(stderr,
+          "prof_luajit walk check: %llu checked, %llu served by the trail, %llu differ%s; "
+          "%llu frames told unchanged, %llu of them changed\n",
+          checked, served, differed, first_difference, told_unchanged, changed);
 }
 
 void walk_check_start(void) {
@@ -45,4 +49,14 @@ void walk_check(const struct Universe *u, int max, const struct VmCapture *c) {
            "addr 0x%llx line %llu)",
            at, c->n, fresh.n, m->type, (unsigned long long)m->addr, (unsigned long long)m->line,
            f->type, (unsigned long long)f->addr, (unsigned long long)f->line);
+}
+
+void walk_check_unchanged(const struct prof_guest_walk *walk, const struct VmCapture *c) {
+  for (int i = 0; i < walk->same; i++) { /* root first */
+    told_unchanged++;
+    if (i >= c->n || i >= last_n || !same_frame(&c->frames[c->n - 1 - i], &last[last_n - 1 - i]))
+      changed++;
+  }
+  memcpy(last, c->frames, (size_t)c->n * sizeof *last);
+  last_n = c->n;
 }

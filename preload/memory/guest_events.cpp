@@ -1,4 +1,4 @@
-// prof_guest_alloc: a guest VM's own allocator calls, as memory events, and
+// prof_guest_alloc(_walked): a guest VM's own allocator calls, as memory events, and
 // prof_guest_object_type, the kind of object its next allocations are for. The
 // same decisions as the hooks' (hooks.cpp): frees are recorded while paused
 // too, nothing is recorded under the thread's guard. Allocation sampling
@@ -28,11 +28,10 @@ GuestLoc site_loc(const prof_guest_site *site) {
   }
 }
 
-}  // namespace
-
-extern "C" __attribute__((visibility("default"))) void prof_guest_alloc(
-    const void *ptr, size_t osize, const void *nptr, size_t nsize, const prof_guest_site *site,
-    const prof_guest_frame *frames, int nframes) {
+// The call at `at` (the adapter's, in its allocator wrapper).
+inline void guest_alloc(const CallSite &at, const void *ptr, size_t osize, const void *nptr,
+                        size_t nsize, const prof_guest_site *site, const prof_guest_frame *frames,
+                        int nframes, const prof_guest_walk *walk) {
   if (t_state.guard || !g_agent.on.load(std::memory_order_relaxed)) return;
   const bool paused = g_agent.paused.load(std::memory_order_relaxed);
   uint8_t aevent;
@@ -45,8 +44,24 @@ extern "C" __attribute__((visibility("default"))) void prof_guest_alloc(
   else
     return;
   if (!frames || nframes < 0) nframes = 0;
-  record_guest(caller_of(__builtin_frame_address(0)), aevent, site_loc(site), frames, nframes,
-               ptr, osize, aevent == kAeventFree ? nullptr : nptr, aevent == kAeventFree ? 0 : nsize);
+  record_guest(at, aevent, site_loc(site), frames, nframes, walk, ptr, osize,
+               aevent == kAeventFree ? nullptr : nptr, aevent == kAeventFree ? 0 : nsize);
+}
+
+}  // namespace
+
+extern "C" __attribute__((visibility("default"))) void prof_guest_alloc(
+    const void *ptr, size_t osize, const void *nptr, size_t nsize, const prof_guest_site *site,
+    const prof_guest_frame *frames, int nframes) {
+  guest_alloc(caller_of(__builtin_frame_address(0)), ptr, osize, nptr, nsize, site, frames,
+              nframes, nullptr);
+}
+
+extern "C" __attribute__((visibility("default"))) void prof_guest_alloc_walked(
+    const void *ptr, size_t osize, const void *nptr, size_t nsize, const prof_guest_site *site,
+    const prof_guest_frame *frames, int nframes, const prof_guest_walk *walk) {
+  guest_alloc(caller_of(__builtin_frame_address(0)), ptr, osize, nptr, nsize, site, frames,
+              nframes, walk);
 }
 
 extern "C" __attribute__((visibility("default"))) int prof_memory_recording(void) {

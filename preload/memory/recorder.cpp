@@ -67,6 +67,7 @@ Where capture(const CallSite &at, ThreadScratch *s) {
         return FrameKey{guest[i].addr, kGuestBit | guest[i].line << 2 | (guest[i].type & 3)};
       },
       g, s->guest_path, unchanged);
+  s->guest_walk = nullptr;  // the path is no adapter walk's now
   drain_guest_symbols();
   return w;
 }
@@ -147,8 +148,8 @@ void record_unmap(const void *p, size_t len) {
 }
 
 void record_guest(const CallSite &at, uint8_t aevent, const GuestLoc &loc,
-                  const prof_guest_frame *frames, int nframes, const void *oaddr, size_t osize,
-                  const void *naddr, size_t nsize) {
+                  const prof_guest_frame *frames, int nframes, const prof_guest_walk *walk,
+                  const void *oaddr, size_t osize, const void *naddr, size_t nsize) {
   GuardScope guard(at);
   ThreadScratch *s = thread_scratch();
   if (!s) {
@@ -157,14 +158,23 @@ void record_guest(const CallSite &at, uint8_t aevent, const GuestLoc &loc,
   }
   Where w{loc};
   if (loc.source == kAsourceCfunc) w.host = capture_host(at, s);
-  // An empty stack (the collector's frees) is id 0 without the interner,
-  // whose path cache keeps the last stack for the next allocation's.
-  if (nframes > 0)
+  // An empty stack (the collector's frees, which capture nothing) is id 0
+  // without the interner, whose path cache keeps the last stack for the
+  // next allocation's.
+  if (nframes > 0) {
+    // The adapter's unchanged frames hold if the path is its previous capture's.
+    const bool follows = walk && walk->walk && s->guest_walk == walk->walk &&
+                         s->guest_walk_seq + 1 == walk->seq;
     w.guest = g_agent.stacks.intern(
         [frames](int i) {
           return FrameKey{frames[i].addr, kGuestBit | frames[i].line << 2 | (frames[i].type & 3)};
         },
-        nframes, s->guest_path);
+        nframes, s->guest_path, follows ? walk->same : 0);
+    s->guest_walk = walk ? walk->walk : nullptr;
+    s->guest_walk_seq = walk ? walk->seq : 0;
+  } else if (walk) {
+    s->guest_walk = nullptr;  // a capture of no frames: the path is an older one's
+  }
   drain_guest_symbols();
   emit(aevent, w, true, oaddr, naddr, nsize, osize);
 }

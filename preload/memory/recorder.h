@@ -26,12 +26,13 @@ void record_free(const CallSite &at, const void *p);
 void record_realloc(const CallSite &at, const void *old, const void *p, size_t size);
 void record_map(const CallSite &at, const void *p, size_t len);
 void record_unmap(const void *p, size_t len);
-// A guest VM's own allocator call (prof_guest_alloc): its site and guest
-// stack come from the VM's adapter; the host stack is kept for C function
-// sites only, the one place it says more than the guest stack.
+// A guest VM's own allocator call (prof_guest_alloc(_walked)): its site and guest
+// stack come from the VM's adapter (with what it knows unchanged since its
+// previous capture: walk, or nullptr); the host stack is kept for C
+// function sites only, the one place it says more than the guest stack.
 void record_guest(const CallSite &at, uint8_t aevent, const GuestLoc &loc,
-                  const prof_guest_frame *frames, int nframes, const void *oaddr, size_t osize,
-                  const void *naddr, size_t nsize);
+                  const prof_guest_frame *frames, int nframes, const prof_guest_walk *walk,
+                  const void *oaddr, size_t osize, const void *naddr, size_t nsize);
 // Writes guest symbols published since the last call (any thread may call).
 void drain_guest_symbols();
 // A new stream (forked child): every symbol is to be written again.
