@@ -22,7 +22,7 @@ struct Where {
 };
 
 // Captures and interns the calling thread's host stack.
-uint64_t capture_host(const CallSite &at, ThreadScratch *s) {
+[[gnu::always_inline]] inline uint64_t capture_host(const CallSite &at, ThreadScratch *s) {
   uint64_t host = 0;
   // A walk that provably repeats a remembered one has that one's id.
   const uint64_t epoch = g_agent.stacks.generation();
@@ -40,7 +40,7 @@ uint64_t capture_host(const CallSite &at, ThreadScratch *s) {
 }
 
 // Captures and interns the calling thread's stacks.
-Where capture(const CallSite &at, ThreadScratch *s) {
+[[gnu::always_inline]] inline Where capture(const CallSite &at, ThreadScratch *s) {
   Where w;
   w.host = capture_host(at, s);
   if (!guest_registered()) return w;
@@ -74,22 +74,28 @@ Where capture(const CallSite &at, ThreadScratch *s) {
 
 static_assert(kMaxRingEventBytes <= EventRing::kMaxInPlace, "events are stored in place");
 
+// Beside other producers: the event's exact length reserved first.
+__attribute__((noinline)) void emit_in_place(const AllocEvent &e, uint8_t object_type) {
+  g_agent.ring.append_in_place(ring_event_size(ring_event_header(e)), [&](uint8_t *dst) {
+    put_ring_event(dst, e, object_type);
+  });
+}
+
 // osize 0: the agent cannot know what free() releases (memprof.h); a guest
 // VM's allocator tells. The event goes to the ring as stored words
-// (ring_event.h): the writer encodes it.
-void emit(uint8_t aevent, const Where &w, bool stacks, const void *oaddr, const void *naddr,
-          size_t nsize, size_t osize = 0) {
+// (ring_event.h): the writer encodes it. Inline: each caller's constants
+// (a free's kind, no stacks) leave only its own stores.
+[[gnu::always_inline]] inline void emit(uint8_t aevent, const Where &w, bool stacks,
+                                        const void *oaddr, const void *naddr, size_t nsize,
+                                        size_t osize = 0) {
   const AllocEvent e{aevent, w.loc, stacks, w.host, w.guest, uint64_t(oaddr), osize,
                      uint64_t(naddr), nsize};
   const uint8_t object_type = aevent == kAeventFree ? 0 : t_state.object_type;
-  // The solo producer stores at the head at once; everyone else reserves
-  // the event's exact length first.
+  // The solo producer stores at the head at once.
   if (!g_agent.ring.append_solo(kMaxRingEventBytes, [&](uint8_t *dst) {
         return put_ring_event(dst, e, object_type);
       }))
-    g_agent.ring.append_in_place(ring_event_size(ring_event_header(e)), [&](uint8_t *dst) {
-      put_ring_event(dst, e, object_type);
-    });
+    emit_in_place(e, object_type);
 }
 
 void emit_with_stacks(const CallSite &at, uint8_t aevent, const void *oaddr, const void *naddr,

@@ -121,7 +121,7 @@ class EventRing {
   // the solo producer, another thread is intruding, or the bytes could wrap
   // or not fit: the caller then sizes the record for append_in_place().
   template <class Encode>
-  bool append_solo(size_t max_len, Encode &&encode) {
+  [[gnu::always_inline]] bool append_solo(size_t max_len, Encode &&encode) {
     uint64_t pos;
     uint8_t *dst = begin_solo(max_len, &pos);
     if (!dst) return false;
