@@ -14,9 +14,9 @@
 # (default 7); and the kernel's own floor for 1 kHz sampling signals, with
 # no profiler at all. `bash scripts/bench.sh cpu` runs only that. LuaJIT
 # binary-trees with its adapter, memory and CPU (bench_luajit). Then the
-# start of the agent: a shell loop of 1,000 short processes (/bin/true)
-# bare, under libprof.so and under heaptrack, and the start cost per
-# process; `bash scripts/bench.sh starts` runs only that (other sections
+# start of the agent: shell loops of 1,000 short processes (/bin/true,
+# which allocates nothing, and grep, which opens its stream) bare, under
+# libprof.so and under heaptrack, and the start cost per process; `bash scripts/bench.sh starts` runs only that (other sections
 # are named the same way: see the end of this script).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -214,16 +214,18 @@ bench_luajit() {
     "$(echo "${best_cpu[1]} ${best_cpu[2]} ${best_cpu[0]}" | awk '{printf "%.3f", ($1 - $2) / $3}')"
 }
 
-# bench_starts N: a pipeline of N short processes, each loading the agent.
+# bench_starts N CMD...: a shell loop of N runs of CMD, bare, under the
+# agent and under heaptrack, and the start cost per process.
 bench_starts() {
   local n=$1
+  shift
   rm -rf "$tmp"/*
   configs=(""
-           "env LD_PRELOAD=$agent PROF_OUTPUT=$tmp/start"
+           "env LD_PRELOAD=$agent PROF_OUTPUT=$tmp/start.%p"
            "heaptrack -o $tmp/heaptrack")
-  interleave "$ROUNDS" sh -c "for i in \$(seq $n); do /bin/true; done"
-  printf 'a shell loop of %d short processes (/bin/true), best of %d interleaved rounds\n' \
-    "$n" "$ROUNDS"
+  interleave "$ROUNDS" sh -c "for i in \$(seq $n); do $* >/dev/null; done"
+  printf 'a shell loop of %d short processes (%s), best of %d interleaved rounds\n' \
+    "$n" "$*" "$ROUNDS"
   local what times
   for what in wall CPU; do
     if [ $what = wall ]; then times=("${best_wall[@]}"); else times=("${best_cpu[@]}"); fi
@@ -252,7 +254,11 @@ wants() { [[ " ${sections[*]} " == *" $1 "* ]] || { [[ $1 = luajit || $1 = floor
 if wants memory; then bench "lua5.4 binary-trees 15" lua5.4 scripts/bench/binarytrees.lua 15; fi
 if wants lua; then bench_lua_adapter 15; fi
 if wants memory; then bench "2-thread C++ malloc/free/realloc churn" "$build/churn"; fi
-if wants starts; then bench_starts 1000; fi
+# /bin/true allocates nothing (no stream opens); grep opens its stream.
+if wants starts; then
+  bench_starts 1000 /bin/true
+  bench_starts 1000 grep root /etc/passwd
+fi
 if wants cpu; then
   for backend in perf timer; do
     bench_cpu "lua5.4 binary-trees 15" $backend "$(command -v lua5.4)" scripts/bench/binarytrees.lua 15

@@ -40,8 +40,10 @@ prof_discover_tests(unwind_tests)
 
 # The event ring alone, its producers coming and going; the compactor; an
 # output file the program closes and removes; the writer task, which keeps
-# none of the program's descriptors.
+# none of the program's descriptors; the stack table, which writes through
+# the ring.
 add_executable(stream_tests stream_event_ring.cpp stream_compactor.cpp stream_owned_file.cpp stream_raw_thread.cpp
+  memory_stack_interner.cpp ${PROJECT_SOURCE_DIR}/preload/memory/stack_interner.cpp
   ${PROJECT_SOURCE_DIR}/preload/stream/event_ring.cpp
   ${PROJECT_SOURCE_DIR}/preload/stream/raw_thread.cpp ${PROJECT_SOURCE_DIR}/preload/stream/owned_file.cpp
   ${PROJECT_SOURCE_DIR}/preload/stream/stream_compressor.cpp

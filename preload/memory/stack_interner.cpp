@@ -21,18 +21,25 @@ bool StackInterner::init(EventRing *ring) {
 void StackInterner::reset() {
   // Dropping the pages gives back zeroed (empty) entries.
   madvise(table_, kCapacity * sizeof(Entry), MADV_DONTNEED);
+  tier_.store(0);
+  for (auto &n : tier_nodes_) n.store(0);
   next_id_.store(1);
   full_.store(0);
   generation_.fetch_add(1);
 }
 
 uint64_t StackInterner::lookup_or_add(uint64_t parent, const FrameKey &key) {
-  const size_t home = mix(parent, key) & (kCapacity - 1);
-  for (int i = 0; i < kProbes; i++) {
-    Entry &e = table_[(home + size_t(i)) & (kCapacity - 1)];
-    const uint32_t st = e.state.load(std::memory_order_acquire);
-    if (st == 0) break;
-    if (st == 2 && e.parent == parent && e.key == key) return e.id;
+  const uint64_t hash = mix(parent, key);
+  const int newest = tier_.load(std::memory_order_acquire);
+  for (int t = newest; t >= 0; t--) {
+    Entry *tier = table_ + tier_start(t);
+    const size_t mask = tier_size(t) - 1, home = hash & mask;
+    for (int i = 0; i < kProbes; i++) {
+      Entry &e = tier[(home + size_t(i)) & mask];
+      const uint32_t st = e.state.load(std::memory_order_acquire);
+      if (st == 0) break;
+      if (st == 2 && e.parent == parent && e.key == key) return e.id;
+    }
   }
   // New node: write it first, then publish it.
   const uint64_t id = next_id_.fetch_add(1, std::memory_order_relaxed);
@@ -44,18 +51,38 @@ uint64_t StackInterner::lookup_or_add(uint64_t parent, const FrameKey &key) {
   else
     put_ext(out, ext::StackHost{id, parent, key.a});
   ring_->append(out.data(), out.size());
+  for (int t = tier_.load(std::memory_order_acquire); t < kTiers; t++) {
+    if (!add_in_tier(t, hash, parent, key, id)) continue;
+    // Half full: the next tier takes the new nodes (probes stay short).
+    const bool half = tier_nodes_[t].fetch_add(1, std::memory_order_relaxed) + 1 >= tier_size(t) / 2;
+    raise_tier(half && t + 1 < kTiers ? t + 1 : t);
+    return id;
+  }
+  full_.fetch_add(1, std::memory_order_relaxed);
+  return id;
+}
+
+void StackInterner::raise_tier(int t) {
+  int was = tier_.load(std::memory_order_relaxed);
+  while (was < t && !tier_.compare_exchange_weak(was, t, std::memory_order_release)) {
+  }
+}
+
+bool StackInterner::add_in_tier(int t, uint64_t hash, uint64_t parent, const FrameKey &key,
+                                uint64_t id) {
+  Entry *tier = table_ + tier_start(t);
+  const size_t mask = tier_size(t) - 1, home = hash & mask;
   for (int i = 0; i < kProbes; i++) {
-    Entry &e = table_[(home + size_t(i)) & (kCapacity - 1)];
+    Entry &e = tier[(home + size_t(i)) & mask];
     uint32_t empty = 0;
     if (!e.state.compare_exchange_strong(empty, 1, std::memory_order_acquire)) continue;
     e.parent = parent;
     e.key = key;
     e.id = id;
     e.state.store(2, std::memory_order_release);
-    return id;
+    return true;
   }
-  full_.fetch_add(1, std::memory_order_relaxed);
-  return id;
+  return false;
 }
 
 void StackInterner::check_generation(PathCache &cache) const {

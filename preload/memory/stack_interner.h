@@ -2,8 +2,13 @@
 // format/ext.h): maps each (parent node, frame) to a node id, writing every
 // new node to the stream before any record can refer to it.
 //
-// Invariants: lock-free and malloc-free (an open-addressing table in
-// mmap'd memory, MAP_NORESERVE, touched lazily). A new node's record is
+// Invariants: lock-free and malloc-free (open-addressing tables in mmap'd
+// memory, MAP_NORESERVE, touched lazily). The tables come in tiers, each
+// twice the size of the one before: new nodes go to the newest tier until
+// it is half full, then to the next, and a lookup probes the tiers from the
+// newest down. A short-lived program's few hundred nodes then lie in the
+// first tier's few pages, where a table of a million slots gave each node
+// a page fault of its own (most of the agent's start). A new node's record is
 // appended before the node is published, so no event can name an unwritten
 // node; two threads racing on one node each write their own id, both valid.
 // When the table is full, nodes are still written (not de-duplicated) and
@@ -66,10 +71,18 @@ class StackInterner {
     FrameKey key;
     uint64_t id;
   };
-  static constexpr size_t kCapacity = size_t(1) << 21;
+  static constexpr int kTiers = 9;
+  static constexpr int kFirstTierBits = 12;  // tier t holds 2^(12 + t) slots
+  static constexpr size_t tier_size(int t) { return size_t(1) << (kFirstTierBits + t); }
+  static constexpr size_t tier_start(int t) { return tier_size(t) - tier_size(0); }
+  static constexpr size_t kCapacity = (size_t(1) << (kFirstTierBits + kTiers)) - (size_t(1) << kFirstTierBits);
   static constexpr int kProbes = 64;
 
   uint64_t lookup_or_add(uint64_t parent, const FrameKey &key);
+  // Claims a slot for the node in tier t and fills it; false when its probes found none.
+  bool add_in_tier(int t, uint64_t hash, uint64_t parent, const FrameKey &key, uint64_t id);
+  // New nodes go to tier t or a later one from now on.
+  void raise_tier(int t);
   // Forgets the cached path if the table was reset since it was filled.
   void check_generation(PathCache &cache) const;
   static uint64_t mix(uint64_t parent, const FrameKey &k) {
@@ -81,6 +94,8 @@ class StackInterner {
 
   EventRing *ring_ = nullptr;
   Entry *table_ = nullptr;
+  std::atomic<int> tier_{0};  // where new nodes go
+  std::atomic<uint64_t> tier_nodes_[kTiers] = {};
   std::atomic<uint64_t> next_id_{1};
   std::atomic<uint64_t> full_{0};
   std::atomic<uint64_t> generation_{1};
