@@ -88,9 +88,12 @@ bool StackInterner::add_in_tier(int t, uint64_t hash, uint64_t parent, const Fra
 void StackInterner::check_generation(PathCache &cache) const {
   const uint64_t gen = generation_.load(std::memory_order_relaxed);
   if (cache.generation == gen) return;
+  // A cache never used is empty (zeroed memory): its pages stay untouched.
+  const bool used = cache.generation != 0;
   cache.depth = 0;
   cache.generation = gen;
-  for (auto &node : cache.recent) node.id = 0;
+  if (used)
+    for (auto &node : cache.recent) node.id = 0;
 }
 
 }  // namespace prof

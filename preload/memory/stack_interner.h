@@ -34,7 +34,8 @@ constexpr uint64_t kGuestBit = uint64_t(1) << 63;
 
 // One thread's memory of the interner: its previous stack, root first, with
 // the node ids, and the nodes it used lately (so that a changed frame seldom
-// needs the shared table, whose random probes miss the cache).
+// needs the shared table, whose random probes miss the cache). Made zeroed
+// (a thread's mapped scratch): one never used needs no clearing.
 struct PathCache {
   static constexpr int kMax = 1024;
   static constexpr int kRecent = 1024;
@@ -71,8 +72,8 @@ class StackInterner {
     FrameKey key;
     uint64_t id;
   };
-  static constexpr int kTiers = 9;
-  static constexpr int kFirstTierBits = 12;  // tier t holds 2^(12 + t) slots
+  static constexpr int kTiers = 11;
+  static constexpr int kFirstTierBits = 10;  // tier t holds 2^(10 + t) slots
   static constexpr size_t tier_size(int t) { return size_t(1) << (kFirstTierBits + t); }
   static constexpr size_t tier_start(int t) { return tier_size(t) - tier_size(0); }
   static constexpr size_t kCapacity = (size_t(1) << (kFirstTierBits + kTiers)) - (size_t(1) << kFirstTierBits);
