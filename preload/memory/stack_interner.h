@@ -107,8 +107,10 @@ uint64_t StackInterner::intern(KeyAt key_at, int n, PathCache &cache, int known_
   if (n > PathCache::kMax) n = PathCache::kMax;
   check_generation(cache);
   // Root first: key_at(n-1) is the outermost. Reuse the common prefix.
+  // (A guest's count is taken as at most what the cache and stack hold.)
   int same = known_same < cache.depth ? known_same : cache.depth;
   if (same > n) same = n;
+  if (same < 0) same = 0;
   while (same < n && same < cache.depth && cache.frames[same] == key_at(n - 1 - same)) same++;
   uint64_t parent = same ? cache.ids[same - 1] : 0;
   for (int d = same; d < n; d++) {
