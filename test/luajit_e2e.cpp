@@ -10,6 +10,8 @@
 #include <regex>
 #include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "agent_run.h"
 #include "luajit_streams.h"
@@ -38,6 +40,25 @@ VmStream stream_of(const RunResult &r) {
   VmStream s = read_vm_stream(r.memprof_files[0]);
   CHECK_FALSE(s.truncated);
   return s;
+}
+
+// The plain stream of `luajit -l prof_luajit e2e/<script> n`.
+VmStream test_script_stream(const std::string &script, int n) {
+  use_module();
+  return stream_of(run_plain({"luajit", "-l", "prof_luajit",
+                              PROF_LUAJIT_TEST_DIR "/" + script, std::to_string(n)}));
+}
+
+// The allocations at `site` whose guest stack (innermost first) holds each
+// (depth, frame) of `frames`.
+uint64_t allocs_in_frames(const VmStream &s, const std::string &site,
+                          const std::vector<std::pair<size_t, std::string>> &frames) {
+  return uint64_t(std::count_if(s.events.begin(), s.events.end(), [&](const VmEvent &e) {
+    return e.record == prof::MemprofRecord::Alloc && e.site == site &&
+           std::all_of(frames.begin(), frames.end(), [&e](const auto &f) {
+             return f.first < e.stack.size() && e.stack[f.first] == f.second;
+           });
+  }));
 }
 
 }  // namespace
@@ -337,19 +358,12 @@ TEST_CASE("luajit e2e: FFI calls and callbacks under 1 kHz CALLGRAPH sampling", 
 
 TEST_CASE("luajit e2e: a coroutine's allocations carry its frames, then its resumer's",
           "[luajit]") {
-  use_module();
   const int n = 500;
-  const VmStream s = stream_of(run_plain(
-      {"luajit", "-l", "prof_luajit", PROF_LUAJIT_TEST_DIR "/luajit_coroutine.lua", std::to_string(n)}));
+  const VmStream s = test_script_stream("luajit_coroutine.lua", n);
   CHECK(s.count(prof::MemprofRecord::Alloc, "luajit_coroutine.lua:5", kTableBytes) == n);
-  uint64_t followed = 0;
-  for (const VmEvent &e : s.events) {
-    if (e.record != prof::MemprofRecord::Alloc || e.site != "luajit_coroutine.lua:5") continue;
-    // The coroutine's function, then coroutine.wrap's resume, then line 9.
-    const std::vector<std::string> want{"luajit_coroutine.lua:5", "ffunc", "luajit_coroutine.lua:9"};
-    if (e.stack.size() >= 3 && e.stack[0] == want[0] && e.stack[2] == want[2]) followed++;
-  }
-  CHECK(followed == n);
+  // The coroutine's function, then coroutine.wrap's resume, then line 9.
+  CHECK(allocs_in_frames(s, "luajit_coroutine.lua:5",
+                         {{0, "luajit_coroutine.lua:5"}, {2, "luajit_coroutine.lua:9"}}) == n);
 }
 
 TEST_CASE("luajit e2e: after a pause, allocations carry the frames they ran in, not the last recorded",
@@ -357,19 +371,12 @@ TEST_CASE("luajit e2e: after a pause, allocations carry the frames they ran in, 
   // The module tells the agent which frames its walk kept from its last
   // capture (prof_guest_walk); its captures while paused reach no stack, so
   // the first ones after must be compared whole.
-  use_module();
   const int n = 300;
-  const VmStream s = stream_of(run_plain(
-      {"luajit", "-l", "prof_luajit", PROF_LUAJIT_TEST_DIR "/luajit_paused.lua", std::to_string(n)}));
-  uint64_t through_a = 0, through_b = 0;
-  for (const VmEvent &e : s.events) {
-    if (e.record != prof::MemprofRecord::Alloc || e.site != "luajit_paused.lua:6") continue;
-    if (e.stack.size() < 3) continue;
-    if (e.stack[1] == "luajit_paused.lua:7" && e.stack[2] == "luajit_paused.lua:22") through_a++;
-    if (e.stack[1] == "luajit_paused.lua:12" && e.stack[2] == "luajit_paused.lua:24") through_b++;
-  }
-  CHECK(through_a == n);
-  CHECK(through_b == n - 1);
+  const VmStream s = test_script_stream("luajit_paused.lua", n);
+  CHECK(allocs_in_frames(s, "luajit_paused.lua:6",
+                         {{1, "luajit_paused.lua:7"}, {2, "luajit_paused.lua:22"}}) == n);
+  CHECK(allocs_in_frames(s, "luajit_paused.lua:6",
+                         {{1, "luajit_paused.lua:12"}, {2, "luajit_paused.lua:24"}}) == n - 1);
   CHECK(s.count(prof::MemprofRecord::Alloc, "luajit_paused.lua:6", kTableBytes) == 2 * n - 1);
 }
 
