@@ -57,8 +57,10 @@ void StreamCompactor::start() {
   next_site_ = 1;
   last_site_ = Site{};
   plain_events_ = compact_events_ = 0;
-  // (A forked child's tables are its parent's copies: new ones.)
-  if (!carry_ || (compacting_ && (!blocks_.init(1 << 12) || !sites_.init(1 << 10)))) broken_ = true;
+  // (A forked child's tables are its parent's copies: new ones.) Small at
+  // first, as a short process needs them (each page a fault); they double
+  // as they fill.
+  if (!carry_ || (compacting_ && (!blocks_.init(1 << 8) || !sites_.init(1 << 7)))) broken_ = true;
 }
 
 void StreamCompactor::emit(const uint8_t *data, size_t len) {
