@@ -145,6 +145,13 @@ TEST_CASE("a process that records nothing writes no memory stream") {
   const RunResult shell = run_under_agent({"sh", "-c", "true; true"});
   CHECK(shell.exit_code == 0);
   CHECK(shell.memprof_files.size() == 1);
+  // Nor does the agent set up the heap of a program that never allocates
+  // (it tests the allocator with its first block instead): no [heap] in
+  // its map, as bare.
+  CHECK(run_bare({program("mem_untouched")}).exit_code == 0);
+  const RunResult untouched = run_under_agent({program("mem_untouched")});
+  CHECK(untouched.exit_code == 0);
+  CHECK(untouched.memprof_files.empty());
 }
 
 TEST_CASE("the agent brings no library of its own into the program") {

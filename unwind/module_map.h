@@ -46,7 +46,9 @@ class ModuleMap {
   // True when the object is new (not seen by the previous sync()).
   bool mark_seen(uint64_t base, uint64_t size);
 
-  Known known_[kMaxModules];
+  // Zero-initialized, so no constructor runs at start: a static map's pages
+  // stay untouched until its first sync().
+  Known known_[kMaxModules]{};
   size_t count_ = 0;
 };
 

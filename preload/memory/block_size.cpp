@@ -20,8 +20,8 @@ bool in_libc(void *fn) {
 }  // namespace
 
 void BlockSize::choose(const RealAllocator &real) {
-  reads_header_ = false;
-  usable_size_ = real.usable_size ? real.usable_size : unmeasured;
+  usable_size_.store(real.usable_size ? real.usable_size : unmeasured, std::memory_order_relaxed);
+  reads_header_.store(false, std::memory_order_relaxed);
   if (!in_libc(reinterpret_cast<void *>(real.usable_size)) ||
       !in_libc(reinterpret_cast<void *>(real.malloc)))
     return;
@@ -40,7 +40,7 @@ void BlockSize::choose(const RealAllocator &real) {
   for (size_t i = 0; i < n; i++)
     agree = agree && (!blocks[i] || from_header(blocks[i]) == real.usable_size(blocks[i]));
   for (size_t i = 0; i < n; i++) real.free(blocks[i]);
-  reads_header_ = agree;
+  reads_header_.store(agree, std::memory_order_relaxed);
 }
 
 }  // namespace prof

@@ -14,11 +14,16 @@
 //
 // Invariants:
 // - The header is read only once the real malloc_usable_size is libc's
-//   and agreed with it on blocks of every kind made at start (small, large,
-//   mmapped, from calloc and memalign); else the real one is called.
+//   and agreed with it on blocks of every kind made for the test (small,
+//   large, mmapped, from calloc and memalign); else the real one is called.
+// - choose_on_first_use() defers that test to the first block measured: a
+//   process that never allocates (/bin/true under the agent) never has its
+//   heap set up, grown or mapped by the agent. Threads that race to it each
+//   make the same choice; any measure they take meanwhile is the real one.
 // - NULL measures 0, as malloc_usable_size(NULL) does.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -38,10 +43,14 @@ class BlockSize {
   // Reads headers from now on if `real` is glibc's and they agree with its
   // malloc_usable_size; measures with it otherwise.
   void choose(const RealAllocator &real);
-  bool reads_header() const { return reads_header_; }
+  // Until the first measure, which calls first_use (which should choose).
+  void choose_on_first_use(size_t (*first_use)(void *)) {
+    usable_size_.store(first_use, std::memory_order_relaxed);
+  }
+  bool reads_header() const { return reads_header_.load(std::memory_order_relaxed); }
 
   size_t operator()(const void *p) const {
-    if (!reads_header_) return usable_size_(const_cast<void *>(p));
+    if (!reads_header()) return usable_size_.load(std::memory_order_relaxed)(const_cast<void *>(p));
     return p ? from_header(p) : 0;
   }
 
@@ -53,9 +62,9 @@ class BlockSize {
     return size_t((header & ~uint64_t(7)) - (header & kIsMmapped ? 16 : 8));
   }
   static constexpr uint64_t kIsMmapped = 2;
-  bool reads_header_ = false;
+  std::atomic<bool> reads_header_{false};
   static size_t unmeasured(void *) { return 0; }
-  size_t (*usable_size_)(void *) = unmeasured;
+  std::atomic<size_t (*)(void *)> usable_size_{unmeasured};
 };
 
 }  // namespace prof

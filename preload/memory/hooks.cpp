@@ -43,6 +43,7 @@ struct RealFunctions {
 RealFunctions real;
 // The heap count's measure of a block (memory/heap_total.h).
 BlockSize block_size;
+RealAllocator g_real_allocator;
 std::atomic<int> g_resolved{0};  // 0 not yet, 1 resolving, 2 done
 
 // Serves allocations made while dlsym resolves the real allocator.
@@ -114,6 +115,12 @@ inline bool records_alloc(size_t size) {
   return settle_allocation(alloc_sampled(size), sample_mean(), size);
 }
 
+// The first block counted: the allocator is tested now, not at start.
+size_t measure_first_block(void *p) {
+  block_size.choose(g_real_allocator);
+  return block_size(p);
+}
+
 }  // namespace
 
 void prof::resolve_real_functions() {
@@ -125,9 +132,10 @@ void prof::resolve_real_functions() {
 #undef RESOLVE
   // XXX: an allocator without malloc_usable_size leaves the heap uncounted
   // (records of 0).
-  block_size.choose(RealAllocator{
+  g_real_allocator = RealAllocator{
       real.malloc, real.calloc, real.memalign, real.free,
-      reinterpret_cast<size_t (*)(void *)>(dlsym(RTLD_NEXT, "malloc_usable_size"))});
+      reinterpret_cast<size_t (*)(void *)>(dlsym(RTLD_NEXT, "malloc_usable_size"))};
+  block_size.choose_on_first_use(measure_first_block);
   g_resolved.store(2, std::memory_order_release);
 }
 
