@@ -325,6 +325,29 @@ static int place_walked(struct WalkTrail *t, const struct CallWalk *w,
   return end;
 }
 
+const struct prof_guest_frame *call_walk_nothing_pushed(struct WalkTrail *t, const L54State *L,
+                                                        int max, uint32_t epoch, uint64_t reentry,
+                                                        const void *main, int *n) {
+  if (t->entries == 0 || t->nstates != 1 || t->state[0].L != L || t->epoch != epoch ||
+      t->reentry != reentry || t->main != main)
+    return NULL;
+  const L54CallInfo *ci = L->ci;
+  /* walk_changed's tests, in its order: a stack being moved, then the mark. */
+  if (ci == &L->base_ci || ci->func < L->stack || ci->func >= L->stack_last + L54_EXTRA_STACK)
+    return NULL;
+  const unsigned short status = ci->callstatus;
+  if (!(status & L54_CIST_WALKED) || (status & L54_CIST_C)) return NULL;
+  const int p = trail_find(t->e, 0, t->entries, ci);
+  if (p < 0 || t->e[p].status != (unsigned short)(status & ~L54_CIST_WALKED) || !t->e[p].key ||
+      t->e[p].key != (const void *)ci->u.l.savedpc || t->e[p].frame_end > max)
+    return NULL;
+  /* The frames of the CallInfos popped since are forgotten, as a walk would. */
+  t->entries = p + 1;
+  t->nframes = t->e[p].frame_end;
+  *n = t->nframes;
+  return t->frames + TRAIL_FRAMES - t->nframes;
+}
+
 const struct prof_guest_frame *call_walk_remembered(struct CallWalk *w,
                                                     const L54State *const *states, int nstates,
                                                     struct WalkTrail *t, const void *main,

@@ -114,6 +114,20 @@ const struct prof_guest_frame *call_walk_remembered(struct CallWalk *w,
                                                     struct WalkTrail *t, const void *main,
                                                     int *unchanged);
 
+/* call_walk_remembered's commonest cases, answered without its bookkeeping:
+** nothing was pushed since t's walk, of the one state L, whose innermost
+** CallInfo is a Lua frame that walk read, still marked, with the same
+** status and saved pc (a second allocation at the same point, a table and
+** then its parts; or one made after returning, a table grown once its
+** elements' calls are done). Then that frame and those below are t's (the
+** full walk would stop at that CallInfo and keep them), and they are
+** returned, *n of them, all unchanged; t then remembers them alone. Else
+** NULL, and t is as it was. max, epoch, reentry and main as
+** call_walk_remembered's walk has them. */
+const struct prof_guest_frame *call_walk_nothing_pushed(struct WalkTrail *t, const L54State *L,
+                                                        int max, uint32_t epoch, uint64_t reentry,
+                                                        const void *main, int *n);
+
 /* Copies n bytes from src, or returns false if they are not readable. */
 bool safe_read(void *dst, const void *src, size_t n);
 /* Whether safe_read works here (process_vm_readv may be forbidden). */

@@ -62,6 +62,18 @@ const struct prof_guest_frame *lua54_recall(void *ctx, struct prof_guest_frame *
     t->entries = 0;
     __atomic_store_n(&g_marking, t, __ATOMIC_RELAXED);
   }
+  const uint64_t reentry = __atomic_load_n(&g_reentry, __ATOMIC_RELAXED);
+  const uint32_t epoch = call_walk_epoch();
+  const struct prof_guest_frame *kept =
+      s->top ? NULL
+             : call_walk_nothing_pushed(t, l54_state(main), walk_room(max), epoch, reentry, main, n);
+  if (kept) {
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    s->walking--;
+    *unchanged = *n;
+    *vmstate = vmstate_of(main, kept, *n);
+    return kept;
+  }
   const L54State *states[MAX_RESUME_DEPTH + 1];
   int nstates = 0;
   for (const struct ResumeLink *link = s->top; link && nstates < MAX_RESUME_DEPTH; link = link->prev)
@@ -70,8 +82,8 @@ const struct prof_guest_frame *lua54_recall(void *ctx, struct prof_guest_frame *
   struct CallWalk w = {
       .clean_point = true,
       .cache = s->cache,
-      .reentry = __atomic_load_n(&g_reentry, __ATOMIC_RELAXED),
-      .epoch = call_walk_epoch(),
+      .reentry = reentry,
+      .epoch = epoch,
       .frames = room,
       .max = walk_room(max),
       .steps_left = max + 64,
