@@ -11,6 +11,8 @@
 //   never malloc, so it records nothing as the application's.
 #pragma once
 
+#include <atomic>
+
 #include <cstdint>
 
 #include "ext.h"
@@ -60,16 +62,24 @@ uint64_t guest_symbol_count();
 const GuestSymbol &guest_symbol(uint64_t index);
 
 // Walks the symbols published since the previous call, oldest first.
+// Only one thread drains a cursor at a time; any may ask whether it is behind.
 class GuestSymbolCursor {
  public:
   template <class Fn>
   void drain(Fn &&emit) {
     const uint64_t end = guest_symbol_count();
-    for (; next_ < end; next_++) emit(guest_symbol(next_));
+    for (uint64_t i = next_.load(std::memory_order_relaxed); i < end; i++) {
+      emit(guest_symbol(i));
+      next_.store(i + 1, std::memory_order_relaxed);
+    }
   }
+  // Whether symbols were published that drain() has not walked.
+  bool behind() const { return next_.load(std::memory_order_relaxed) < guest_symbol_count(); }
+  // Forgets what was walked (a forked child's new stream).
+  void restart() { next_.store(0, std::memory_order_relaxed); }
 
  private:
-  uint64_t next_ = 0;
+  std::atomic<uint64_t> next_{0};
 };
 
 }  // namespace prof

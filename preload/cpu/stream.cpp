@@ -137,7 +137,7 @@ bool open(pid_t ppid) {
   out = StreamWriter(g_buf, sizeof g_buf, owned_file_sink, &g_file);
   g_out = &out;
   g_modules.reset();
-  g_symbols = GuestSymbolCursor();
+  g_symbols.restart();
   g_last_tid = 0;
   g_unload_count = 0;
   put_stream_opening(*g_out, SectionKind::Sysprof, ppid);

@@ -191,12 +191,14 @@ GuestSymbolCursor g_symbol_cursor;  // what this stream has written
 }  // namespace
 
 void restart_guest_symbols() {
-  g_symbol_cursor = GuestSymbolCursor();
+  g_symbol_cursor.restart();
   g_draining.store(false);  // a parent thread may have been draining at fork()
 }
 
 void drain_guest_symbols() {
-  if (g_draining.exchange(true, std::memory_order_acquire)) return;
+  // Nearly every event finds nothing new: then no locked exchange, which
+  // would drain the store buffer under the ring's fresh stores.
+  if (!g_symbol_cursor.behind() || g_draining.exchange(true, std::memory_order_acquire)) return;
   g_symbol_cursor.drain([](const GuestSymbol &g) {
     uint8_t buf[kMaxSymbolRecordBytes];  // the encoder cuts long names to fit
     SpanWriter out(buf);
