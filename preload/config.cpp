@@ -120,8 +120,12 @@ bool parse_config(char **envp, Config *cfg) {
   }
   if ((v = find_env(envp, "PROF_CPU"))) {
     static const char *const kModes[] = {"off", "default", "leaf", "callgraph"};
-    if (!parse_choice(v, kModes, 4, &cfg->cpu))
-      return invalid(cfg, "PROF_CPU", v, "off, default, leaf or callgraph");
+    // As the other switches: 0 is off, and 1 the whole stacks users mean.
+    bool on;
+    if (parse_bool(v, &on))
+      cfg->cpu = on ? CpuMode::Callgraph : CpuMode::Off;
+    else if (!parse_choice(v, kModes, 4, &cfg->cpu))
+      return invalid(cfg, "PROF_CPU", v, "off, default, leaf or callgraph, or 0 or 1");
   }
   if ((v = find_env(envp, "PROF_CPU_BACKEND"))) {
     static const char *const kBackends[] = {"auto", "perf", "timer", "itimer"};

@@ -14,7 +14,7 @@ enum class CpuBackend : uint8_t { Auto, Perf, Timer, Itimer };
 
 struct Config {
   bool memory = true;            // PROF_MEMORY=0|1: record allocations
-  CpuMode cpu = CpuMode::Off;    // PROF_CPU=off|default|leaf|callgraph
+  CpuMode cpu = CpuMode::Off;    // PROF_CPU=off|default|leaf|callgraph (0: off, 1: callgraph)
   uint64_t interval_ns = 1000000;  // PROF_INTERVAL=<n>[ns|us|ms|s], default 1ms
   int cpu_signal = 0;            // PROF_CPU_SIGNAL=<n>, 0 = SIGPROF
   CpuBackend cpu_backend = CpuBackend::Auto;  // PROF_CPU_BACKEND=auto|perf|timer|itimer

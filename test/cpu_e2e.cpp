@@ -165,6 +165,18 @@ TEST_CASE("cpu: DEFAULT keeps VM-state counters only, LEAF the top frame, CALLGR
     CHECK(share_containing(stacks, "main") >= 0.95);
     CHECK(share_containing(stacks, "burn_main") >= 0.95);
   }
+  SECTION("1 and 0, as the other switches take them: callgraph and off") {
+    const RunResult on = run_under_agent({program("cpu_burn"), "0.3", "1"},
+                                         {"PROF_CPU=1", "PROF_MEMORY=0"});
+    REQUIRE(on.exit_code == 0);
+    CHECK(on.err.empty());
+    CHECK(read_guest_sysprof(on.sysprof_files.at(0)).sampler.mode == 2);
+    const RunResult off = run_under_agent({program("cpu_burn"), "0.1", "1"}, {"PROF_CPU=0"});
+    REQUIRE(off.exit_code == 0);
+    CHECK(off.err.empty());
+    CHECK(off.sysprof_files.empty());
+    CHECK(off.memprof_files.size() == 1);  // memory is still recorded
+  }
   SECTION("callgraph, libunwind alone (PROF_UNWIND=libunwind)") {
     const RunResult r = run_under_agent({program("cpu_burn"), "0.3", "1"},
                                         {"PROF_CPU=callgraph", "PROF_MEMORY=0", "PROF_UNWIND=libunwind"});
