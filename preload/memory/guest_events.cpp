@@ -44,6 +44,11 @@ inline void guest_alloc(const CallSite &at, const void *ptr, size_t osize, const
   else
     return;
   if (!frames || nframes < 0) nframes = 0;
+  if (aevent == kAeventFree && nframes == 0 && !walk &&
+      (!site || site->source == PROF_SITE_INTERNAL)) {
+    record_guest_internal_free(at, ptr, osize);
+    return;
+  }
   record_guest(at, aevent, site_loc(site), frames, nframes, walk, ptr, osize,
                aevent == kAeventFree ? nullptr : nptr, aevent == kAeventFree ? 0 : nsize);
 }

@@ -185,6 +185,11 @@ void record_guest(const CallSite &at, uint8_t aevent, const GuestLoc &loc,
   emit(aevent, w, true, oaddr, naddr, nsize, osize);
 }
 
+void record_guest_internal_free(const CallSite &at, const void *p, size_t osize) {
+  GuardScope guard(at);
+  emit(kAeventFree, Where{GuestLoc{kAsourceInternal, 0, 0, 0}}, false, p, nullptr, 0, osize);
+}
+
 namespace {
 std::atomic<bool> g_draining{false};
 GuestSymbolCursor g_symbol_cursor;  // what this stream has written

@@ -33,6 +33,10 @@ void record_unmap(const void *p, size_t len);
 void record_guest(const CallSite &at, uint8_t aevent, const GuestLoc &loc,
                   const prof_guest_frame *frames, int nframes, const prof_guest_walk *walk,
                   const void *oaddr, size_t osize, const void *naddr, size_t nsize);
+// A guest VM's free of osize bytes at p charged INTERNAL with no frames (its
+// collector's, nearly half of a VM's events): written as a host free is,
+// with the size and the INTERNAL charge, and nothing more.
+void record_guest_internal_free(const CallSite &at, const void *p, size_t osize);
 // Writes guest symbols published since the last call (any thread may call).
 void drain_guest_symbols();
 // A new stream (forked child): every symbol is to be written again.
