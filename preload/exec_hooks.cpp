@@ -3,11 +3,15 @@
 // with an epilogue; and exit() from several threads at once must not end
 // the process before the stream. After exec the new image loads the agent
 // again (LD_PRELOAD is inherited) and writes its own file; the pid is the
-// same, so it gets the ".1" name.
+// same, so it gets the ".1" name. daemon()'s parent leaves through glibc's
+// own _exit, which no hook sees: daemon() is done here, as glibc does it.
 #include <atomic>
 #include <cerrno>
 #include <cstdarg>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "agent.h"
@@ -116,3 +120,39 @@ EXPORT void _exit(int status) {
 }
 
 EXPORT void _Exit(int status) { _exit(status); }
+
+// glibc's misc/daemon.c, step for step (its errors and errno included), but
+// the parent leaves through the hooked _exit: its stream then ends cleanly
+// instead of as a killed process's. The child's stream starts in fork().
+EXPORT int daemon(int nochdir, int noclose) {
+  switch (fork()) {
+    case -1:
+      return -1;
+    case 0:
+      break;
+    default:
+      _exit(0);
+  }
+  if (setsid() == -1) return -1;
+  if (!nochdir) (void)chdir("/");
+  if (noclose) return 0;
+  const int fd = open("/dev/null", O_RDWR);
+  struct stat st;
+  if (fd == -1 || fstat(fd, &st) != 0) {
+    const int err = errno;
+    if (fd != -1) close(fd);
+    errno = err;
+    return -1;
+  }
+  // Linux's /dev/null is character device 1, 3.
+  if (!S_ISCHR(st.st_mode) || st.st_rdev != makedev(1, 3)) {
+    close(fd);
+    errno = ENODEV;
+    return -1;
+  }
+  (void)dup2(fd, STDIN_FILENO);
+  (void)dup2(fd, STDOUT_FILENO);
+  (void)dup2(fd, STDERR_FILENO);
+  if (fd > 2) close(fd);
+  return 0;
+}

@@ -276,6 +276,30 @@ TEST_CASE("a process that leaves through exit_group keeps every event, ended as 
   }
 }
 
+TEST_CASE("a daemon's parent, which leaves inside daemon(), ends its stream cleanly") {
+  // glibc's daemon() leaves the parent through its own _exit, which no hook
+  // sees: the parent's stream used to end as a killed process's.
+  const TempDir out("daemon");
+  const RunResult r = run_under_agent({program("mem_daemon"), out.path});
+  CHECK(r.exit_code == 0);
+  CHECK(r.err.empty());
+  // The daemon ran, a session leader of its own, and its output is /dev/null.
+  CHECK(read_text(out / "daemon.txt").rfind("daemon pid ", 0) == 0);
+  REQUIRE(r.memprof_files.size() == 2);
+  int parents = 0, daemons = 0;
+  for (const std::string &file : r.memprof_files) {
+    INFO(file);
+    const Recorded rec = read_memprof(file);
+    CHECK_FALSE(rec.truncated);
+    CHECK_FALSE(rec.unclean_end);
+    CHECK(analyzer_warnings(file).empty());
+    parents += count_at(rec.leaks_by_size, 1111) == 3 && count_at(rec.allocs_by_size, 2222) == 0;
+    daemons += count_at(rec.leaks_by_size, 2222) == 5 && count_at(rec.allocs_by_size, 1111) == 0;
+  }
+  CHECK(parents == 1);
+  CHECK(daemons == 1);
+}
+
 namespace {
 
 // The first bytes of a file, and whether it is one whole zstd frame.
