@@ -256,6 +256,7 @@ void after_fork_child() {
 }
 
 __attribute__((constructor(101))) void agent_start() {
+  const ErrnoKept errno_kept;
 #ifdef PROF_CPU_ONLY
   // libprof-cpu.so: no allocation hooks to resolve, CPU sampling by default.
   g_agent.cfg.cpu = CpuMode::Callgraph;
@@ -333,6 +334,8 @@ bool open_memory_stream() {
     g_events_while_opening.fetch_add(1, std::memory_order_relaxed);
     return false;
   }
+  // (The first event's thread: opening probes paths, and fails aloud.)
+  const ErrnoKept errno_kept;
   GuardScope guard;
   if (!open_memory_stream_now()) {
     g_agent.on.store(false);

@@ -165,7 +165,7 @@ void adopt_handler(int sig) {
 
 void release_deferred_signals() {
   if (!t_state.deferred) return;
-  const int saved_errno = errno;
+  const ErrnoKept errno_kept;
   // Queued again with every signal blocked (no trampoline can add to the
   // queue meanwhile); the kernel delivers them as the mask comes back.
   sigset_t all, old;
@@ -181,7 +181,6 @@ void release_deferred_signals() {
   }
   t_state.deferred = 0;
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
-  errno = saved_errno;
 }
 
 uint64_t signals_deferred() { return g_deferred.load(std::memory_order_relaxed); }

@@ -42,7 +42,7 @@ __attribute__((noinline, cold)) bool guard_abandoned() {
   // XXX: a handler on an alternate stack may run anywhere, the agent live below it.
   stack_t alt;
   if (sigaltstack(nullptr, &alt) == 0 && (alt.ss_flags & SS_ONSTACK)) return false;
-  const int saved_errno = errno;  // (a hook's caller, or the code a signal interrupted)
+  const ErrnoKept errno_kept;
   t_state.guard = 0;
   g_agent.guards_abandoned.fetch_add(1, std::memory_order_relaxed);
   // The lost frames may have been half-way through the thread's stack
@@ -50,7 +50,6 @@ __attribute__((noinline, cold)) bool guard_abandoned() {
   if (t_state.scratch) madvise(t_state.scratch, sizeof(ThreadScratch), MADV_DONTNEED);
   g_agent.ring.recover_abandoned_append();
   release_deferred_signals();
-  errno = saved_errno;
   return true;
 }
 

@@ -14,6 +14,7 @@
 // from a shallower frame.
 #pragma once
 
+#include <cerrno>
 #include <cstdint>
 #include <cstddef>
 
@@ -72,6 +73,19 @@ inline uintptr_t stack_pointer() {
   return reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
 #endif
 }
+
+// Keeps the thread's errno across a scope of the agent's own system calls:
+// the code that called a hook, or that a signal interrupted, may read it.
+class ErrnoKept {
+ public:
+  ErrnoKept() : saved_(errno) {}
+  ~ErrnoKept() { errno = saved_; }
+  ErrnoKept(const ErrnoKept &) = delete;
+  ErrnoKept &operator=(const ErrnoKept &) = delete;
+
+ private:
+  int saved_;
+};
 
 // Sets the guard for a scope; nests.
 class GuardScope {

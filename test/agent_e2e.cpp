@@ -385,6 +385,18 @@ TEST_CASE("bad settings and unwritable outputs switch the agent off, unharmed") 
   }
 }
 
+TEST_CASE("the program's errno is as it set it across the agent's first event, opened or failed") {
+  // Opening a stream probes its path (ENOENT) and, failing, says so on
+  // stderr; none of it may reach the errno the program reads next.
+  const RunResult opened = run_under_agent({program("mem_errno")});
+  CHECK(opened.exit_code == 0);
+  CHECK(opened.err.empty());
+  CHECK(opened.memprof_files.size() == 2);  // the process's and its child's
+  const RunResult failed = run_under_agent({program("mem_errno")}, {"PROF_OUTPUT=/nonexistent/dir/prof"});
+  CHECK(failed.exit_code == 0);
+  CHECK(failed.err.rfind("libprof: cannot create /nonexistent/dir/prof.", 0) == 0);
+}
+
 TEST_CASE("sampled mode records a consistent subset and its mean") {
   const RunResult r = run_under_agent({program("mem_sites")}, {"PROF_SAMPLE_BYTES=4k"});
   CHECK(r.exit_code == 7);

@@ -163,7 +163,7 @@ void weigh_thread_tail(SampleSlot &s) {
 }
 
 void on_sample_signal(int, siginfo_t *info, void *ucontext) {
-  const int saved_errno = errno;
+  const ErrnoKept errno_kept;
   SampleSlot *slot = t_sample_slot;
   if (!g_cpu.on.load(std::memory_order_relaxed)) {
     // Switched off: late signals of a clock being stopped are absorbed.
@@ -174,7 +174,6 @@ void on_sample_signal(int, siginfo_t *info, void *ucontext) {
   } else {
     sample(*slot, ucontext);
   }
-  errno = saved_errno;
 }
 
 }  // namespace prof
