@@ -12,7 +12,6 @@
 #pragma once
 
 #include <atomic>
-
 #include <cstdint>
 
 #include "ext.h"
