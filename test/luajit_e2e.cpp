@@ -5,9 +5,11 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <map>
 #include <regex>
+#include <set>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -115,6 +117,57 @@ TEST_CASE("luajit e2e: the VM's bytes equal its own count at the end", "[luajit]
     int64_t delta = 0;
     for (const VmEvent &e : s.events) delta += int64_t(e.nsize) - int64_t(e.osize);
     CHECK(uint64_t(before) + delta == uint64_t(end));
+  }
+}
+
+// Allocation sampling: each block of s bytes is sampled with probability
+// 1 - exp(-s / mean), on its own (the countdown is memoryless): how far
+// `sampled` of n may lie from n times that, six standard deviations.
+bool within_six_sigma(uint64_t sampled, uint64_t n, double size, double mean) {
+  const double p = 1 - std::exp(-size / mean);
+  return std::fabs(double(sampled) - n * p) < 6 * std::sqrt(n * p * (1 - p));
+}
+
+TEST_CASE("luajit e2e: allocation sampling samples the VM's calls and ends every block it sampled",
+          "[luajit]") {
+  use_module();
+  const int n = 20000;
+  const std::string site = "luajit_sampled.lua:5";
+  const VmStream s = stream_of(run_under_agent(
+      {"luajit", PROF_LUAJIT_TEST_DIR "/luajit_sampled.lua", std::to_string(n)},
+      {"PROF_COMPRESS=0", "PROF_SAMPLE_BYTES=4096"}));
+  const uint64_t sampled = s.count(prof::MemprofRecord::Alloc, site, kTableBytes);
+  CHECK(sampled > 0);
+  CHECK(within_six_sigma(sampled, n, kTableBytes, 4096));
+  // The VM frees every block before it exits: each sampled table's end is
+  // in the stream, after it.
+  std::set<uint64_t> live;
+  for (const VmEvent &e : s.events) {
+    if (e.record != prof::MemprofRecord::Alloc) live.erase(e.oaddr);
+    if (e.record != prof::MemprofRecord::Free && e.site == site) live.insert(e.naddr);
+  }
+  CHECK(live.empty());
+}
+
+TEST_CASE("luajit e2e: the heap count holds the VM's bytes, sampled or not", "[luajit]") {
+  use_module();
+  for (const char *mean : {"0", "65536"}) {
+    INFO("PROF_SAMPLE_BYTES=" << mean);
+    const RunResult r = run_under_agent({"luajit", kTables, "20000", "off"},
+                                        {"PROF_COMPRESS=0", std::string("PROF_SAMPLE_BYTES=") + mean});
+    stream_of(r);
+    std::istringstream last(r.out.substr(r.out.find('\n') + 1));
+    double before = -1, end = -1;
+    last >> before >> end;
+    REQUIRE(before > 0);
+    const Recorded rec = read_memprof(r.memprof_files[0]);
+    REQUIRE(!rec.heap_totals.empty());
+    // Every table is live at the end: the count is the VM's bytes since the
+    // module loaded and the C library's few, give or take what the thread
+    // has not added in yet (64 KiB).
+    const double counted = double(rec.heap_totals.back().live_bytes);
+    CHECK(counted >= end - before - 65536);
+    CHECK(counted <= end - before + (1 << 20));
   }
 }
 

@@ -114,6 +114,7 @@ void prof_guest_cfunc_symbol(uint64_t addr, const char *name);
 ** before the VM frees a block (nptr NULL, nsize 0), after it allocated
 ** (ptr NULL, osize 0) or reallocated one. frames[0..nframes) are the guest
 ** stack, innermost first, taken at the call (the backtracer's frames).
+** Allocation sampling (PROF_SAMPLE_BYTES) applies as it does to malloc.
 ** Not from signal context.
 */
 #define PROF_SITE_INTERNAL 1 /* the VM itself: collector, trace compiler, ... */
@@ -131,26 +132,43 @@ void prof_guest_alloc(const void *ptr, size_t osize, const void *nptr, size_t ns
                       const struct prof_guest_site *site, const struct prof_guest_frame *frames,
                       int nframes);
 /*
-** prof_guest_alloc for an adapter that remembers its walks between calls,
-** so that the agent compares only the frames that may have changed with the
-** stack it recorded last. walk: what the adapter walks from (a VM), seq:
-** that walk's count of captures (one more at each capture), same: how many
-** outer frames of this capture are, at the same depth from the root, those
-** of the capture it passed with seq - 1. A capture the agent did not see
-** (a call it did not make, or skipped) makes the agent compare them all.
+** prof_guest_alloc for an adapter that takes the sampling verdict first,
+** so that it captures nothing for a call the agent will not record, and
+** that remembers its walks between calls, so that the agent compares only
+** the frames that may have changed with the stack it recorded last.
+**
+** prof_guest_sample, before the VM's call, with its arguments (not from
+** signal context): which of its blocks are recorded, PROF_SAMPLE_OLD
+** (ptr's end: a free, or the old half of a realloc) and PROF_SAMPLE_NEW
+** (the block of nsize bytes it makes); 0: nothing, skip the capture.
+** Without allocation sampling (PROF_SAMPLE_BYTES) that is every block
+** while the agent records (allocations not while paused); with it, the
+** blocks it samples and the ends of the blocks it sampled, as for malloc.
+** Take it exactly once per call: it counts the new block's bytes down,
+** forgets the old block, and adds the call to the heap count.
+**
+** prof_guest_alloc_walked, with that verdict, after the call (before a
+** free): the arguments as prof_guest_alloc's. A failed call too, whatever
+** the verdict (nptr NULL, nsize not 0: the old block lives on, and the
+** heap count is put back). walk: what the adapter walks
+** from (a VM), seq: that walk's count of captures (one more at each
+** capture), same: how many outer frames of this capture are, at the same
+** depth from the root, those of the capture it passed with seq - 1. A
+** capture the agent did not see (a call it did not make, or skipped) makes
+** the agent compare them all.
 */
+#define PROF_SAMPLE_OLD 1u
+#define PROF_SAMPLE_NEW 2u
+unsigned prof_guest_sample(const void *ptr, size_t osize, size_t nsize);
 struct prof_guest_walk {
   const void *walk;
   uint64_t seq;
   int same;
 };
-void prof_guest_alloc_walked(const void *ptr, size_t osize, const void *nptr, size_t nsize,
-                             const struct prof_guest_site *site,
+void prof_guest_alloc_walked(unsigned verdict, const void *ptr, size_t osize, const void *nptr,
+                             size_t nsize, const struct prof_guest_site *site,
                              const struct prof_guest_frame *frames, int nframes,
                              const struct prof_guest_walk *walk);
-/* Whether prof_guest_alloc records anything now: an adapter skips its
-** capture while it does not (the agent records no memory). Signal-safe. */
-int prof_memory_recording(void);
 /* Names JIT trace traceno: it starts in prototype proto at line. A trace
 ** number the VM reuses is published again. */
 void prof_guest_trace_symbol(uint64_t traceno, uint64_t proto, uint64_t line);
@@ -201,7 +219,7 @@ void prof_marker(const char *label);
 #pragma weak prof_guest_alloc_walked
 #pragma weak prof_guest_trace_symbol
 #pragma weak prof_guest_object_type
-#pragma weak prof_memory_recording
+#pragma weak prof_guest_sample
 #pragma weak prof_guest_signal_context
 #pragma weak prof_guest_vm_function
 #pragma weak prof_start

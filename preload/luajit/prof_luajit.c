@@ -68,8 +68,7 @@ static void drain_at_exit(void) { symbols_drain_pending(); }
 
 __attribute__((visibility("default"))) int luaopen_prof_luajit(lua_State *L) {
   if (!prof_register_guest || !prof_guest_symbol || !prof_guest_cfunc_symbol ||
-      !prof_guest_alloc_walked || !prof_guest_trace_symbol ||
-      !prof_memory_recording)
+      !prof_guest_alloc_walked || !prof_guest_trace_symbol || !prof_guest_sample)
     return result(L, "the libprof agent is not loaded");
   if (lj_universe.g) {
     if ((const char *)(uintptr_t)((const LJState *)L)->glref == lj_universe.g)

@@ -34,9 +34,14 @@ static void block_freed(const void *p, size_t size) {
 static void *profiling_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
   struct Universe *u = ud;
   symbols_drain_pending();
-  if ((!ptr && !nsize) || !prof_memory_recording()) {
+  /* Nothing is captured for a call the agent does not record (sampled out). */
+  const unsigned verdict = ptr || nsize ? prof_guest_sample(ptr, osize, nsize) : 0;
+  if (!verdict) {
     if (ptr && !nsize) block_freed(ptr, osize); /* CPU samples name prototypes too */
-    return u->orig(u->orig_ud, ptr, osize, nsize);
+    void *block = u->orig(u->orig_ud, ptr, osize, nsize);
+    if (!block && nsize) /* the heap count is put back */
+      prof_guest_alloc_walked(0, ptr, osize, NULL, nsize, NULL, NULL, 0, NULL);
+    return block;
   }
   struct VmCapture c;
   const struct prof_guest_walk *walked = NULL;
@@ -62,13 +67,14 @@ static void *profiling_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
   if (c.fresh) symbols_publish_frames(c.frames, c.kinds, c.fresh);
   if (c.site.source == PROF_SITE_TRACE) symbols_publish_trace(u->g, (uint32_t)c.site.addr);
   if (!nsize) {
-    prof_guest_alloc_walked(ptr, osize, NULL, 0, &c.site, c.frames, c.n, walked);
+    prof_guest_alloc_walked(verdict, ptr, osize, NULL, 0, &c.site, c.frames, c.n, walked);
     block_freed(ptr, osize);
     return u->orig(u->orig_ud, ptr, osize, nsize);
   }
   void *block = u->orig(u->orig_ud, ptr, osize, nsize);
-  if (block)
-    prof_guest_alloc_walked(ptr, ptr ? osize : 0, block, nsize, &c.site, c.frames, c.n, walked);
+  /* (A failed call too: the old block lives on.) */
+  prof_guest_alloc_walked(verdict, ptr, ptr ? osize : 0, block, nsize, &c.site, c.frames, c.n,
+                          walked);
   return block;
 }
 

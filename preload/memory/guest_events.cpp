@@ -1,12 +1,14 @@
-// prof_guest_alloc(_walked): a guest VM's own allocator calls, as memory events, and
-// prof_guest_object_type, the kind of object its next allocations are for. The
-// same decisions as the hooks' (hooks.cpp): frees are recorded while paused
-// too, nothing is recorded under the thread's guard. Allocation sampling
-// does not apply: every guest call is recorded.
+// prof_guest_alloc(_walked): a guest VM's own allocator calls, as memory events,
+// with prof_guest_sample's verdict on them, and prof_guest_object_type, the
+// kind of object its next allocations are for. The same decisions as the
+// hooks' (hooks.cpp): allocation sampling as for malloc, frees recorded
+// while paused too, nothing recorded under the thread's guard.
 #include <cstdint>
 
 #include "agent.h"
 #include "ext.h"
+#include "memory/alloc_sampling.h"
+#include "memory/heap_total.h"
 #include "memory/recorder.h"
 #include "thread_state.h"
 
@@ -28,29 +30,47 @@ GuestLoc site_loc(const prof_guest_site *site) {
   }
 }
 
-// The call at `at` (the adapter's, in its allocator wrapper).
-inline void guest_alloc(const CallSite &at, const void *ptr, size_t osize, const void *nptr,
-                        size_t nsize, const prof_guest_site *site, const prof_guest_frame *frames,
-                        int nframes, const prof_guest_walk *walk) {
-  if (t_state.guard || !g_agent.on.load(std::memory_order_relaxed)) return;
-  const bool paused = g_agent.paused.load(std::memory_order_relaxed);
-  uint8_t aevent;
-  if (ptr && nptr)
-    aevent = paused ? kAeventFree : kAeventRealloc;
-  else if (ptr)
-    aevent = kAeventFree;
-  else if (nptr && !paused)
-    aevent = kAeventAlloc;
-  else
+// The verdict of one call (libprof.h): the hooks' decisions (hooks.cpp),
+// frees recorded while paused too, nothing under the thread's guard. The
+// heap count takes the call's bytes, at the sizes the VM gives.
+unsigned sample_call(const void *ptr, size_t osize, size_t nsize) {
+  if (t_state.guard || !g_agent.on.load(std::memory_order_relaxed)) return 0;
+  count_heap(int64_t(nsize) - int64_t(ptr ? osize : 0));
+  const uint64_t mean = g_agent.cfg.sample_bytes;
+  unsigned verdict = 0;
+  if (ptr && settle_free(sample_free(mean, ptr), ptr)) verdict |= PROF_SAMPLE_OLD;
+  if (nsize && !g_agent.paused.load(std::memory_order_relaxed) &&
+      settle_allocation(sample_allocation(mean, nsize), mean, nsize))
+    verdict |= PROF_SAMPLE_NEW;
+  return verdict;
+}
+
+// The call at `at` (the adapter's, in its allocator wrapper), with its verdict.
+inline void guest_alloc(const CallSite &at, unsigned verdict, const void *ptr, size_t osize,
+                        const void *nptr, size_t nsize, const prof_guest_site *site,
+                        const prof_guest_frame *frames, int nframes,
+                        const prof_guest_walk *walk) {
+  const bool old_block = ptr && (verdict & PROF_SAMPLE_OLD);
+  if (!nptr && nsize) {  // the call failed: the old block lives on
+    if (old_block) remember_sampled(g_agent.cfg.sample_bytes, ptr);
+    if (!t_state.guard && g_agent.on.load(std::memory_order_relaxed))
+      count_heap(int64_t(ptr ? osize : 0) - int64_t(nsize));
     return;
+  }
+  const bool new_block = nptr && (verdict & PROF_SAMPLE_NEW);
+  if (t_state.guard || !g_agent.on.load(std::memory_order_relaxed) || (!old_block && !new_block))
+    return;
+  // XXX: a realloc whose new block sampling left out ends the old one after
+  // the fact, as the hooks' does; one whose old block it left out makes one.
+  const uint8_t aevent = !new_block ? kAeventFree : old_block ? kAeventRealloc : kAeventAlloc;
   if (!frames || nframes < 0) nframes = 0;
   if (aevent == kAeventFree && nframes == 0 && !walk &&
       (!site || site->source == PROF_SITE_INTERNAL)) {
     record_guest_internal_free(at, ptr, osize);
     return;
   }
-  record_guest(at, aevent, site_loc(site), frames, nframes, walk, ptr, osize,
-               aevent == kAeventFree ? nullptr : nptr, aevent == kAeventFree ? 0 : nsize);
+  record_guest(at, aevent, site_loc(site), frames, nframes, walk, old_block ? ptr : nullptr,
+               old_block ? osize : 0, new_block ? nptr : nullptr, new_block ? nsize : 0);
 }
 
 }  // namespace
@@ -58,19 +78,22 @@ inline void guest_alloc(const CallSite &at, const void *ptr, size_t osize, const
 extern "C" __attribute__((visibility("default"))) void prof_guest_alloc(
     const void *ptr, size_t osize, const void *nptr, size_t nsize, const prof_guest_site *site,
     const prof_guest_frame *frames, int nframes) {
-  guest_alloc(caller_of(__builtin_frame_address(0)), ptr, osize, nptr, nsize, site, frames,
-              nframes, nullptr);
+  guest_alloc(caller_of(__builtin_frame_address(0)), sample_call(ptr, osize, nsize), ptr, osize,
+              nptr, nsize, site, frames, nframes, nullptr);
+}
+
+extern "C" __attribute__((visibility("default"))) unsigned prof_guest_sample(const void *ptr,
+                                                                              size_t osize,
+                                                                              size_t nsize) {
+  return sample_call(ptr, osize, nsize);
 }
 
 extern "C" __attribute__((visibility("default"))) void prof_guest_alloc_walked(
-    const void *ptr, size_t osize, const void *nptr, size_t nsize, const prof_guest_site *site,
-    const prof_guest_frame *frames, int nframes, const prof_guest_walk *walk) {
-  guest_alloc(caller_of(__builtin_frame_address(0)), ptr, osize, nptr, nsize, site, frames,
-              nframes, walk);
-}
-
-extern "C" __attribute__((visibility("default"))) int prof_memory_recording(void) {
-  return g_agent.on.load(std::memory_order_relaxed) ? 1 : 0;
+    unsigned verdict, const void *ptr, size_t osize, const void *nptr, size_t nsize,
+    const prof_guest_site *site, const prof_guest_frame *frames, int nframes,
+    const prof_guest_walk *walk) {
+  guest_alloc(caller_of(__builtin_frame_address(0)), verdict, ptr, osize, nptr, nsize, site,
+              frames, nframes, walk);
 }
 
 // The recorder reads the hint when it encodes an allocation (recorder.cpp).

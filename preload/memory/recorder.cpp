@@ -157,6 +157,8 @@ void record_guest(const CallSite &at, uint8_t aevent, const GuestLoc &loc,
                   const prof_guest_frame *frames, int nframes, const prof_guest_walk *walk,
                   const void *oaddr, size_t osize, const void *naddr, size_t nsize) {
   GuardScope guard(at);
+  if (!memory_stream_ready()) return;
+  if (naddr) remember_sampled(g_agent.cfg.sample_bytes, naddr);
   ThreadScratch *s = thread_scratch();
   if (!s) {
     emit(aevent, Where{loc}, false, oaddr, naddr, nsize, osize);
@@ -187,6 +189,7 @@ void record_guest(const CallSite &at, uint8_t aevent, const GuestLoc &loc,
 
 void record_guest_internal_free(const CallSite &at, const void *p, size_t osize) {
   GuardScope guard(at);
+  if (!memory_stream_ready()) return;
   emit(kAeventFree, Where{GuestLoc{kAsourceInternal, 0, 0, 0}}, false, p, nullptr, 0, osize);
 }
 

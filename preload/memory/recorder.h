@@ -1,8 +1,8 @@
 // Recorder: turns one allocation call into stream records: host stack (and
 // guest stack) captured, interned, the event encoded and appended.
 //
-// Invariants: called only by the hooks, for what they decided to record
-// (sampling included: alloc_sampling.h), with the thread's guard NOT yet set;
+// Invariants: called only by the hooks and the guest calls (guest_events.cpp),
+// for what they decided to record (sampling included: alloc_sampling.h), with the thread's guard NOT yet set;
 // each function sets the guard for its whole duration, so whatever libunwind
 // or the guest backtracer allocates is never recorded. Each opens the memory
 // stream first if this is its first event (agent.h). Order (see
