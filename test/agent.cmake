@@ -9,8 +9,10 @@ target_link_libraries(mem_threads PRIVATE Threads::Threads)
 target_link_libraries(mem_lifecycle PRIVATE Threads::Threads)
 target_link_libraries(mem_dlopen PRIVATE ${CMAKE_DL_LIBS})
 add_executable(mem_cxx ${E2E_DIR}/mem_cxx.cpp)
-add_executable(mem_guest ${E2E_DIR}/mem_guest.c)
-target_include_directories(mem_guest PRIVATE ${PROJECT_SOURCE_DIR}/preload/include)
+foreach(prog mem_guest mem_guest_alloc)
+  add_executable(${prog} ${E2E_DIR}/${prog}.c)
+  target_include_directories(${prog} PRIVATE ${PROJECT_SOURCE_DIR}/preload/include)
+endforeach()
 add_executable(mem_secure ${E2E_DIR}/mem_secure.c)
 target_link_libraries(mem_secure PRIVATE prof)
 # XXX: a setuid program ignores LD_LIBRARY_PATH, and $ORIGIN outside trusted
@@ -29,7 +31,7 @@ target_compile_definitions(agent_e2e PRIVATE
   PROF_AGENT_PATH="$<TARGET_FILE:prof>"
   PROF_E2E_BIN_DIR="${CMAKE_CURRENT_BINARY_DIR}")
 add_dependencies(agent_e2e prof mem_sites mem_threads mem_lifecycle mem_dlopen mem_children mem_cxx
-                 mem_plugin mem_secure mem_guest mem_realloc mem_untouched mem_errno)
+                 mem_plugin mem_secure mem_guest mem_guest_alloc mem_realloc mem_untouched mem_errno)
 prof_discover_tests(agent_e2e PROPERTIES SKIP_RETURN_CODE 4)
 
 # Host stacks: the rule walks (in hooks, in signal handlers) against libunwind

@@ -443,6 +443,48 @@ TEST_CASE("each realloc is recorded once, whole or sampled, and a failed one kee
   }
 }
 
+TEST_CASE("a guest VM's own allocator calls, every one or sampled, and in the heap count") {
+  // See test/e2e/mem_guest_alloc.c.
+  SECTION("every call") {
+    const RunResult r = run_under_agent({program("mem_guest_alloc")}, {"PROF_MMAP=0"});
+    REQUIRE(r.exit_code == 0);
+    const Recorded rec = read_only_memprof(r);
+    CHECK(count_at(rec.allocs_by_size, 48) == 1000);
+    CHECK(count_at(rec.frees_by_size, 48) == 401);  // the collector's, and the growth's
+    CHECK(count_at(rec.leaks_by_size, 48) == 599);
+    CHECK(count_at(rec.allocs_by_size, 65536) == 100);
+    CHECK(count_at(rec.frees_by_size, 65536) == 100);  // a failed growth ends nothing
+    CHECK(count_at(rec.allocs_by_size, 1 << 20) == 0);
+    CHECK(count_at(rec.leaks_by_size, 4096) == 1);
+    CHECK(rec.unknown_frees == 0);
+    for (const prof::GuestLoc &loc : rec.locs_by_size.at(48)) {
+      CHECK(loc.source == prof::kAsourceLfunc);
+      CHECK(loc.addr == 0x1000);
+      CHECK(loc.line == 3);
+    }
+    // The heap's peak is the VM's: the 600 small blocks and a large one,
+    // with what the C library holds (a few KiB).
+    uint64_t peak = 0;
+    for (const prof::ext::HeapTotal &h : rec.heap_totals) peak = std::max(peak, h.live_bytes);
+    CHECK(peak >= 600 * 48 + 65536);
+    CHECK(peak <= 600 * 48 + 65536 + 16384);
+  }
+  SECTION("sampled") {
+    const RunResult r =
+        run_under_agent({program("mem_guest_alloc")}, {"PROF_MMAP=0", "PROF_SAMPLE_BYTES=4k"});
+    REQUIRE(r.exit_code == 0);
+    const Recorded rec = read_only_memprof(r);
+    // Exactly the sampled blocks' ends, also of those whose growth failed.
+    CHECK(rec.unknown_frees == 0);
+    // 64 KiB against a 4 KiB mean: sampled with probability 1 - exp(-16).
+    CHECK(count_at(rec.allocs_by_size, 65536) == 100);
+    CHECK(count_at(rec.frees_by_size, 65536) == 100);
+    CHECK(count_at(rec.leaks_by_size, 65536) == 0);
+    // 48 B: with probability 1 - exp(-48/4096), about 12 of the 1000.
+    CHECK(count_at(rec.allocs_by_size, 48) < 100);
+  }
+}
+
 TEST_CASE("third-party programs run unharmed under the agent") {
   const std::vector<std::vector<std::string>> programs = {
       {"sh", "-c", "ls / | sort | wc -l; exit 3"},

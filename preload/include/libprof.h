@@ -114,8 +114,9 @@ void prof_guest_cfunc_symbol(uint64_t addr, const char *name);
 ** before the VM frees a block (nptr NULL, nsize 0), after it allocated
 ** (ptr NULL, osize 0) or reallocated one. frames[0..nframes) are the guest
 ** stack, innermost first, taken at the call (the backtracer's frames).
-** Allocation sampling (PROF_SAMPLE_BYTES) applies as it does to malloc.
-** Not from signal context.
+** A failed call may be reported too (nptr NULL, nsize not 0): the old block
+** lives on, nothing is recorded. Allocation sampling (PROF_SAMPLE_BYTES)
+** applies as it does to malloc. Not from signal context.
 */
 #define PROF_SITE_INTERNAL 1 /* the VM itself: collector, trace compiler, ... */
 #define PROF_SITE_LFUNC 2    /* addr = a prototype, line = its current line */
@@ -137,20 +138,19 @@ void prof_guest_alloc(const void *ptr, size_t osize, const void *nptr, size_t ns
 ** that remembers its walks between calls, so that the agent compares only
 ** the frames that may have changed with the stack it recorded last.
 **
-** prof_guest_sample, before the VM's call, with its arguments (not from
-** signal context): which of its blocks are recorded, PROF_SAMPLE_OLD
-** (ptr's end: a free, or the old half of a realloc) and PROF_SAMPLE_NEW
-** (the block of nsize bytes it makes); 0: nothing, skip the capture.
-** Without allocation sampling (PROF_SAMPLE_BYTES) that is every block
-** while the agent records (allocations not while paused); with it, the
-** blocks it samples and the ends of the blocks it sampled, as for malloc.
-** Take it exactly once per call: it counts the new block's bytes down,
-** forgets the old block, and adds the call to the heap count.
+** prof_guest_sample, before the VM's call (not from signal context):
+** which of its blocks are recorded, PROF_SAMPLE_OLD (ptr's end: a free, or
+** the old half of a realloc) and PROF_SAMPLE_NEW (the block of nsize bytes
+** it makes); 0: nothing, skip the capture. Without allocation sampling
+** (PROF_SAMPLE_BYTES) that is every block while the agent records
+** (allocations not while paused); with it, the blocks it samples and the
+** ends of the blocks it sampled, as for malloc. Take it exactly once per
+** call: it counts the new block's bytes down and forgets the old block.
 **
-** prof_guest_alloc_walked, with that verdict, after the call (before a
-** free): the arguments as prof_guest_alloc's. A failed call too, whatever
-** the verdict (nptr NULL, nsize not 0: the old block lives on, and the
-** heap count is put back). walk: what the adapter walks
+** prof_guest_alloc_walked, with that verdict, after every call (before a
+** free), a verdict of 0 too (frames NULL): the heap count takes every
+** call. The arguments as prof_guest_alloc's; a failed call is reported too
+** (nptr NULL, nsize not 0: the old block lives on). walk: what the adapter walks
 ** from (a VM), seq: that walk's count of captures (one more at each
 ** capture), same: how many outer frames of this capture are, at the same
 ** depth from the root, those of the capture it passed with seq - 1. A
@@ -159,7 +159,7 @@ void prof_guest_alloc(const void *ptr, size_t osize, const void *nptr, size_t ns
 */
 #define PROF_SAMPLE_OLD 1u
 #define PROF_SAMPLE_NEW 2u
-unsigned prof_guest_sample(const void *ptr, size_t osize, size_t nsize);
+unsigned prof_guest_sample(const void *ptr, size_t nsize);
 struct prof_guest_walk {
   const void *walk;
   uint64_t seq;

@@ -31,18 +31,11 @@ static void block_freed(const void *p, size_t size) {
   }
 }
 
-static void *profiling_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
-  struct Universe *u = ud;
-  symbols_drain_pending();
-  /* Nothing is captured for a call the agent does not record (sampled out). */
-  const unsigned verdict = ptr || nsize ? prof_guest_sample(ptr, osize, nsize) : 0;
-  if (!verdict) {
-    if (ptr && !nsize) block_freed(ptr, osize); /* CPU samples name prototypes too */
-    void *block = u->orig(u->orig_ud, ptr, osize, nsize);
-    if (!block && nsize) /* the heap count is put back */
-      prof_guest_alloc_walked(0, ptr, osize, NULL, nsize, NULL, NULL, 0, NULL);
-    return block;
-  }
+/* A call the agent records (verdict, prof_guest_sample): where the VM is,
+** then the call. Out of line: the calls sampling leaves out need none of
+** its frame. */
+static __attribute__((noinline)) void *recorded_alloc(struct Universe *u, unsigned verdict,
+                                                      void *ptr, size_t osize, size_t nsize) {
   struct VmCapture c;
   const struct prof_guest_walk *walked = NULL;
   struct prof_guest_walk walk;
@@ -76,6 +69,25 @@ static void *profiling_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
   prof_guest_alloc_walked(verdict, ptr, ptr ? osize : 0, block, nsize, &c.site, c.frames, c.n,
                           walked);
   return block;
+}
+
+static void *profiling_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
+  struct Universe *u = ud;
+  symbols_drain_pending();
+  /* Nothing is captured for a call the agent does not record (sampled out). */
+  const unsigned verdict = ptr || nsize ? prof_guest_sample(ptr, nsize) : 0;
+  if (verdict) return recorded_alloc(u, verdict, ptr, osize, nsize);
+  /* Still told: the heap count takes every call. */
+  if (nsize) {
+    void *block = u->orig(u->orig_ud, ptr, osize, nsize);
+    prof_guest_alloc_walked(0, ptr, ptr ? osize : 0, block, nsize, NULL, NULL, 0, NULL);
+    return block;
+  }
+  if (ptr) {
+    prof_guest_alloc_walked(0, ptr, osize, NULL, 0, NULL, NULL, 0, NULL);
+    block_freed(ptr, osize); /* CPU samples name prototypes too */
+  }
+  return u->orig(u->orig_ud, ptr, osize, nsize);
 }
 
 int universe_start(lua_State *L) {

@@ -31,11 +31,9 @@ GuestLoc site_loc(const prof_guest_site *site) {
 }
 
 // The verdict of one call (libprof.h): the hooks' decisions (hooks.cpp),
-// frees recorded while paused too, nothing under the thread's guard. The
-// heap count takes the call's bytes, at the sizes the VM gives.
-unsigned sample_call(const void *ptr, size_t osize, size_t nsize) {
+// frees recorded while paused too, nothing under the thread's guard.
+unsigned sample_call(const void *ptr, size_t nsize) {
   if (t_state.guard || !g_agent.on.load(std::memory_order_relaxed)) return 0;
-  count_heap(int64_t(nsize) - int64_t(ptr ? osize : 0));
   const uint64_t mean = g_agent.cfg.sample_bytes;
   unsigned verdict = 0;
   if (ptr && settle_free(sample_free(mean, ptr), ptr)) verdict |= PROF_SAMPLE_OLD;
@@ -45,21 +43,22 @@ unsigned sample_call(const void *ptr, size_t osize, size_t nsize) {
   return verdict;
 }
 
-// The call at `at` (the adapter's, in its allocator wrapper), with its verdict.
+// The call at `at` (the adapter's, in its allocator wrapper), with its
+// verdict. The heap count takes every call that did not fail, at the sizes
+// the VM gives, whatever the verdict.
 inline void guest_alloc(const CallSite &at, unsigned verdict, const void *ptr, size_t osize,
                         const void *nptr, size_t nsize, const prof_guest_site *site,
                         const prof_guest_frame *frames, int nframes,
                         const prof_guest_walk *walk) {
+  if (t_state.guard || !g_agent.on.load(std::memory_order_relaxed)) return;
   const bool old_block = ptr && (verdict & PROF_SAMPLE_OLD);
   if (!nptr && nsize) {  // the call failed: the old block lives on
     if (old_block) remember_sampled(g_agent.cfg.sample_bytes, ptr);
-    if (!t_state.guard && g_agent.on.load(std::memory_order_relaxed))
-      count_heap(int64_t(ptr ? osize : 0) - int64_t(nsize));
     return;
   }
+  count_heap(int64_t(nsize) - int64_t(ptr ? osize : 0));
   const bool new_block = nptr && (verdict & PROF_SAMPLE_NEW);
-  if (t_state.guard || !g_agent.on.load(std::memory_order_relaxed) || (!old_block && !new_block))
-    return;
+  if (!old_block && !new_block) return;
   // XXX: a realloc whose new block sampling left out ends the old one after
   // the fact, as the hooks' does; one whose old block it left out makes one.
   const uint8_t aevent = !new_block ? kAeventFree : old_block ? kAeventRealloc : kAeventAlloc;
@@ -78,14 +77,14 @@ inline void guest_alloc(const CallSite &at, unsigned verdict, const void *ptr, s
 extern "C" __attribute__((visibility("default"))) void prof_guest_alloc(
     const void *ptr, size_t osize, const void *nptr, size_t nsize, const prof_guest_site *site,
     const prof_guest_frame *frames, int nframes) {
-  guest_alloc(caller_of(__builtin_frame_address(0)), sample_call(ptr, osize, nsize), ptr, osize,
-              nptr, nsize, site, frames, nframes, nullptr);
+  if (!nptr && nsize) return;  // a failed call: nothing happened
+  guest_alloc(caller_of(__builtin_frame_address(0)), sample_call(ptr, nsize), ptr, osize, nptr,
+              nsize, site, frames, nframes, nullptr);
 }
 
 extern "C" __attribute__((visibility("default"))) unsigned prof_guest_sample(const void *ptr,
-                                                                              size_t osize,
                                                                               size_t nsize) {
-  return sample_call(ptr, osize, nsize);
+  return sample_call(ptr, nsize);
 }
 
 extern "C" __attribute__((visibility("default"))) void prof_guest_alloc_walked(

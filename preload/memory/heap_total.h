@@ -7,7 +7,7 @@
 // Invariants:
 // - A block counts at the allocator's usable size, from its allocation to
 //   its free (malloc_usable_size, read by the hook before the real free);
-//   a guest VM's own block (prof_guest_sample) at the size the VM gives.
+//   a guest VM's own block (prof_guest_alloc) at the size the VM gives.
 //   Blocks of the agent's own (guard set) and those allocated before the
 //   agent was armed never count; the latter's frees do (a few bytes of
 //   ld.so's and libc's start, at most).
