@@ -143,6 +143,8 @@ bool parse_config(char **envp, Config *cfg) {
   }
   if ((v = find_env(envp, "PROF_CPU_SIGNAL")) && !parse_catchable_signal(v, &cfg->cpu_signal))
     return invalid(cfg, "PROF_CPU_SIGNAL", v, kCatchableSignal);
+  if (v && cfg->cpu_backend == CpuBackend::Itimer && cfg->cpu_signal != SIGPROF)
+    return invalid(cfg, "PROF_CPU_SIGNAL", v, "SIGPROF with PROF_CPU_BACKEND=itimer, which sends no other");
   if ((v = find_env(envp, "PROF_DEPTH"))) {
     uint64_t d;
     if (!parse_number(v, nullptr, 0, &d) || d < 1 || d > 1024)

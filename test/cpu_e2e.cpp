@@ -358,4 +358,25 @@ TEST_CASE("cpu: an unwritable output or a bad setting switch the sampler off, th
     CHECK(r.err.find("PROF_INTERVAL") != std::string::npos);
     CHECK(r.sysprof_files.empty());
   }
+  SECTION("a file size limit: the write fails, no SIGXFSZ kills the program") {
+    // A plain stream of 0.5 s of samples outgrows 8 KiB.
+    const RunResult r =
+        run_under_agent({"prlimit", "--fsize=8192", program("cpu_burn"), "0.5", "1"},
+                        {"PROF_CPU=callgraph", "PROF_MEMORY=0", "PROF_COMPRESS=0"});
+    CHECK(r.signal == 0);
+    CHECK(r.exit_code == 0);
+    CHECK(values(r.out, "cpu").size() == 1);
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+    CHECK(r.err.find("File too large") != std::string::npos);
+  }
+  SECTION("the itimer backend with another signal than SIGPROF") {
+    // ITIMER_PROF sends SIGPROF only: its default would kill the program.
+    const RunResult r = run_under_agent(
+        {program("cpu_burn"), "0.2", "1"},
+        {"PROF_CPU=callgraph", "PROF_CPU_BACKEND=itimer", "PROF_CPU_SIGNAL=40"});
+    CHECK(r.signal == 0);
+    CHECK(r.exit_code == 0);
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+    CHECK(r.err.find("PROF_CPU_SIGNAL") != std::string::npos);
+  }
 }

@@ -150,6 +150,8 @@ bool pick_backend(CpuBackend wanted, int sig, uint64_t interval_ns, SampleSlot *
                                           SamplerBackend::Itimer};
   for (SamplerBackend b : kOrder) {
     if (wanted != CpuBackend::Auto && uint8_t(wanted) != uint8_t(b)) continue;
+    // ITIMER_PROF sends SIGPROF, whatever the handler waits for.
+    if (b == SamplerBackend::Itimer && sig != SIGPROF) continue;
     if (arm_thread(b, sig, interval_ns, slot)) {
       *picked = b;
       return true;

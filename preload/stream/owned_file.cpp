@@ -21,6 +21,13 @@ constexpr long kHighFd = 512;
 long raw_fstat(int fd, struct stat *st) { return raw_syscall3(SYS_fstat, fd, long(st), 0); }
 void raw_close(int fd) { raw_syscall3(SYS_close, fd, 0, 0); }
 
+// Whether a regular file `size` bytes long passes RLIMIT_FSIZE.
+bool past_size_limit(uint64_t size) {
+  rlimit limit{};
+  return raw_syscall4(SYS_prlimit64, 0, RLIMIT_FSIZE, 0, long(&limit)) == 0 &&
+         limit.rlim_cur != RLIM_INFINITY && size > uint64_t(limit.rlim_cur);
+}
+
 }  // namespace
 
 int move_fd_high(int fd) {
@@ -138,6 +145,10 @@ long OwnedFile::write_bytes(const uint8_t *data, size_t len) {
     fd_ = int(fd);
     by_name_ = true;
   }
+  // XXX: a write past RLIMIT_FSIZE raises SIGXFSZ, whose default kills
+  // the program, and a sampling signal's handler cannot block it: the
+  // same error, without the signal.
+  if (seekable_ && past_size_limit(written_ + len)) return -EFBIG;
   const long rc = raw_write_all(fd_, data, len);
   if (rc == 0) __atomic_store_n(&written_, written_ + len, __ATOMIC_RELAXED);
   return rc;
