@@ -280,6 +280,17 @@ __attribute__((constructor(101))) void agent_start() {
   g_agent.start_ns = monotonic_ns();  // markers' clock, also without a memory stream
   pthread_atfork(nullptr, nullptr, after_fork_child);
   if (g_agent.cfg.toggle_signal) {
+    // An ignored signal (nohup's SIGHUP) is the program's to keep ignoring,
+    // it and its children.
+    struct sigaction found {};
+    if (real_sigaction(g_agent.cfg.toggle_signal, nullptr, &found) == 0 &&
+        !(found.sa_flags & SA_SIGINFO) && found.sa_handler == SIG_IGN) {
+      char num[8];
+      snprintf(num, sizeof num, "%d", g_agent.cfg.toggle_signal);
+      say("PROF_TOGGLE_SIGNAL ", num, " is ignored in this program (as nohup leaves SIGHUP); "
+          "profiling disabled (pick another signal)");
+      return;
+    }
     // XXX: with a toggle signal the user picks the window: start paused.
     struct sigaction sa {};
     sa.sa_handler = toggle;

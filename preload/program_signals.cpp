@@ -12,6 +12,20 @@
 
 namespace prof {
 namespace {
+// The process whose memory holds g_actions (0 until the agent starts). A
+// vfork child shares that memory with its parent while it has signal
+// dispositions of its own: its changes (gdb's child resets every handler
+// before exec) go to the kernel as they are, or the parent's trampoline
+// would find its handlers gone and drop their signals.
+std::atomic<pid_t> g_table_owner{0};
+}  // namespace
+
+bool owns_signal_table() {
+  const pid_t owner = g_table_owner.load(std::memory_order_relaxed);
+  return owner == 0 || owner == getpid();
+}
+
+namespace {
 
 // Each signal's handler as the program installed it: its address, with
 // whether it takes a siginfo and whether it resets itself in the top bits
@@ -22,17 +36,6 @@ constexpr uint64_t kSigInfo = uint64_t(1) << 63, kResetHand = uint64_t(1) << 62;
 std::atomic<uint64_t> g_actions[NSIG];
 
 std::atomic<uint64_t> g_deferred{0}, g_merged{0}, g_in_agent{0};
-
-// The process whose memory holds g_actions (0 until the agent starts). A
-// vfork child shares that memory with its parent while it has signal
-// dispositions of its own: its changes (gdb's child resets every handler
-// before exec) go to the kernel as they are, or the parent's trampoline
-// would find its handlers gone and drop their signals.
-std::atomic<pid_t> g_table_owner{0};
-bool owns_table() {
-  const pid_t owner = g_table_owner.load(std::memory_order_relaxed);
-  return owner == 0 || owner == getpid();
-}
 
 // Signals held back on this thread; t_state.deferred counts them.
 constexpr uint8_t kMaxHeld = 8;
@@ -121,7 +124,7 @@ int program_sigaction(int sig, const struct sigaction *act, struct sigaction *ol
   if (!wraps(sig)) return real_sigaction(sig, act, old);
   const uint64_t known = g_actions[sig].load(std::memory_order_acquire);
   int rc;
-  if (!owns_table()) {
+  if (!owns_signal_table()) {
     rc = real_sigaction(sig, act, old);
   } else if (act && is_handler(reinterpret_cast<void *>(act->sa_sigaction))) {
     g_actions[sig].store(pack(reinterpret_cast<void *>(act->sa_sigaction), act->sa_flags),
@@ -150,7 +153,7 @@ bool is_trampoline(sighandler_t handler) {
 
 void adopt_handler(int sig) {
   struct sigaction now {};
-  if (!wraps(sig) || !owns_table() || real_sigaction(sig, nullptr, &now) != 0) return;
+  if (!wraps(sig) || !owns_signal_table() || real_sigaction(sig, nullptr, &now) != 0) return;
   void *h = reinterpret_cast<void *>(now.sa_sigaction);
   if (h == reinterpret_cast<void *>(on_program_signal)) return;
   if (!is_handler(h)) {

@@ -33,6 +33,9 @@ namespace prof {
 // a vfork child, which shares its parent's): only then do the hooks change
 // the handlers the trampoline runs.
 void claim_signal_table();
+// Whether the calling process is that one (g_actions, and the sampler's
+// view of its signal, are its own to change).
+bool owns_signal_table();
 // libc's sigaction, for the agent's own handlers.
 int real_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
 // sigaction() as the program calls it: a handler goes behind the trampoline.

@@ -4,6 +4,8 @@
 // the program's sleeps (test/e2e/cpu_sleepers.c).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <sstream>
 #include <string>
@@ -171,6 +173,45 @@ TEST_CASE("signals: a signal no handler can catch is refused as a toggle or samp
   CHECK(r.err.empty());
   CHECK(r.memprof_files.size() == 1);
   CHECK(r.sysprof_files.size() == 1);
+}
+
+TEST_CASE("signals: the sampling signal, as the program sees it, is what it found or set") {
+  const std::vector<std::string> sampling = {"PROF_CPU=callgraph", "PROF_MEMORY=0"};
+  SECTION("a save-all, restore-all of the handlers keeps sampling") {
+    const RunResult r = run_under_agent({program("sig_view"), "restore"}, sampling);
+    CHECK(r.exit_code == 0);
+    CHECK(r.out == "found DFL\nrestored\n");
+    CHECK(r.err.empty());
+    REQUIRE(r.sysprof_files.size() == 1);
+    CHECK(read_guest_sysprof(r.sysprof_files[0]).samples.size() > 100);  // of 300 ms
+  }
+  SECTION("a thread blocking every signal is not handed the clock's") {
+    const RunResult r = run_under_agent({program("sig_view"), "wait"}, sampling);
+    CHECK(r.exit_code == 0);
+    CHECK(r.out == "found DFL\npending 0\nwaited -1 " + std::to_string(EAGAIN) + "\n");
+    CHECK(r.err.empty());
+  }
+  SECTION("an ignored signal stays ignored, through exec, with the agent or without") {
+    for (const char *follow : {"PROF_FOLLOW=1", "PROF_FOLLOW=0"}) {
+      INFO(follow);
+      std::vector<std::string> env = sampling;
+      env.push_back(follow);
+      const RunResult r = run_under_agent(
+          {"sh", "-c", "trap '' PROF; exec \"$0\" exec", program("sig_view")}, env);
+      CHECK(r.exit_code == 0);
+      CHECK(r.out == "found IGN\nfound IGN\nchild exit 0\n");
+      CHECK(r.err.empty());
+    }
+  }
+  SECTION("an ignored toggle signal is refused in one line") {
+    const RunResult r = run_under_agent(
+        {"sh", "-c", "trap '' HUP; trap '' PROF; exec \"$0\" found", program("sig_view")},
+        {"PROF_TOGGLE_SIGNAL=1"});
+    CHECK(r.exit_code == 0);
+    CHECK(r.out == "found IGN\n");
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+    CHECK(r.err.find("PROF_TOGGLE_SIGNAL 1 is ignored") != std::string::npos);
+  }
 }
 
 TEST_CASE("signals: CPU sampling does not cut the program's sleeps short (EINTR)") {

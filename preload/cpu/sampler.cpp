@@ -109,6 +109,14 @@ bool begin(CpuBackend wanted, pid_t ppid) {
   return true;
 }
 
+// An ignored signal stays ignored through exec (nohup): the program's view
+// goes back, the sampler being done in this process. (Not SIG_DFL: a
+// sample's signal still pending would kill; exec resets a handler to it.)
+bool restore_ignored_signal() {
+  return g_cpu.holds_signal.load() && g_cpu.view.sa_handler == SIG_IGN &&
+         !(g_cpu.view.sa_flags & SA_SIGINFO) && real_sigaction(g_cpu.sig, &g_cpu.view, nullptr) == 0;
+}
+
 }  // namespace
 
 bool start_cpu_sampler() {
@@ -142,6 +150,8 @@ bool start_cpu_sampler() {
     real_sigaction(g_cpu.sig, &old, nullptr);
     return false;
   }
+  g_cpu.view = old;
+  g_cpu.holds_signal.store(true, std::memory_order_release);
   return true;
 }
 
@@ -163,7 +173,10 @@ void restart_cpu_sampler_in_child() {
   sample_slots::reset_in_child();
   t_sample_slot = nullptr;
   pthread_mutex_init(&g_clocks_mutex, nullptr);
-  if (!g_agent.cfg.follow_children) return;
+  if (!g_agent.cfg.follow_children) {
+    if (restore_ignored_signal()) g_cpu.holds_signal.store(false);
+    return;
+  }
   disarm_process(g_cpu.backend);
   g_cpu.samples = 0, g_cpu.unregistered = 0, g_cpu.in_agent = 0, g_cpu.stacks_cut = 0;
   g_cpu.guest_stacks_cut = 0;
@@ -173,13 +186,19 @@ void restart_cpu_sampler_in_child() {
 }
 
 void finish_cpu_stream() {
-  // A vfork child shares our memory and must leave the parent's stream be.
-  if (getpid() != sysprof_stream::owner_pid() || !sysprof_stream::is_open()) return;
+  // A vfork child shares our memory and must leave the parent's stream be
+  // (its signal dispositions are its own).
+  if (getpid() != sysprof_stream::owner_pid()) {
+    restore_ignored_signal();
+    return;
+  }
+  if (!sysprof_stream::is_open()) return;
   GuardScope guard;
   if (g_cpu.on.exchange(false)) {
     disarm_all();
     if (SampleSlot *own = t_sample_slot) weigh_thread_tail(*own);
   }
+  if (restore_ignored_signal()) g_cpu.holds_signal.store(false);
   uint64_t dropped = 0;
   sample_slots::for_each([&](SampleSlot &s) { dropped += s.dropped.load(); });
   const ext::StatView stats[] = {
@@ -198,12 +217,13 @@ void finish_cpu_stream() {
   sysprof_stream::finish(stats);
 }
 
-void yield_sampling_signal() {
+void yield_sampling_signal(const char *what) {
+  g_cpu.holds_signal.store(false, std::memory_order_release);
   if (!g_cpu.on.exchange(false)) return;
   disarm_all();
   char num[8];
   snprintf(num, sizeof num, "%d", g_cpu.sig);
-  say("the program sets its own handler for signal ", num, "; CPU profiling stopped "
+  say("the program ", what, " signal ", num, "; CPU profiling stopped "
       "(PROF_CPU_SIGNAL picks another signal)");
 }
 

@@ -36,6 +36,11 @@ struct CpuSampler {
   SamplerBackend backend = SamplerBackend::Perf;
   CpuMode mode = CpuMode::Callgraph;
   int sig = SIGPROF;
+  // The agent's handler is on sig (until the program takes the signal), and
+  // what the program has there in its own view: SIG_DFL or SIG_IGN, as it
+  // found it or set it since (signal_hooks.cpp).
+  std::atomic<bool> holds_signal{false};
+  struct sigaction view {};
   uint64_t interval_ns = 1000000;
   int max_depth = 128;
   uint64_t agent_lo = 0, agent_hi = 0;  // the agent's own object
@@ -71,10 +76,15 @@ void register_sampled_thread();
 void restart_cpu_sampler_in_child();
 void finish_cpu_stream();
 void cpu_modules_changed();
-// The program changes the sampling signal's disposition: sampling stops
-// (one line on stderr) and the program gets the signal as it asked; the
-// stream is still finished at exit.
-void yield_sampling_signal();
+// The program takes the sampling signal for itself (`what` it does: "sets
+// its own handler for", "waits for"): sampling stops (one line on stderr)
+// and the program gets the signal as it asked; the stream is still finished
+// at exit.
+void yield_sampling_signal(const char *what);
 inline bool cpu_sampler_on() { return g_cpu.on.load(std::memory_order_relaxed); }
+// Whether sig is the sampling signal, its handler still the agent's.
+inline bool sampler_holds(int sig) {
+  return sig == g_cpu.sig && g_cpu.holds_signal.load(std::memory_order_acquire);
+}
 
 }  // namespace prof
