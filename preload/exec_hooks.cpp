@@ -1,7 +1,9 @@
 // exec*() and _exit() end the process image without running destructors:
 // finish the stream first, so the events before them reach the file and end
-// with an epilogue; and exit() from several threads at once must not end
-// the process before the stream. After exec the new image loads the agent
+// with an epilogue (quick_exit() too: lifecycle.cpp registers the
+// finishing with at_quick_exit at start, so that it runs after the
+// program's own); and exit() from several threads at once must not end the
+// process before the stream. After exec the new image loads the agent
 // again (LD_PRELOAD is inherited) and writes its own file; the pid is the
 // same, so it gets the ".1" name. daemon()'s parent leaves through glibc's
 // own _exit, which no hook sees: daemon() is done here, as glibc does it.
@@ -61,6 +63,19 @@ EXPORT int execvpe(const char *file, char *const argv[], char *const envp[]) {
   prof::finish_stream();
   static std::atomic<int (*)(const char *, char *const[], char *const[])> real;
   return prof::next_symbol("execvpe", real)(file, argv, envp);
+}
+
+EXPORT int fexecve(int fd, char *const argv[], char *const envp[]) {
+  prof::finish_stream();
+  static std::atomic<int (*)(int, char *const[], char *const[])> real;
+  return prof::next_symbol("fexecve", real)(fd, argv, envp);
+}
+
+EXPORT int execveat(int dirfd, const char *path, char *const argv[], char *const envp[],
+                    int flags) {
+  prof::finish_stream();
+  static std::atomic<int (*)(int, const char *, char *const[], char *const[], int)> real;
+  return prof::next_symbol("execveat", real)(dirfd, path, argv, envp, flags);
 }
 
 EXPORT int execl(const char *path, const char *arg, ...) {

@@ -46,6 +46,8 @@ namespace prof {
 
 Agent g_agent;
 
+void finish_stream();  // below, and at exec, _exit and quick_exit
+
 uint64_t monotonic_ns() {
   timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -201,6 +203,7 @@ void restart_memory_stream_in_child() {
     g_agent.stacks.reset();
     g_agent.unwind_failures.store(0);  // the stats count the child's events only
     g_agent.guest_stacks_cut.store(0);
+    g_agent.guards_abandoned.store(0);
     HostStack::reset_fallbacks();
     restart_guest_symbols();
     if (g_agent.cfg.sample_bytes) g_sampled.reset();
@@ -279,6 +282,9 @@ __attribute__((constructor(101))) void agent_start() {
 #endif
   g_agent.start_ns = monotonic_ns();  // markers' clock, also without a memory stream
   pthread_atfork(nullptr, nullptr, after_fork_child);
+  // quick_exit() leaves through glibc's own _exit, after the handlers
+  // registered with this, last of all as registered first.
+  at_quick_exit(finish_stream);
   if (g_agent.cfg.toggle_signal) {
     // An ignored signal (nohup's SIGHUP) is the program's to keep ignoring,
     // it and its children.

@@ -118,7 +118,13 @@ int real_sigaction(int sig, const struct sigaction *act, struct sigaction *old) 
   return next_symbol("sigaction", g_real_sigaction)(sig, act, old);
 }
 
-void claim_signal_table() { g_table_owner.store(getpid(), std::memory_order_relaxed); }
+void claim_signal_table() {
+  g_table_owner.store(getpid(), std::memory_order_relaxed);
+  // A fork child's stats count its own signals.
+  g_deferred.store(0, std::memory_order_relaxed);
+  g_merged.store(0, std::memory_order_relaxed);
+  g_in_agent.store(0, std::memory_order_relaxed);
+}
 
 int program_sigaction(int sig, const struct sigaction *act, struct sigaction *old) {
   if (!wraps(sig)) return real_sigaction(sig, act, old);

@@ -31,7 +31,7 @@ namespace prof {
 
 // This process's memory is its own (at start, and in a fork child; not in
 // a vfork child, which shares its parent's): only then do the hooks change
-// the handlers the trampoline runs.
+// the handlers the trampoline runs. Its signal counts start at 0.
 void claim_signal_table();
 // Whether the calling process is that one (g_actions, and the sampler's
 // view of its signal, are its own to change).

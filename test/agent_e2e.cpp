@@ -234,16 +234,30 @@ TEST_CASE("a registered guest's frames and symbols reach both sides of a fork") 
 }
 
 TEST_CASE("exec keeps the pid and the earlier image's file") {
-  const RunResult r = run_under_agent({program("mem_lifecycle"), "exec"});
-  CHECK(r.exit_code == 0);
-  REQUIRE(r.memprof_files.size() == 2);  // prof.<pid>.memprof and prof.<pid>.memprof.1
-  const Recorded before = read_memprof(r.memprof_files[0]),
-                 after = read_memprof(r.memprof_files[1]);
-  CHECK(before.pid == after.pid);
-  CHECK_FALSE(before.truncated);
-  CHECK(count_at(before.allocs_by_size, 3003) == 3);
-  CHECK(count_at(after.allocs_by_size, 4004) == 4);
-  CHECK(count_at(after.allocs_by_size, 3003) == 0);
+  for (const char *call : {"exec", "fexecve", "execveat"}) {
+    INFO(call);
+    const RunResult r = run_under_agent({program("mem_lifecycle"), call});
+    CHECK(r.exit_code == 0);
+    REQUIRE(r.memprof_files.size() == 2);  // prof.<pid>.memprof and prof.<pid>.memprof.1
+    const Recorded before = read_memprof(r.memprof_files[0]),
+                   after = read_memprof(r.memprof_files[1]);
+    CHECK(before.pid == after.pid);
+    CHECK_FALSE(before.truncated);
+    CHECK_FALSE(before.unclean_end);
+    CHECK(count_at(before.allocs_by_size, 3003) == 3);
+    CHECK(count_at(after.allocs_by_size, 4004) == 4);
+    CHECK(count_at(after.allocs_by_size, 3003) == 0);
+  }
+}
+
+TEST_CASE("quick_exit ends the stream after the program's own quick-exit handlers") {
+  const RunResult r = run_under_agent({program("mem_lifecycle"), "quick_exit"});
+  CHECK(r.exit_code == 6);
+  const Recorded rec = read_only_memprof(r);
+  CHECK_FALSE(rec.truncated);
+  CHECK_FALSE(rec.unclean_end);
+  CHECK(count_at(rec.allocs_by_size, 8008) == 8);
+  CHECK(count_at(rec.allocs_by_size, 9009) == 2);
 }
 
 // What mem_children's descendants print, in order, once each has run.

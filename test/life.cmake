@@ -8,6 +8,7 @@ foreach(prog ${LIFE_PROGRAMS})
   target_compile_options(${prog} PRIVATE -O1 -g)
   target_link_libraries(${prog} PRIVATE Threads::Threads)
 endforeach()
+target_include_directories(mem_fork_stats PRIVATE ${PROJECT_SOURCE_DIR}/preload/include)
 
 add_executable(life_e2e life_e2e.cpp ${E2E_DIR}/agent_run.cpp ${E2E_DIR}/lua_streams.cpp)
 target_include_directories(life_e2e PRIVATE ${E2E_DIR})

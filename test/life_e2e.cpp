@@ -149,6 +149,7 @@ TEST_CASE("a forked child's stats count its own events, not its parent's") {
   for (const auto &c : run.parent.stats[0].counters) parent[c.name] = c.value;
   for (const auto &c : run.child.stats[0].counters) child[c.name] = c.value;
   REQUIRE(parent["unwind_fallbacks"] >= 1);  // the walk could not step through
+  REQUIRE(parent["signals_deferred"] >= 1);  // raised inside the agent
   for (const auto &kv : child) {
     INFO(kv.first);
     // The child's few ordinary events need none of these (but bytes, and

@@ -1,13 +1,18 @@
 /* Lifecycle cases, chosen by argv[1]:
    fork:   parent 10 x 1001 B, child 20 x 2002 B, both leaked; parent waits.
-   exec:   3 x 3003 B, then exec of itself with "after-exec" (4 x 4004 B).
+   exec:   3 x 3003 B, then exec of itself with "after-exec" (4 x 4004 B);
+           fexecve and execveat: the same, through those calls.
    exit-threads: a thread allocates 1500 B blocks forever while main allocates
            6 x 6006 B and calls exit().
    _exit / abort: 8 x 8008 B then _exit(5) / abort().
+   quick_exit: 8 x 8008 B then quick_exit(6), whose handler (at_quick_exit)
+           makes 2 x 9009 B.
    thread-exit: main allocates 7007 B (the agent's per-thread keys now
            exist); a thread allocates 7007 B, and its key destructor, which
            runs after the agent's own (its key is newer), 3 x 7007 B more.
    devnull: prints "hello" and exits 9 (for output/exit-code checks). */
+#define _GNU_SOURCE
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -30,6 +35,7 @@ static void *exiting_thread(void *arg) {
   leak(1, 7007);
   return NULL;
 }
+static void leak_at_quick_exit(void) { leak(2, 9009); }
 static void *spin(void *arg) {
   (void)arg;
   for (;;) free(malloc(1500));
@@ -53,6 +59,16 @@ int main(int argc, char **argv) {
     execl("/proc/self/exe", argv[0], "after-exec", (char *)NULL);
     return 99;
   }
+  if (!strcmp(mode, "fexecve") || !strcmp(mode, "execveat")) {
+    char *const args[] = {argv[0], "after-exec", NULL};
+    extern char **environ;
+    leak(3, 3003);
+    if (!strcmp(mode, "fexecve"))
+      fexecve(open("/proc/self/exe", O_RDONLY | O_CLOEXEC), args, environ);
+    else
+      execveat(AT_FDCWD, "/proc/self/exe", args, environ, 0);
+    return 99;
+  }
   if (!strcmp(mode, "after-exec")) {
     leak(4, 4004);
     return 0;
@@ -70,6 +86,11 @@ int main(int argc, char **argv) {
     pthread_create(&t, NULL, exiting_thread, (void *)1);
     pthread_join(t, NULL);
     return 0;
+  }
+  if (!strcmp(mode, "quick_exit")) {
+    leak(8, 8008);
+    at_quick_exit(leak_at_quick_exit);
+    quick_exit(6);
   }
   if (!strcmp(mode, "_exit")) {
     leak(8, 8008);
