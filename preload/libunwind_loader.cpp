@@ -14,11 +14,13 @@
 //   is loaded they fail (a walk that stops at once), as libunwind's own
 //   errors do.
 // - One thread loads; a thread that finds another loading does not wait (it
-//   may hold the loader's lock the loader needs) and fails that call.
+//   may hold the loader's lock the loader needs) and fails that call, as
+//   does a call on an alternate signal stack.
 // - x86-64 only (the names and unw_getcontext's jump below).
 // - unw_set_caching_policy is remembered and applied when the library loads:
 //   setting it up must not load it.
 #include <atomic>
+#include <csignal>
 #include <dlfcn.h>
 #define UNW_LOCAL_ONLY  // the names unwind/ calls
 #include <libunwind.h>
@@ -57,7 +59,13 @@ bool resolve(void *lib, const char *name, Fn *out) {
 bool load() {
   int state = g_state.load(std::memory_order_acquire);
   if (state == kLoaded) return true;
-  if (state != kUnloaded || !g_state.compare_exchange_strong(state, kLoading)) return false;
+  if (state != kUnloaded) return false;
+  // XXX: dlopen wants tens of KiB of stack; a handler on its alternate
+  // stack (SIGSTKSZ is 8 KiB) has not that: the call fails, a later one
+  // off it loads.
+  stack_t alternate{};
+  if (sigaltstack(nullptr, &alternate) == 0 && (alternate.ss_flags & SS_ONSTACK)) return false;
+  if (!g_state.compare_exchange_strong(state, kLoading)) return false;
   prof::GuardScope guard;  // what the loader allocates is the agent's
   void *lib = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
   Libunwind f{};

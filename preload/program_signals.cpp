@@ -7,6 +7,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "cpu/sampler.h"
 #include "next_symbol.h"
 #include "thread_state.h"
 
@@ -33,6 +34,9 @@ namespace {
 // trampoline never reads half of a change.
 static_assert(sizeof(void *) == 8, "handlers are packed into 64 bits");
 constexpr uint64_t kSigInfo = uint64_t(1) << 63, kResetHand = uint64_t(1) << 62;
+// The handler runs on the alternate stack, the sampling signal blocked
+// (added to its mask by the agent, not by the program).
+constexpr uint64_t kSamplerMasked = uint64_t(1) << 61;
 std::atomic<uint64_t> g_actions[NSIG];
 
 std::atomic<uint64_t> g_deferred{0}, g_merged{0}, g_in_agent{0};
@@ -46,13 +50,14 @@ uint64_t pack(void *handler, int flags) {
          (flags & SA_RESETHAND ? kResetHand : 0);
 }
 void *handler_of(uint64_t action) {
-  return reinterpret_cast<void *>(uintptr_t(action & ~(kSigInfo | kResetHand)));
+  return reinterpret_cast<void *>(uintptr_t(action & ~(kSigInfo | kResetHand | kSamplerMasked)));
 }
 bool is_handler(void *h) { return h != reinterpret_cast<void *>(SIG_DFL) && h != reinterpret_cast<void *>(SIG_IGN); }
 
 // What the program sees of the trampoline's sigaction: its own handler and flags.
 void as_installed(uint64_t action, struct sigaction *sa) {
   sa->sa_sigaction = reinterpret_cast<void (*)(int, siginfo_t *, void *)>(handler_of(action));
+  if (action & kSamplerMasked) sigdelset(&sa->sa_mask, g_cpu.sig);
   sa->sa_flags &= ~(SA_SIGINFO | SA_RESETHAND);
   sa->sa_flags |= (action & kSigInfo ? SA_SIGINFO : 0) | (action & kResetHand ? SA_RESETHAND : 0);
 }
@@ -133,9 +138,16 @@ int program_sigaction(int sig, const struct sigaction *act, struct sigaction *ol
   if (!owns_signal_table()) {
     rc = real_sigaction(sig, act, old);
   } else if (act && is_handler(reinterpret_cast<void *>(act->sa_sigaction))) {
-    g_actions[sig].store(pack(reinterpret_cast<void *>(act->sa_sigaction), act->sa_flags),
+    // XXX: a sample's signal frame and handler need more than a small
+    // alternate stack (SIGSTKSZ) has left under the program's handler and
+    // the agent's hooks: it waits until the handler returns.
+    const bool mask_sampler = (act->sa_flags & SA_ONSTACK) && sampler_holds(g_cpu.sig) &&
+                              sigismember(&act->sa_mask, g_cpu.sig) == 0;
+    g_actions[sig].store(pack(reinterpret_cast<void *>(act->sa_sigaction), act->sa_flags) |
+                             (mask_sampler ? kSamplerMasked : 0),
                          std::memory_order_release);
     struct sigaction behind = *act;
+    if (mask_sampler) sigaddset(&behind.sa_mask, g_cpu.sig);
     behind.sa_sigaction = on_program_signal;
     behind.sa_flags = (act->sa_flags | SA_SIGINFO) & ~SA_RESETHAND;
     rc = real_sigaction(sig, &behind, old);

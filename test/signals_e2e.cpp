@@ -214,6 +214,21 @@ TEST_CASE("signals: the sampling signal, as the program sees it, is what it foun
   }
 }
 
+TEST_CASE("signals: a handler on an 8 KiB alternate stack allocates and is sampled, unharmed") {
+  for (const char *cpu : {"PROF_CPU=0", "PROF_CPU=callgraph"}) {
+    INFO(cpu);
+    const RunResult r = run_under_agent({program("sig_altstack")}, {cpu});
+    CHECK(r.signal == 0);
+    CHECK(r.exit_code == 0);
+    CHECK(r.out == "handled 3\n");
+    CHECK(r.err.empty());
+    REQUIRE(r.memprof_files.size() == 1);
+    const Recorded rec = read_memprof(r.memprof_files[0]);
+    CHECK(count(rec.allocs_by_size, 4444) == 3000);
+    CHECK(count(rec.frees_by_size, 4444) == 3000);
+  }
+}
+
 TEST_CASE("signals: CPU sampling does not cut the program's sleeps short (EINTR)") {
   // 1500 polls of 1 ms and 1500 sleeps of 100 us, each after ~300 us of
   // user-mode CPU. A sampling signal makes them fail with EINTR only when

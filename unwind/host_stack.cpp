@@ -269,7 +269,7 @@ const uint64_t *HostStack::capture_root_first(const CallSite &from, int max, Hos
     g_fallbacks.fetch_add(1, std::memory_order_relaxed);
   }
   // The walk's packed ips are free: its previous walk is forgotten.
-  void *raw[HostStackCache::kMaxFrames];
+  void **raw = cache->fallback;
   int first;
   const int out = libunwind_frames(raw, max, &first);
   for (int k = 0; k < out; k++) cache->ips[out - 1 - k] = reinterpret_cast<uint64_t>(raw[first + k]);

@@ -31,7 +31,7 @@
 
 namespace prof {
 
-// What one thread keeps between captures (about 340 KiB; map it lazily:
+// What one thread keeps between captures (about 350 KiB; map it lazily:
 // a capture touches only as much as its stack is deep).
 struct HostStackCache {
   static constexpr int kMaxFrames = 1024 + 16;
@@ -74,6 +74,9 @@ struct HostStackCache {
   uint64_t watch_lo[kMaxFrames], watch_hi[kMaxFrames];  // the lowest, highest `at` up to m
   Watch watch[3 * kMaxFrames];
   uint64_t ips[kMaxFrames];  // steps[m].ip, root first, packed for the copy out
+  // libunwind's frames, innermost first, before they are packed into ips
+  // (here, not on the stack: a handler's alternate stack may be 8 KiB).
+  void *fallback[kMaxFrames];
   bool walked;               // the last capture was a rule walk (remember() may keep it)
 
   // Remembered walks (HostStack::recall): where each started, every word it

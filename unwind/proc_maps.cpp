@@ -24,26 +24,33 @@ uint64_t hex(const char **p, const char *end) {
 bool mapping_of(uint64_t addr, uint64_t *lo, uint64_t *hi) {
   const int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
   if (fd < 0) return false;
-  char buf[4096];
+  // XXX: small, for a handler on a small alternate stack: only each line's
+  // start ("lo-hi ") is read, the rest of a line longer than this skipped.
+  char buf[512];
   size_t have = 0;
-  bool found = false, skipping = false;  // skipping: the rest of an over-long line
+  bool found = false, skipping = false;  // skipping: the rest of a line already read
   ssize_t got;
+  // Whether the line at [line, end) (its start at least) is addr's mapping.
+  auto holds = [&](const char *line, const char *end) {
+    const char *p = line;
+    const uint64_t a = hex(&p, end);
+    if (p >= end || *p != '-') return false;
+    ++p;
+    const uint64_t b = hex(&p, end);
+    if (addr < a || addr >= b) return false;
+    *lo = a, *hi = b;
+    return true;
+  };
   while (!found && (got = read(fd, buf + have, sizeof buf - have)) > 0) {
     have += size_t(got);
     const char *line = buf, *end = buf + have, *nl;
     while (!found && (nl = static_cast<const char *>(memchr(line, '\n', size_t(end - line))))) {
-      const char *p = line;
-      const uint64_t a = hex(&p, nl);
-      if (!skipping && p < nl && *p == '-') {
-        ++p;
-        const uint64_t b = hex(&p, nl);
-        found = addr >= a && addr < b;
-        if (found) *lo = a, *hi = b;
-      }
+      found = !skipping && holds(line, nl);
       skipping = false;
       line = nl + 1;
     }
-    if (line == buf && have == sizeof buf) {
+    if (line == buf && have == sizeof buf) {  // a line longer than buf: its start
+      found = !skipping && holds(buf, buf + have);
       skipping = true;
       have = 0;
     } else {

@@ -235,7 +235,9 @@ void cfa_expression(Cursor block, uint64_t pc, CfaState *st) {
 // instruction is one we cannot represent.
 bool run_cfa_program(Cursor c, const Cie &cie, uint64_t loc, uint64_t pc, const CfaState &initial,
                      CfaState *st) {
-  constexpr int kStackMax = 16;
+  // (Compilers nest DW_CFA_remember_state once or twice: a deeper program
+  // is refused. Small, for the handlers on small alternate stacks.)
+  constexpr int kStackMax = 4;
   CfaState saved[kStackMax];
   int depth = 0;
   auto rule_of = [&](uint64_t reg) -> RegRule * {

@@ -1,7 +1,10 @@
 // The sampling signal's handler: one sysprof sample of the interrupted
 // thread into its slot. Async-signal-safe (sampler.h).
 #include <cerrno>
+#include <csignal>
 #include <cstring>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "agent.h"
 #include "ext.h"
@@ -162,6 +165,23 @@ void weigh_thread_tail(SampleSlot &s) {
   g_cpu.samples.fetch_add(1, std::memory_order_relaxed);  // a sample record too
 }
 
+namespace {
+
+// Whether the handler runs on an alternate signal stack (the program's
+// handler was interrupted there) with less room left than a sample takes.
+bool on_small_alternate_stack() {
+  // XXX: a sample takes about 5 KiB of stack; SIGSTKSZ is 8 KiB, of which
+  // the program's handler and two signal frames hold some already.
+  constexpr uint64_t kSampleRoom = 8192;
+  stack_t alternate{};
+  if (syscall(SYS_sigaltstack, nullptr, &alternate) != 0 || !(alternate.ss_flags & SS_ONSTACK))
+    return false;
+  const uint64_t here = uint64_t(__builtin_frame_address(0));
+  return here - uint64_t(alternate.ss_sp) < kSampleRoom;
+}
+
+}  // namespace
+
 void on_sample_signal(int, siginfo_t *info, void *ucontext) {
   const ErrnoKept errno_kept;
   SampleSlot *slot = t_sample_slot;
@@ -171,6 +191,8 @@ void on_sample_signal(int, siginfo_t *info, void *ucontext) {
     g_cpu.foreign_signals.fetch_add(1, std::memory_order_relaxed);
   } else if (!slot) {
     g_cpu.unregistered.fetch_add(1, std::memory_order_relaxed);
+  } else if (on_small_alternate_stack()) {
+    g_cpu.on_small_stack.fetch_add(1, std::memory_order_relaxed);
   } else {
     sample(*slot, ucontext);
   }

@@ -182,6 +182,7 @@ void restart_cpu_sampler_in_child() {
   g_cpu.guest_stacks_cut = 0;
   g_cpu.unwind_fallbacks = 0;
   g_cpu.foreign_signals = 0, g_cpu.arm_failures = 0, g_cpu.clocks_closed = 0;
+  g_cpu.on_small_stack = 0;
   begin(CpuBackend(uint8_t(g_cpu.backend)), getppid());  // the parent's choice
 }
 
@@ -210,6 +211,7 @@ void finish_cpu_stream() {
       {"cpu_guest_stacks_cut", g_cpu.guest_stacks_cut.load()},
       {"cpu_unwind_fallbacks", g_cpu.unwind_fallbacks.load()},
       {"cpu_foreign_signals", g_cpu.foreign_signals.load()},
+      {"cpu_samples_on_small_alt_stack", g_cpu.on_small_stack.load()},
       {"cpu_thread_arm_failures", g_cpu.arm_failures.load()},
       {"cpu_thread_clocks_closed", g_cpu.clocks_closed.load()},
       {"unwind_unregistered_objects", SignalUnwind::unregistered_objects()},

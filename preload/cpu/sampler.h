@@ -55,6 +55,7 @@ struct CpuSampler {
   std::atomic<uint64_t> guest_stacks_cut{0};  // guest stacks cut at their limit
   std::atomic<uint64_t> unwind_fallbacks{0};  // host stacks the rule walk left to libunwind
   std::atomic<uint64_t> foreign_signals{0};  // the signal, not from our clock
+  std::atomic<uint64_t> on_small_stack{0};   // on an alternate stack without room for one
   std::atomic<uint64_t> arm_failures{0};   // threads whose clock could not be armed
   std::atomic<uint64_t> clocks_closed{0};  // thread clocks (perf) the program closed
 };
