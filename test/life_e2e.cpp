@@ -120,6 +120,17 @@ TEST_CASE("a profile whose file the program closed and removed ends with one lin
   CHECK(r.err.find("; the CPU profile is truncated\n") != std::string::npos);
 }
 
+TEST_CASE("a program that forbids itself stat (seccomp) keeps its profile whole") {
+  const RunResult r = run_under_agent({program("mem_seccomp")});
+  CHECK(r.exit_code == 42);
+  CHECK(r.err.empty());
+  REQUIRE(r.memprof_files.size() == 1);
+  const Recorded rec = read_memprof(r.memprof_files[0]);
+  CHECK_FALSE(rec.truncated);
+  CHECK_FALSE(rec.unclean_end);
+  CHECK(count_at(rec.allocs_by_size, 3131) == 1000);
+}
+
 TEST_CASE("libunwind's memory checks never read or write the program's pipe") {
   // libunwind checks addresses through a pipe of its own, made at the
   // lowest free numbers; the program closes it and makes a pipe of its own.
