@@ -344,24 +344,32 @@ void finish_memory_stream() {
 bool open_memory_stream() {
   int state = g_open_state.load(std::memory_order_acquire);
   if (state == kOpened) return true;
+  if (state == kUnopened) {
+    // (The first event's thread: opening probes paths, and fails aloud.)
+    const ErrnoKept errno_kept;
+    GuardScope guard;
+    // XXX: a handler the agent never saw (raw rt_sigaction) that longjmps
+    // out would leave the stream half-opened for good: from claiming the
+    // opening to its outcome, once and briefly, every signal waits.
+    sigset_t all, held;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &held);
+    const bool mine = g_open_state.compare_exchange_strong(state, kOpening);
+    bool opened = false;
+    if (mine) {
+      opened = open_memory_stream_now();
+      if (opened) g_agent.stream_open.store(true, std::memory_order_release);
+      else g_agent.on.store(false);
+      g_open_state.store(opened ? kOpened : kOpenFailed, std::memory_order_release);
+    }
+    pthread_sigmask(SIG_SETMASK, &held, nullptr);
+    if (mine) return opened;
+  }
   // XXX: a thread that finds another opening the stream does not wait (it
   // may hold the loader's lock that opening takes): its event is counted.
-  if (state != kUnopened || !g_open_state.compare_exchange_strong(state, kOpening)) {
-    if (g_open_state.load(std::memory_order_acquire) == kOpened) return true;
-    g_events_while_opening.fetch_add(1, std::memory_order_relaxed);
-    return false;
-  }
-  // (The first event's thread: opening probes paths, and fails aloud.)
-  const ErrnoKept errno_kept;
-  GuardScope guard;
-  if (!open_memory_stream_now()) {
-    g_agent.on.store(false);
-    g_open_state.store(kOpenFailed, std::memory_order_release);
-    return false;
-  }
-  g_agent.stream_open.store(true, std::memory_order_release);
-  g_open_state.store(kOpened, std::memory_order_release);
-  return true;
+  if (g_open_state.load(std::memory_order_acquire) == kOpened) return true;
+  g_events_while_opening.fetch_add(1, std::memory_order_relaxed);
+  return false;
 }
 
 uint64_t events_while_opening() { return g_events_while_opening.load(std::memory_order_relaxed); }

@@ -2,7 +2,7 @@
 # that allocate, free or siglongjmp inside the agent, the signal settings,
 # and CPU sampling's effect on the program's sleeps.
 set(E2E_DIR ${CMAKE_CURRENT_SOURCE_DIR}/e2e)
-foreach(prog sig_frees sig_longjmp sig_vfork sig_view sig_altstack cpu_sleepers)
+foreach(prog sig_frees sig_longjmp sig_first_jump sig_vfork sig_view sig_altstack cpu_sleepers)
   add_executable(${prog} ${E2E_DIR}/${prog}.c)
   target_compile_options(${prog} PRIVATE -O1 -g)
 endforeach()
@@ -17,6 +17,6 @@ target_compile_definitions(signals_e2e PRIVATE
   PROF_AGENT_PATH="$<TARGET_FILE:prof>"
   PROF_ANALYZER_PATH="$<TARGET_FILE:prof-analyze>"
   PROF_E2E_BIN_DIR="${CMAKE_CURRENT_BINARY_DIR}")
-add_dependencies(signals_e2e prof prof-analyze sig_frees sig_longjmp sig_vfork sig_view sig_altstack cpu_sleepers)
+add_dependencies(signals_e2e prof prof-analyze sig_frees sig_longjmp sig_first_jump sig_vfork sig_view sig_altstack cpu_sleepers)
 # The sleep test measures a rate: alone, as the CPU tests run.
 prof_discover_tests(signals_e2e PROPERTIES RUN_SERIAL ON TIMEOUT 300)

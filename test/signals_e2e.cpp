@@ -139,6 +139,20 @@ TEST_CASE("signals: a handler the agent never saw (raw rt_sigaction) that siglon
   }
 }
 
+TEST_CASE("signals: jumps out of the agent from the first allocation on leave the profile whole") {
+  // Some land while the first allocation opens the profile.
+  for (int run = 0; run < 3; run++) {
+    const RunResult r = run_under_agent({program("sig_first_jump")});
+    REQUIRE(r.exit_code == 0);
+    CHECK(r.out == "jumps 50\n");
+    CHECK(r.err.empty());
+    const Recorded rec = only_file(r);
+    CHECK_FALSE(rec.truncated);
+    CHECK(count(rec.allocs_by_size, 555) == 10);
+    CHECK(stat(rec, "events_while_opening") == 0);
+  }
+}
+
 TEST_CASE("signals: a vfork child that resets a handler leaves its parent's in place") {
   // The child shares the parent's memory, the trampoline's table of
   // handlers with it (gdb hung on its inferior's first stop: its SIGCHLD
