@@ -144,7 +144,7 @@ TEST_CASE("signals: jumps out of the agent from the first allocation on leave th
   for (int run = 0; run < 3; run++) {
     const RunResult r = run_under_agent({program("sig_first_jump")});
     REQUIRE(r.exit_code == 0);
-    CHECK(r.out == "jumps 50\n");
+    CHECK(r.out == "jumps 3\n");
     CHECK(r.err.empty());
     const Recorded rec = only_file(r);
     CHECK_FALSE(rec.truncated);

@@ -352,10 +352,13 @@ void EventRing::take_over_all(uint64_t pinned) {
 }
 
 void EventRing::take_over(Slot *slot, uint64_t from) {
-  const uint64_t end = slot->busy_end.load(std::memory_order_acquire);
+  const uint64_t said = slot->busy_end.load(std::memory_order_acquire);
+  const uint64_t end = said & ~kWritten;
   // (Not yet when its bytes are still the last lap's: it was waiting for room.)
   if (end > from && end > flushed_.load(std::memory_order_acquire) + kRingSize) return;
-  if (end > from) {
+  if ((said & kWritten) && end > from) {
+    // The solo shortcut's record, whole: nothing to put right.
+  } else if (end > from) {
     uint8_t header[16];
     copy_in(from, header, gap_header_(header, end - from));
     abandoned_.fetch_add(1, std::memory_order_relaxed);
@@ -398,7 +401,7 @@ void EventRing::recover_abandoned_append() {
   if (busy == kIdle) return;
   // The slot is needed again at once: if the lost reservation was still
   // waiting for room, wait for it here.
-  const uint64_t end = own->busy_end.load(std::memory_order_acquire);
+  const uint64_t end = own->busy_end.load(std::memory_order_acquire) & ~kWritten;
   if (end > busy && end > flushed_.load(std::memory_order_acquire) + kRingSize)
     wait_for_room(own, end);
   take_over(own, busy);

@@ -167,10 +167,12 @@ class EventRing {
     std::atomic<uint64_t> busy_from;  // kIdle, or a lower bound of where it copies
     // Once busy_from is the exact start of the reservation (stored after
     // this): its end. Not above busy_from while only the bound is known.
+    // With kWritten: the solo shortcut's record, whole, ends there.
     std::atomic<uint64_t> busy_end;
     std::atomic<bool> owned;
   };
   static constexpr uint64_t kIdle = ~uint64_t(0);
+  static constexpr uint64_t kWritten = uint64_t(1) << 63;
 
  private:
   static constexpr size_t kSegSize = 1 << 16;  // the writer's usual write size
@@ -322,6 +324,9 @@ uint8_t *EventRing::begin_solo(size_t max_len, uint64_t *pos) {
 }
 
 void EventRing::end_solo(uint64_t end) {
+  // (Said first, for take_over(): a thread leaving by longjmp between the
+  // two stores leaves a whole record, not one of unknown extent.)
+  t_ring_slot->busy_end.store(end | kWritten, std::memory_order_relaxed);
   head_.store(end, std::memory_order_release);
   __builtin_prefetch(ring_ + (end + kPrefetchAhead) % kRingSize, 1, 3);
   t_ring_slot->busy_from.store(kIdle, std::memory_order_release);
