@@ -6,10 +6,12 @@
 namespace prof {
 namespace {
 
+// The value of name, or nullptr when unset or empty (a shell's `PROF_CPU=
+// cmd` means no setting, not a bad one).
 const char *find_env(char **envp, const char *name) {
   const size_t n = strlen(name);
   for (char **e = envp; e && *e; e++)
-    if (strncmp(*e, name, n) == 0 && (*e)[n] == '=') return *e + n + 1;
+    if (strncmp(*e, name, n) == 0 && (*e)[n] == '=') return (*e)[n + 1] ? *e + n + 1 : nullptr;
   return nullptr;
 }
 
@@ -158,7 +160,7 @@ bool parse_config(char **envp, Config *cfg) {
       !parse_catchable_signal(v, &cfg->toggle_signal))
     return invalid(cfg, "PROF_TOGGLE_SIGNAL", v, kCatchableSignal);
   if ((v = find_env(envp, "PROF_OUTPUT"))) {
-    if (!*v || strlen(v) + 1 > sizeof cfg->output)
+    if (strlen(v) + 1 > sizeof cfg->output)
       return invalid(cfg, "PROF_OUTPUT", v, "a path template shorter than 512 bytes");
     cfg->output[0] = 0;
     append(cfg->output, sizeof cfg->output, v);

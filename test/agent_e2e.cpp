@@ -399,6 +399,17 @@ TEST_CASE("bad settings and unwritable outputs switch the agent off, unharmed") 
   }
 }
 
+TEST_CASE("an empty setting is no setting") {
+  // As a shell's `PROF_CPU= ./app` leaves it: the defaults, no line.
+  const RunResult r = run_under_agent(
+      {program("mem_lifecycle"), "fork"},
+      {"PROF_CPU=", "PROF_DEPTH=", "PROF_SAMPLE_BYTES=", "PROF_INTERVAL=", "PROF_MEMORY="});
+  CHECK(r.exit_code == 0);
+  CHECK(r.err.empty());
+  CHECK(r.memprof_files.size() == 2);
+  CHECK(r.sysprof_files.empty());
+}
+
 TEST_CASE("the program's errno is as it set it across the agent's first event, opened or failed") {
   // Opening a stream probes its path (ENOENT) and, failing, says so on
   // stderr; none of it may reach the errno the program reads next.
