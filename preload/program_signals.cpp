@@ -21,6 +21,13 @@ namespace {
 std::atomic<pid_t> g_table_owner{0};
 }  // namespace
 
+uint64_t alternate_stack_room() {
+  stack_t alternate{};
+  if (syscall(SYS_sigaltstack, nullptr, &alternate) != 0 || !(alternate.ss_flags & SS_ONSTACK))
+    return UINT64_MAX;
+  return uint64_t(__builtin_frame_address(0)) - uint64_t(alternate.ss_sp);
+}
+
 bool owns_signal_table() {
   const pid_t owner = g_table_owner.load(std::memory_order_relaxed);
   return owner == 0 || owner == getpid();
@@ -34,9 +41,8 @@ namespace {
 // trampoline never reads half of a change.
 static_assert(sizeof(void *) == 8, "handlers are packed into 64 bits");
 constexpr uint64_t kSigInfo = uint64_t(1) << 63, kResetHand = uint64_t(1) << 62;
-// The handler runs on the alternate stack, the sampling signal blocked
-// (added to its mask by the agent, not by the program).
-constexpr uint64_t kSamplerMasked = uint64_t(1) << 61;
+// The handler runs on the alternate stack (SA_ONSTACK).
+constexpr uint64_t kOnStack = uint64_t(1) << 61;
 std::atomic<uint64_t> g_actions[NSIG];
 
 std::atomic<uint64_t> g_deferred{0}, g_merged{0}, g_in_agent{0};
@@ -47,17 +53,16 @@ __thread siginfo_t t_held[kMaxHeld] __attribute__((tls_model("initial-exec")));
 
 uint64_t pack(void *handler, int flags) {
   return uint64_t(uintptr_t(handler)) | (flags & SA_SIGINFO ? kSigInfo : 0) |
-         (flags & SA_RESETHAND ? kResetHand : 0);
+         (flags & SA_RESETHAND ? kResetHand : 0) | (flags & SA_ONSTACK ? kOnStack : 0);
 }
 void *handler_of(uint64_t action) {
-  return reinterpret_cast<void *>(uintptr_t(action & ~(kSigInfo | kResetHand | kSamplerMasked)));
+  return reinterpret_cast<void *>(uintptr_t(action & ~(kSigInfo | kResetHand | kOnStack)));
 }
 bool is_handler(void *h) { return h != reinterpret_cast<void *>(SIG_DFL) && h != reinterpret_cast<void *>(SIG_IGN); }
 
 // What the program sees of the trampoline's sigaction: its own handler and flags.
 void as_installed(uint64_t action, struct sigaction *sa) {
   sa->sa_sigaction = reinterpret_cast<void (*)(int, siginfo_t *, void *)>(handler_of(action));
-  if (action & kSamplerMasked) sigdelset(&sa->sa_mask, g_cpu.sig);
   sa->sa_flags &= ~(SA_SIGINFO | SA_RESETHAND);
   sa->sa_flags |= (action & kSigInfo ? SA_SIGINFO : 0) | (action & kResetHand ? SA_RESETHAND : 0);
 }
@@ -108,7 +113,21 @@ void on_program_signal(int sig, siginfo_t *info, void *ucontext) {
   if (!action) return;  // the program removed its handler meanwhile
   if (t_state.guard && !is_fault(sig, info) && !guard_abandoned() && hold_back(info)) return;
   if (t_state.guard) g_in_agent.fetch_add(1, std::memory_order_relaxed);
+  // XXX: on a small alternate stack (SIGSTKSZ is 8 KiB) a sample's signal
+  // frame and handler need more than the program's handler and the
+  // agent's hooks leave: the sample waits until the handler returns.
+  constexpr uint64_t kRoomForSamples = 32 << 10;
+  if (!(action & kOnStack) || !sampler_holds(g_cpu.sig) ||
+      alternate_stack_room() >= kRoomForSamples) {
+    run_handler(sig, action, info, ucontext);
+    return;
+  }
+  sigset_t sampling, was;
+  sigemptyset(&sampling);
+  sigaddset(&sampling, g_cpu.sig);
+  pthread_sigmask(SIG_BLOCK, &sampling, &was);
   run_handler(sig, action, info, ucontext);
+  pthread_sigmask(SIG_SETMASK, &was, nullptr);
 }
 
 std::atomic<int (*)(int, const struct sigaction *, struct sigaction *)> g_real_sigaction{nullptr};
@@ -138,16 +157,9 @@ int program_sigaction(int sig, const struct sigaction *act, struct sigaction *ol
   if (!owns_signal_table()) {
     rc = real_sigaction(sig, act, old);
   } else if (act && is_handler(reinterpret_cast<void *>(act->sa_sigaction))) {
-    // XXX: a sample's signal frame and handler need more than a small
-    // alternate stack (SIGSTKSZ) has left under the program's handler and
-    // the agent's hooks: it waits until the handler returns.
-    const bool mask_sampler = (act->sa_flags & SA_ONSTACK) && sampler_holds(g_cpu.sig) &&
-                              sigismember(&act->sa_mask, g_cpu.sig) == 0;
-    g_actions[sig].store(pack(reinterpret_cast<void *>(act->sa_sigaction), act->sa_flags) |
-                             (mask_sampler ? kSamplerMasked : 0),
+    g_actions[sig].store(pack(reinterpret_cast<void *>(act->sa_sigaction), act->sa_flags),
                          std::memory_order_release);
     struct sigaction behind = *act;
-    if (mask_sampler) sigaddset(&behind.sa_mask, g_cpu.sig);
     behind.sa_sigaction = on_program_signal;
     behind.sa_flags = (act->sa_flags | SA_SIGINFO) & ~SA_RESETHAND;
     rc = real_sigaction(sig, &behind, old);

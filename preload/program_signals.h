@@ -33,6 +33,9 @@ namespace prof {
 // a vfork child, which shares its parent's): only then do the hooks change
 // the handlers the trampoline runs. Its signal counts start at 0.
 void claim_signal_table();
+// How much of the alternate signal stack the calling thread runs on is left
+// below the caller (UINT64_MAX: not on one). Async-signal-safe.
+uint64_t alternate_stack_room();
 // Whether the calling process is that one (g_actions, and the sampler's
 // view of its signal, are its own to change).
 bool owns_signal_table();

@@ -1,14 +1,12 @@
 // The sampling signal's handler: one sysprof sample of the interrupted
 // thread into its slot. Async-signal-safe (sampler.h).
 #include <cerrno>
-#include <csignal>
 #include <cstring>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include "agent.h"
 #include "ext.h"
 #include "guest_registry.h"
+#include "program_signals.h"
 #include "cpu/sampler.h"
 #include "cpu/stream.h"
 #include "signal_unwind.h"
@@ -167,18 +165,10 @@ void weigh_thread_tail(SampleSlot &s) {
 
 namespace {
 
-// Whether the handler runs on an alternate signal stack (the program's
-// handler was interrupted there) with less room left than a sample takes.
-bool on_small_alternate_stack() {
-  // XXX: a sample takes about 5 KiB of stack; SIGSTKSZ is 8 KiB, of which
-  // the program's handler and two signal frames hold some already.
-  constexpr uint64_t kSampleRoom = 8192;
-  stack_t alternate{};
-  if (syscall(SYS_sigaltstack, nullptr, &alternate) != 0 || !(alternate.ss_flags & SS_ONSTACK))
-    return false;
-  const uint64_t here = uint64_t(__builtin_frame_address(0));
-  return here - uint64_t(alternate.ss_sp) < kSampleRoom;
-}
+// Whether the handler runs on an alternate signal stack (a program's
+// handler the trampoline did not run was interrupted there) with less room
+// left than a sample takes (about 5 KiB).
+bool on_small_alternate_stack() { return alternate_stack_room() < 8192; }
 
 }  // namespace
 
