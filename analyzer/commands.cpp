@@ -6,6 +6,8 @@
 #include <memory>
 #include <stdexcept>
 
+#include "render/json_text.h"
+
 namespace prof {
 namespace {
 
@@ -23,6 +25,9 @@ int read_files(const std::vector<std::string> &files, Read &&read) {
       if (end.truncated)
         std::cerr << "prof-analyze: warning: " << path << ": truncated at byte " << end.offset
                   << " (" << end.reason << "); reporting the records before it\n";
+      if (ctx.trailing_at)
+        std::cerr << "prof-analyze: warning: " << path << ": bytes after the stream's end, "
+                  << "from byte " << ctx.trailing_at << ", are not read (one stream per file)\n";
       if (ctx.unclean.seen) {
         char when[32];
         snprintf(when, sizeof when, "%.3f", double(ctx.unclean.time_ns) / 1e9);
@@ -77,7 +82,7 @@ void print(const CommandOptions &opt, const std::vector<std::vector<std::string>
       all.back()["file"] = groups[i].front();
     }
   }
-  if (opt.json) out << all.dump(1) << "\n";
+  if (opt.json) out << json_text(all, 1) << "\n";
 }
 
 // Reads a group of files into a profile, then leaves the suppressed leaks out.
@@ -189,7 +194,7 @@ int run_diff(const CommandOptions &opt, std::ostream &out) {
   }
   const nlohmann::json d = diff_json(before, after, opt.diff);
   if (opt.json)
-    out << d.dump(1) << "\n";
+    out << json_text(d, 1) << "\n";
   else
     render_diff(d, opt.diff, out);
   return 0;

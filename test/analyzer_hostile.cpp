@@ -337,3 +337,64 @@ TEST_CASE("a sampling mean and a mapping of 2^63 bytes are read without overflow
     if (at == 0 || !isalnum(static_cast<unsigned char>(t[at - 1])))
       CHECK(!isdigit(static_cast<unsigned char>(t[at + 1])));
 }
+
+TEST_CASE("names from a stream reach terminals and JSON as text: no escape sequence, no bad UTF-8") {
+  TempDir dir;
+  // A module whose path holds a Latin-1 byte and an escape sequence, with a
+  // stack in it.
+  const std::string name = "/nonexistent/caf\xe9\x1b[2J.so";
+  VecOut o;
+  begin_memory_stream(o);
+  put_ext(o, ext::ModuleLoadView{0x400000, 0x10000, name, ""});
+  put_ext(o, ext::StackHost{1, 0, 0x401001});
+  put_alloc(o, 1, 0x10000, 64);
+  put_memprof_epilogue(o);
+  const std::string path = dir.write("names", o.b);
+  const std::string folded = dir.file("folded.txt");
+  REQUIRE(analyze({"folded", path}, folded).exit_code == 0);
+  const std::string text = slurp(folded);
+  CHECK(text.find('\x1b') == std::string::npos);
+  CHECK(text.find("caf\xe9?[2J.so") != std::string::npos);  // the rest as it was
+  for (const char *command : {"summary", "report", "folded"}) {
+    INFO(command);
+    const std::string out = dir.file(std::string(command) + ".json");
+    const Run r = analyze({command, "--json", path}, out);
+    CHECK(r.exit_code == 0);
+    CHECK_NOTHROW(Json::parse(slurp(out)));  // U+FFFD for the Latin-1 byte
+  }
+}
+
+TEST_CASE("a Lua chunk named /proc/self/pagemap is not read for function names") {
+  // /proc files say they hold 0 bytes, and this one never ends.
+  TempDir dir;
+  VecOut o;
+  begin_memory_stream(o);
+  put_memprof_symbol(o, Symbol{kSymLfunc, 0x500, 1, 0, "@/proc/self/pagemap"});
+  put_ext(o, ext::StackGuest{1, 0, kFrameLfunc, 0x500, 2});
+  put_memprof_event(o, AllocEvent{kAeventAlloc, GuestLoc{kAsourceLfunc, 0x500, 2, 0}, true, 0, 1,
+                                  0, 0, 0x10000, 64});
+  put_memprof_epilogue(o);
+  const std::string path = dir.write("pagemap", o.b);
+  const Run r = analyze({"folded", path}, "/dev/null", 2048, 20);
+  CHECK_FALSE(r.timed_out);
+  CHECK(r.exit_code == 0);
+}
+
+TEST_CASE("bytes after a stream's end are said, and a zero-length map holds nothing") {
+  TempDir dir;
+  VecOut o;
+  begin_memory_stream(o);
+  put_ext(o, ext::Map{0x7000000, 100, 0, 0});
+  put_ext(o, ext::Map{0x7000000, 0, 0, 0});  // (mmap refuses it: crafted)
+  put_ext(o, ext::Unmap{0x7000000, 100});
+  put_memprof_epilogue(o);
+  const uint64_t end = o.b.size();
+  o.b.insert(o.b.end(), {'j', 'u', 'n', 'k'});
+  const std::string path = dir.write("trailing", o.b);
+  const std::string out = dir.file("summary.txt");
+  const Run r = analyze({"summary", path}, out);
+  CHECK(r.exit_code == 0);
+  CHECK(r.err == "prof-analyze: warning: " + path + ": bytes after the stream's end, from byte " +
+                     std::to_string(end) + ", are not read (one stream per file)\n");
+  CHECK(slurp(out).find("mapped at the end 0B") != std::string::npos);
+}

@@ -79,8 +79,11 @@ TEST_CASE("a file of another tool's format is named, any other non-profile refus
   struct Case {
     std::string name, bytes, says;
   };
+  // zstd: a frame cut inside its first block; whole_zstd: one raw block of
+  // 32 bytes of text, whole.
   const std::string gzip("\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03", 10),
-      zstd("\x28\xb5\x2f\xfd\x04\x58\x00\x00\x00\x00", 10);
+      zstd("\x28\xb5\x2f\xfd\x04\x58\x00\x00\x00\x00", 10),
+      whole_zstd("\x28\xb5\x2f\xfd\x20\x20\x01\x01\x00plain text, not a profile stream", 41);
   const std::vector<Case> cases = {
       {"empty.memprof", "", "an empty file, not a profile stream"},
       {"heaptrack.prog.1234.zst", zstd, "a heaptrack file, not a profile stream; read it with heaptrack_print"},
@@ -88,7 +91,8 @@ TEST_CASE("a file of another tool's format is named, any other non-profile refus
       {"cpu.pb.gz", gzip, "a pprof profile (gzip), not a profile stream; read it with go tool pprof"},
       {"perf.data", "PERFILE2" + std::string(100, '\0'), "a perf.data file (perf record)"},
       {"stream.gz", gzip, "a gzip-compressed file, not a profile stream (if it holds one, gunzip it first)"},
-      {"stream.zst", zstd, "a zstd-compressed file that is not a libprof stream"},
+      {"other.zst", whole_zstd, "a zstd-compressed file that is not a libprof stream"},
+      {"cut.memprof", zstd, "truncated at byte 0: input ends inside"},
       {"twenty", "0123456789abcdefghij", "corrupt at byte 0: not a LuaJIT profiler stream"},
   };
   for (const Case &c : cases) {

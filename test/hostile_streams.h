@@ -144,13 +144,21 @@ inline const std::vector<CraftedStream> &crafted_streams() {
          *bad_at = o.b.size();
          put_ext(o, ext::StackHost{4097, 4096, 0x9000});
        }},
-      {"an allocation of 2^63 bytes", "a block of 9223372036854775808 bytes (no allocation "
-                                      "reaches 2^63)",
+      {"an allocation of 2^63 bytes", "a block of 9223372036854775808 bytes (no address space "
+                                      "holds 2^57)",
        [](VecOut &o, uint64_t *bad_at) {
          put_ext(o, ext::StackHost{1, 0, 0x1000});
          put_alloc(o, 1, 0x10000, 16);
          *bad_at = o.b.size();
          put_alloc(o, 1, 0x20000, uint64_t(1) << 63);
+       }},
+      {"two allocations of 2^63 - 1 bytes, whose sum overflows",
+       "a block of 9223372036854775807 bytes (no address space holds 2^57)",
+       [](VecOut &o, uint64_t *bad_at) {
+         put_ext(o, ext::StackHost{1, 0, 0x1000});
+         *bad_at = o.b.size();
+         put_alloc(o, 1, 0x10000, (uint64_t(1) << 63) - 1);
+         put_alloc(o, 1, 0x20000, (uint64_t(1) << 63) - 1);
        }},
       {"an object type the format does not define", "object-type record with unknown type 10",
        [](VecOut &o, uint64_t *bad_at) {

@@ -7,14 +7,10 @@
 
 #include "model/stack_values.h"
 #include "report/memprof_report.h"
+#include "render/json_text.h"
 
 namespace prof {
 namespace {
-
-// XXX: names come from streams and may hold bytes that are not UTF-8.
-std::string json_text(const std::string &s) {
-  return nlohmann::json(s).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-}
 
 // Shared frames by (function, file), numbered as first named.
 class SpeedscopeFrames {

@@ -38,4 +38,9 @@ inline std::string frame_label(const Frame &f) { return f.label(); }
 
 std::string basename_of(const std::string &path);
 
+// A name from a stream as reports print it: control characters (an escape
+// sequence, a carriage return) as '?', but for the line breaks and tabs
+// of a load()ed chunk's source.
+std::string printable(std::string name);
+
 }  // namespace prof

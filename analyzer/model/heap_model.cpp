@@ -235,6 +235,7 @@ void HeapModel::realloc(uint32_t stack, uint64_t oaddr, uint64_t naddr, uint64_t
 
 void HeapModel::map(uint32_t stack, uint64_t addr, uint64_t len) {
   len = std::min(len, UINT64_MAX - addr);  // a hostile length must not wrap
+  if (len == 0) return;  // (mmap refuses it: only a crafted stream has one)
   maps_++;
   // XXX: a new mapping over a live one replaces it (MAP_FIXED).
   unmap_range(addr, len);

@@ -10,7 +10,9 @@ std::string hex_addr(uint64_t v) {
   return buf;
 }
 
-void GuestSymbols::add(const Symbol &s) {
+void GuestSymbols::add(const Symbol &read) {
+  Symbol s = read;
+  s.name = printable(std::move(s.name));
   switch (s.type) {
     case kSymLfunc:
       if (s.name.find('\n') != std::string::npos && !aliases_.count(s.name)) {

@@ -79,7 +79,10 @@ LuaFunctionNames::ChunkNames LuaFunctionNames::read_chunk(const std::string &chu
   if (!in) return {};
   ChunkNames names{"(main chunk)"};
   std::string line;
-  for (int c; (c = getc(in)) != EOF;) {
+  // XXX: at most the size stat gave: /proc and /sys files say 0 and may
+  // never end (a stream naming /proc/self/pagemap as its chunk).
+  off_t left = st.st_size;
+  for (int c; left-- > 0 && (c = getc(in)) != EOF;) {
     if (c != '\n') {
       line += char(c);
       continue;

@@ -33,9 +33,11 @@ ProfileFile::ProfileFile(const std::string &path) : path_(path) {
     while (symtab.next(sym)) symbols_.add(sym);
     prologue_ = read_prologue(*reader_, SectionKind::Memprof, /*either_profile=*/true);
   } catch (const FormatError &e) {
-    // XXX: a compressed stream of ours cut after its first bytes is
-    // truncated, not foreign.
-    if (e.truncated() && e.offset() > 0 && reader_->compressed()) throw;
+    // XXX: a compressed file cut short, even inside its first block, is a
+    // truncated stream, not a foreign file (a foreign one decompresses
+    // whole, then fails the magic), unless heaptrack's name says whose.
+    if (e.truncated() && reader_->compressed() && basename_of(path).rfind("heaptrack.", 0) != 0)
+      throw;
     const std::string kind = foreign_file_kind(path);
     if (!kind.empty()) throw std::runtime_error(kind);
     throw;

@@ -28,7 +28,8 @@ bool StreamContext::absorb(const ExtRecord &r, uint64_t offset) {
     f.function = vm->name.empty() ? "(guest VM)" : vm->name;
     f.kind = Frame::Kind::Native;
     f.addr = vm->start;
-    vm_functions_.push_back(VmFunctionRange{vm->start, vm->size, std::move(f)});
+    vm_functions_.emplace(vm->start, VmFunctionRange{vm->size, std::move(f)});
+    if (vm->size > vm_max_size_) vm_max_size_ = vm->size;
     naming_epoch++;
   } else if (const auto *load = std::get_if<ext::ModuleLoad>(&r)) {
     symbolizer.module_load(*load);
@@ -39,7 +40,7 @@ bool StreamContext::absorb(const ExtRecord &r, uint64_t offset) {
   } else if (const auto *process = std::get_if<ext::Process>(&r)) {
     pid = process->pid;
     ppid = process->ppid;
-    exe = process->exe_path;
+    exe = printable(process->exe_path);
     symbolizer.load_perf_map(pid);
   } else if (const auto *dir = std::get_if<ext::WorkingDir>(&r)) {
     lua_names_.set_working_dir(dir->path);
@@ -61,12 +62,22 @@ bool StreamContext::absorb(const ExtRecord &r, uint64_t offset) {
 }
 
 void StreamContext::refuse_size(const MemprofEvent &ev) const {
-  // XXX: glibc's allocators refuse every size above PTRDIFF_MAX, so such a
-  // size is not one a program was given; mmap lengths (map records) may be
-  // anything a program asked for, and are not checked.
+  // XXX: no address space holds 2^57 bytes (5-level paging), so such a
+  // size is not one a program was given, and sums of a few would overflow;
+  // mmap lengths (map records) may be anything a program asked for, and are
+  // not checked.
   throw FormatError(ev.offset, false,
                     "a block of " + std::to_string(std::max(ev.nsize, ev.osize)) +
-                        " bytes (no allocation reaches 2^63)");
+                        " bytes (no address space holds 2^57)");
+}
+
+const StreamContext::VmFunctionRange *StreamContext::vm_function_at(uint64_t pc) const {
+  for (auto it = vm_functions_.upper_bound(pc); it != vm_functions_.begin();) {
+    --it;
+    if (pc - it->first >= vm_max_size_) break;
+    if (pc - it->first < it->second.size) return &it->second;
+  }
+  return nullptr;
 }
 
 void StreamContext::host_frames(uint64_t ip, uint32_t epoch, CallTree &calls,
@@ -80,14 +91,12 @@ void StreamContext::host_frames(uint64_t ip, uint32_t epoch, CallTree &calls,
   // the binary is stripped: the merge finds it by that name.
   // (A sample's innermost address is the interrupted instruction itself.)
   const uint64_t pc = innermost ? ip : ip - 1;
-  for (const VmFunctionRange &vm : vm_functions_)
-    if (pc - vm.start < vm.size) {
-      const uint32_t id = calls.frame_id(vm.frame);
-      if (std::find(vm_frame_ids_.begin(), vm_frame_ids_.end(), id) == vm_frame_ids_.end())
-        vm_frame_ids_.push_back(id);
-      out.push_back(id);
-      return;
-    }
+  if (const VmFunctionRange *vm = vm_function_at(pc)) {
+    const uint32_t id = calls.frame_id(vm->frame);
+    vm_frame_ids_.insert(id);
+    out.push_back(id);
+    return;
+  }
   const std::vector<Frame> &frames = symbolizer.frames(ip, epoch, innermost);
   // The agent's interposers are transparent; it shows only where a sample
   // interrupted it.
@@ -143,7 +152,7 @@ uint32_t StreamContext::merged_node(const std::vector<uint32_t> &host,
   for (uint32_t id : host)
     entries_.push_back(
         vm_functions_.empty() ? vm_entry(calls.function(id), calls.kind(id))
-        : std::find(vm_frame_ids_.begin(), vm_frame_ids_.end(), id) != vm_frame_ids_.end()
+        : vm_frame_ids_.count(id)
             ? vm_function_entry(calls.function(id))
             : VmEntry::None);
   merge_positions(entries_, guest_cfunc, order_);

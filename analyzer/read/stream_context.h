@@ -19,6 +19,7 @@
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -61,6 +62,9 @@ struct StreamContext {
   std::vector<std::pair<uint64_t, std::string>> markers;  // the first kMaxMarkers
   uint64_t markers_dropped = 0;
   ReadEnd end;
+  // Where bytes follow the stream's end (a second stream appended, junk):
+  // said, not read; 0 when none do.
+  uint64_t trailing_at = 0;
   // The process ended without finishing the stream (an unclean-end record).
   struct UncleanEnd {
     bool seen = false;
@@ -121,6 +125,11 @@ struct StreamContext {
           if (!window.pass(r)) continue;
           fn(r);
         }
+        try {
+          if (!file.reader().at_end()) trailing_at = file.reader().offset();
+        } catch (const FormatError &) {
+          trailing_at = file.reader().offset();
+        }
       });
       stream_bytes = file.reader().offset();
     } catch (const std::bad_alloc &) {
@@ -130,7 +139,7 @@ struct StreamContext {
   void add_symbol(const Symbol &s);
   bool absorb(const ExtRecord &r, uint64_t offset);
   void check(const MemprofEvent &ev) const {
-    if (ev.record != MemprofRecord::Ext && (ev.nsize | ev.osize) >> 63) refuse_size(ev);
+    if (ev.record != MemprofRecord::Ext && (ev.nsize | ev.osize) >> 57) refuse_size(ev);
   }
   void check(const SysprofSample &) const {}
   [[noreturn]] void refuse_size(const MemprofEvent &ev) const;
@@ -147,14 +156,19 @@ struct StreamContext {
   uint32_t merged_node(const std::vector<uint32_t> &host, const std::vector<uint32_t> &guest,
                        const std::vector<bool> &guest_cfunc, CallTree &calls);
 
-  // The guest VM's interpreter functions (vm-function records).
+  // The guest VM's interpreter functions (vm-function records), by start
+  // (the first named at one start), and the largest size, so that a search
+  // stops where no range further down reaches the address.
   struct VmFunctionRange {
-    uint64_t start, size;
+    uint64_t size;
     Frame frame;
   };
-  std::vector<VmFunctionRange> vm_functions_;
+  std::map<uint64_t, VmFunctionRange> vm_functions_;
+  uint64_t vm_max_size_ = 0;
+  // The range of VM code holding pc, or nullptr.
+  const VmFunctionRange *vm_function_at(uint64_t pc) const;
   LuaFunctionNames lua_names_;
-  std::vector<uint32_t> vm_frame_ids_;  // their frames' ids in the call tree
+  std::unordered_set<uint32_t> vm_frame_ids_;  // their frames' ids in the call tree
   // By stack-table index: a host node's call-tree node, a guest node's frame id.
   std::vector<uint32_t> named_;
   std::vector<uint32_t> todo_, ip_ids_, host_ids_, guest_ids_, order_;  // scratch

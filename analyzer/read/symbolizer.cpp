@@ -107,6 +107,8 @@ void Symbolizer::module_load(const ext::ModuleLoad &r) {
   m->agent = name == "libprof.so" || name == "libprof-cpu.so" || name == "prof_lua.so" ||
              name == "prof_luajit.so";
   m->loaded = ++epoch_;
+  by_base_.emplace(m->base, m.get());
+  if (m->size > max_size_) max_size_ = m->size;
   modules_.push_back(std::move(m));
 }
 
@@ -132,15 +134,19 @@ void Symbolizer::load_perf_map(uint64_t pid) {
 }
 
 Symbolizer::Module *Symbolizer::find(uint64_t ip, uint32_t epoch) {
-  // XXX: the covering module with the highest base wins (ext.h); modules are
-  // few and every result is cached, so a scan is enough.
-  Module *best = nullptr;
-  for (auto &m : modules_) {
-    if (m->loaded > epoch || m->unloaded <= epoch) continue;
-    if (ip < m->base || ip - m->base >= m->size) continue;
-    if (!best || m->base > best->base) best = m.get();
+  // The covering module with the highest base wins (ext.h), the first
+  // loaded of those at one base: down from ip, as far as a module reaches.
+  auto live_over = [&](const Module *m) {
+    return m->loaded <= epoch && m->unloaded > epoch && ip - m->base < m->size;
+  };
+  for (auto it = by_base_.upper_bound(ip); it != by_base_.begin();) {
+    --it;
+    if (ip - it->first >= max_size_) break;
+    if (!live_over(it->second)) continue;
+    for (auto first = by_base_.lower_bound(it->first);; ++first)
+      if (live_over(first->second)) return first->second;
   }
-  return best;
+  return nullptr;
 }
 
 
@@ -155,12 +161,13 @@ void Symbolizer::open(Module &m) {
   auto known = files_.find(m.path);
   if (known == files_.end()) {
     known = files_.emplace(m.path, ElfFile::open(m.path)).first;
-    if (!known->second) warn("cannot read " + m.path + ": its frames show as offsets");
+    if (!known->second) warn("cannot read " + printable(m.path) + ": its frames show as offsets");
   }
   m.elf = known->second;
   if (!m.elf || m.build_id.empty() || m.elf->build_id() == m.build_id) return;
   if (build_id_warned_.emplace(m.path, m.build_id).second)
-    warn(m.path + " on disk has another build-id than the profiled one: its names may be wrong");
+    warn(printable(m.path) +
+         " on disk has another build-id than the profiled one: its names may be wrong");
 }
 
 std::vector<Frame> Symbolizer::resolve(const Module &m, uint64_t ip, uint64_t pc) const {
@@ -169,7 +176,7 @@ std::vector<Frame> Symbolizer::resolve(const Module &m, uint64_t ip, uint64_t pc
   outer.module = m.path;
   outer.addr = pc;
   // XXX: unnamed code shows the return address as recorded, not ip-1.
-  const std::string offset_name = basename_of(m.path) + "+" + hex(ip - m.base);
+  const std::string offset_name = printable(basename_of(m.path)) + "+" + hex(ip - m.base);
   if (!m.elf) {
     outer.function = offset_name;
     return {outer};
@@ -228,7 +235,8 @@ std::vector<Frame> Symbolizer::resolve(const Module &m, uint64_t ip, uint64_t pc
   // XXX: stripped code is named by its function's first address, so that
   // all of one function is one frame, as symbols would make it.
   if (outer.function.empty())
-    if (const uint64_t start = m.elf->function_start(at)) outer.function = basename_of(m.path) + "+" + hex(start);
+    if (const uint64_t start = m.elf->function_start(at))
+      outer.function = printable(basename_of(m.path)) + "+" + hex(start);
   if (outer.function.empty()) outer.function = offset_name;
   std::vector<Frame> frames{outer};
   frames.insert(frames.end(), inlined.rbegin(), inlined.rend());

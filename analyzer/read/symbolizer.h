@@ -80,6 +80,10 @@ class Symbolizer {
   std::vector<Frame> resolve_unmapped(uint64_t ip, uint64_t pc) const;
 
   std::vector<std::unique_ptr<Module>> modules_;
+  // modules_ by base, in load order for one base; and the largest size, so
+  // that a search stops where no module further down reaches the address.
+  std::multimap<uint64_t, Module *> by_base_;
+  uint64_t max_size_ = 0;
   uint32_t epoch_ = 0;
   std::map<uint64_t, std::pair<uint64_t, std::string>> perf_map_;  // start -> (end, name)
   std::unordered_map<Key, std::vector<Frame>, KeyHash> cache_;

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "render/markup.h"
+#include "render/json_text.h"
 
 namespace prof {
 namespace {
@@ -43,7 +44,7 @@ void cell(const Json &v, std::ostream &out) {
   } else if (v.is_string()) {
     out << "<td>" << escape_markup(v.get<std::string>()) << "</td>";
   } else {
-    out << "<td>" << escape_markup(v.is_null() ? "" : v.dump()) << "</td>";
+    out << "<td>" << escape_markup(v.is_null() ? "" : json_text(v)) << "</td>";
   }
 }
 

@@ -8,6 +8,7 @@
 
 #include "ext.h"
 #include "report/memprof_report.h"
+#include "render/json_text.h"
 
 namespace prof {
 namespace {
@@ -189,7 +190,7 @@ void render_folded_json(const FoldedStacks &stacks, std::ostream &out) {
   // XXX: written element by element, as nlohmann's dump(1) of the array would.
   bool first = true;
   for_each_folded(stacks, [&](const std::string &text, double count) {
-    std::string element = nlohmann::json{{"stack", text}, {"value", count}}.dump(1);
+    std::string element = json_text(nlohmann::json{{"stack", text}, {"value", count}}, 1);
     size_t at = 0;
     while ((at = element.find('\n', at)) != std::string::npos) element.insert(++at, " ");
     out << (first ? "[\n " : ",\n ") << element;

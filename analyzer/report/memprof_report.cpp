@@ -146,7 +146,7 @@ void MemprofReport::add(const MemprofEvent &ev, const SiteKey &key, uint32_t nam
     uint64_t osize = ev.osize;
     if (heap_.take(ev.oaddr, &old)) {
       if (osize == 0) osize = old.size;  // libprof streams leave it to the analyzer
-      live_[old.name] -= int64_t(old.size);
+      live_[old.name] = int64_t(uint64_t(live_[old.name]) - old.size);  // (wraps, never UB)
       link(s, old, kind == kRealloc ? ev.nsize : 0);
     } else if (ev.oaddr != 0 || kind == kFree) {
       unknown_frees_++;
@@ -157,7 +157,7 @@ void MemprofReport::add(const MemprofEvent &ev, const SiteKey &key, uint32_t nam
   s.alloc += ev.nsize;
   heap_.insert(ev.naddr, Block{ev.nsize, key, name});
   made_retired_[name].first++;
-  live_[name] += int64_t(ev.nsize);
+  live_[name] = int64_t(uint64_t(live_[name]) + ev.nsize);
 }
 
 std::vector<const MemprofReport::Site *> MemprofReport::sorted(Kind kind) const {
