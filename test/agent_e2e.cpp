@@ -387,6 +387,10 @@ TEST_CASE("bad settings and unwritable outputs switch the agent off, unharmed") 
       {{"PROF_UNWIND=guess"}, "libprof: invalid PROF_UNWIND='guess'"},
       {{"PROF_OUTPUT=/dev/full"}, "libprof: cannot write /dev/full: No space left on device"},
       {{"PROF_OUTPUT=/nonexistent/dir/prof"}, "libprof: cannot create /nonexistent/dir/prof."},
+      // Both streams would fail there: one line for both.
+      {{"PROF_OUTPUT=/nonexistent/dir/prof", "PROF_CPU=callgraph"},
+       "libprof: cannot create /nonexistent/dir/prof.sysprof: No such file or directory; profiling "
+       "disabled\n"},
   };
   for (const auto &c : cases) {
     const RunResult r = run_under_agent({program("mem_lifecycle")}, c.env);
@@ -396,6 +400,7 @@ TEST_CASE("bad settings and unwritable outputs switch the agent off, unharmed") 
     CHECK(r.err.rfind(c.message, 0) == 0);
     CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
     CHECK(r.memprof_files.empty());
+    CHECK(r.sysprof_files.empty());
   }
 }
 

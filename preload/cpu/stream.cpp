@@ -125,7 +125,12 @@ bool open(pid_t ppid) {
   }
   const int fd = create_output_file(g_agent.cfg.output, getpid(), "sysprof", g_path, sizeof g_path);
   if (fd < 0) {
-    say("cannot create ", g_path, ": ", errno_text(errno), "; CPU profiling disabled");
+    const int err = errno;
+    // The memory stream, made at its first event beside this file, would
+    // fail the same way: one line says so for both.
+    const bool memory_too = !memory_stream_opened() && g_agent.on.exchange(false);
+    say("cannot create ", g_path, ": ", errno_text(err),
+        memory_too ? "; profiling disabled" : "; CPU profiling disabled");
     return false;
   }
   g_file.adopt(fd, g_path);
