@@ -143,8 +143,8 @@ void tick() {
   drain_guest_symbols();
 }
 
-// Creates this process's file and writes everything that precedes events.
-bool open_stream(pid_t ppid) {
+// Creates this process's file, or says why it cannot.
+bool create_stream_file() {
   const int fd = create_output_file(g_agent.cfg.output, getpid(), "memprof", g_path, sizeof g_path);
   if (fd < 0) {
     say("cannot create ", g_path, ": ", errno_text(errno), "; profiling disabled");
@@ -152,6 +152,11 @@ bool open_stream(pid_t ppid) {
   }
   g_file.adopt(fd, g_path);
   g_stream_pid = getpid();
+  return true;
+}
+
+// Writes everything that precedes events to the file just created.
+bool write_stream_opening(pid_t ppid) {
   static uint8_t buf[1 << 16];
   StreamWriter out(buf, sizeof buf, owned_file_sink, &g_file);
   put_stream_opening(out, SectionKind::Memprof, ppid);
@@ -215,12 +220,9 @@ void restart_memory_stream_in_child() {
   g_agent.on.store(true);
 }
 
-bool open_memory_stream_now() {
-  if (g_ring_inherited) {  // a fork child's: the parent's tables and ring, reset
-    if (!open_stream(getppid())) return false;
-    return g_agent.ring.restart_in_child(&g_file);
-  }
-  HostStack::init(reinterpret_cast<const void *>(&open_memory_stream_now), g_agent.cfg.rule_walk);
+// Maps the tables that events need and hands the file its compressor and
+// compactor, or says which could not be mapped.
+bool map_stream_tables() {
   if (!g_agent.stacks.init(&g_agent.ring) ||
       (g_agent.cfg.sample_bytes && !g_sampled.init())) {
     say("cannot map the agent's tables; profiling disabled");
@@ -240,11 +242,46 @@ bool open_memory_stream_now() {
     return false;
   }
   g_file.compact_with(&g_compactor);
-  if (!open_stream(getppid())) return false;
+  return true;
+}
+
+// The agent is off for good in this process: the address space it took
+// goes back to the program (about 100 MiB, most of it never touched, which
+// still counts against `ulimit -v`).
+void release_stream_tables() {
+  g_agent.stacks.release();
+  g_sampled.release();
+  g_compressor.release();
+  g_compactor.release();
+}
+
+bool open_memory_stream_now() {
+  if (g_ring_inherited) {  // a fork child's: the parent's tables and ring, reset
+    if (create_stream_file() && write_stream_opening(getppid()) &&
+        g_agent.ring.restart_in_child(&g_file))
+      return true;
+    release_stream_tables();
+    return false;
+  }
+  // The file first: where it cannot be made (the commonest failure) nothing
+  // else is made.
+  if (!create_stream_file()) return false;
+  HostStack::init(reinterpret_cast<const void *>(&open_memory_stream_now), g_agent.cfg.rule_walk);
+  if (!map_stream_tables()) {
+    unlink(g_path);  // empty, and the line says why
+    g_file.close();
+    release_stream_tables();
+    return false;
+  }
+  if (!write_stream_opening(getppid())) {
+    release_stream_tables();
+    return false;
+  }
   static_assert(kMaxStreamEnd <= EventRing::kMaxUncleanEnd, "the writer's buffer");
   if (!g_agent.ring.start(&g_file, tick, put_memprof_unclean_end, put_skip_header)) {
     say("cannot map the event ring; profiling disabled");
     g_file.close();
+    release_stream_tables();
     return false;
   }
   return true;

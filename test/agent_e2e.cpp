@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <dirent.h>
 #include <fcntl.h>
@@ -402,6 +403,23 @@ TEST_CASE("bad settings and unwritable outputs switch the agent off, unharmed") 
     CHECK(r.memprof_files.empty());
     CHECK(r.sysprof_files.empty());
   }
+}
+
+TEST_CASE("an agent that switched itself off gives its address space back") {
+  // grep allocates (the agent's first event fails to make the file), then
+  // reads its own VmSize: the agent's tables, about 100 MiB of address space
+  // that counts against `ulimit -v`, were never mapped or are unmapped.
+  auto vm_kib = [](const RunResult &r) {
+    const size_t at = r.out.find("VmSize:");
+    return at == std::string::npos ? -1L : std::strtol(r.out.c_str() + at + 7, nullptr, 10);
+  };
+  const RunResult bare = run_bare({"grep", "VmSize", "/proc/self/status"});
+  const RunResult off = run_under_agent({"grep", "VmSize", "/proc/self/status"},
+                                        {"PROF_OUTPUT=/nonexistent/dir/prof", "PROF_SAMPLE_BYTES=4k"});
+  REQUIRE(vm_kib(bare) > 0);
+  REQUIRE(off.err.rfind("libprof: cannot create", 0) == 0);
+  INFO(bare.out << off.out);
+  CHECK(vm_kib(off) - vm_kib(bare) < 16 * 1024);  // the agent's own code and data
 }
 
 TEST_CASE("an empty setting is no setting") {

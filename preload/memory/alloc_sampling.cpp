@@ -54,6 +54,11 @@ bool SampledSet::init() {
   return true;
 }
 
+void SampledSet::release() {
+  if (slots_) munmap(slots_, kCapacity * sizeof(uint64_t));
+  slots_ = nullptr;
+}
+
 void SampledSet::reset() {
   madvise(slots_, kCapacity * sizeof(uint64_t), MADV_DONTNEED);
   for (auto &f : filter_) f.store(0, std::memory_order_relaxed);

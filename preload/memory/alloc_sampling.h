@@ -19,6 +19,8 @@ namespace prof {
 class SampledSet {
  public:
   bool init();
+  // Unmaps the set (the agent is off for good), if it was mapped.
+  void release();
   void insert(uint64_t addr);
   // True (and forgotten) when addr was sampled.
   bool remove(uint64_t addr);

@@ -18,6 +18,11 @@ bool StackInterner::init(EventRing *ring) {
   return true;
 }
 
+void StackInterner::release() {
+  if (table_) munmap(table_, kCapacity * sizeof(Entry));
+  table_ = nullptr;
+}
+
 void StackInterner::reset() {
   // Dropping the pages gives back zeroed (empty) entries.
   madvise(table_, kCapacity * sizeof(Entry), MADV_DONTNEED);

@@ -54,6 +54,8 @@ struct PathCache {
 class StackInterner {
  public:
   bool init(EventRing *ring);
+  // Unmaps the table (the agent is off for good), if it was mapped.
+  void release();
   // Forgets every node (a forked child starts a new stream).
   void reset();
   // The id of the stack key_at(0..n), innermost first; 0 for an empty

@@ -43,11 +43,19 @@ bool StreamCompactor::Site::same(const Site &o) const {
 bool StreamCompactor::init(bool compacting) {
   compacting_ = compacting;
   if (carry_) return true;
-  carry_ = static_cast<uint8_t *>(raw_map(kCarry + kOut + (kMaxSites + 1) * sizeof(SiteBlocks)));
+  carry_ = static_cast<uint8_t *>(raw_map(kCarryMapBytes));
   if (!carry_) return false;
   out_ = carry_ + kCarry;
   site_blocks_ = reinterpret_cast<SiteBlocks *>(out_ + kOut);
   return true;
+}
+
+void StreamCompactor::release() {
+  raw_unmap(carry_, kCarryMapBytes);
+  carry_ = out_ = nullptr;
+  site_blocks_ = nullptr;
+  blocks_.release();
+  sites_.release();
 }
 
 void StreamCompactor::start() {

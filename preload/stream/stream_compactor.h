@@ -28,6 +28,7 @@
 #include <cstdint>
 
 #include "alloc_event.h"
+#include "ext.h"
 #include "guest_loc.h"
 #include "stream/raw_table.h"
 
@@ -41,6 +42,8 @@ class StreamCompactor {
   // Maps the buffers (once per process); false when they cannot be had.
   // Not compacting, events only become memprof events.
   bool init(bool compacting);
+  // Unmaps the buffers and tables (the agent is off for good).
+  void release();
   // A new stream (also in a forked child): empty tables, bytes passing as
   // they are until arm().
   void start();
@@ -83,6 +86,8 @@ class StreamCompactor {
     uint64_t made, last_age;
   };
   static constexpr unsigned kNumberBits = 40;
+  // carry_, out_ and site_blocks_, mapped as one.
+  static constexpr size_t kCarryMapBytes = kCarry + kOut + (kMaxSites + 1) * sizeof(SiteBlocks);
 
   // A ring event read ahead of its turn (put()).
   static constexpr size_t kAhead = 16;

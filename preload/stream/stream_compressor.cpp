@@ -31,6 +31,13 @@ bool StreamCompressor::init() {
   return true;
 }
 
+void StreamCompressor::release() {
+  if (mem_) munmap(mem_, ctx_size_ + out_cap_);
+  mem_ = nullptr;
+  cctx_ = nullptr;
+  out_ = nullptr;
+}
+
 bool StreamCompressor::make_context() {
   ZSTD_CCtx *cctx = ZSTD_initStaticCCtx(mem_, ctx_size_);
   cctx_ = cctx && !ZSTD_isError(ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, kLevel)) &&

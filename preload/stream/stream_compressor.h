@@ -36,6 +36,8 @@ class StreamCompressor {
   // Maps the context's memory (once per process); false when it cannot be
   // had.
   bool init();
+  // Unmaps that memory (the agent is off for good), if it was mapped.
+  void release();
   // A new frame, for a new file (also in a forked child, whose copy of the
   // memory is wiped at fork: the context is made anew on it).
   void start();
