@@ -1,6 +1,10 @@
 # The LuaJIT adapter (preload/luajit/), end to end on Debian's stock luajit
 # under libprof.so.
 add_executable(no_safe_read e2e/no_safe_read.c)
+# An embedding program: two threads, a LuaJIT state each.
+add_executable(luajit_two_states e2e/luajit_two_states.c)
+pkg_check_modules(LUAJIT_EMBED REQUIRED IMPORTED_TARGET luajit)
+target_link_libraries(luajit_two_states PRIVATE PkgConfig::LUAJIT_EMBED Threads::Threads)
 add_executable(luajit_e2e_tests luajit_e2e.cpp luajit_recall.cpp e2e/agent_run.cpp
   e2e/luajit_streams.cpp)
 target_include_directories(luajit_e2e_tests PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/e2e)
@@ -11,6 +15,7 @@ target_compile_definitions(luajit_e2e_tests PRIVATE
   PROF_LUAJIT_TEST_DIR="${CMAKE_CURRENT_SOURCE_DIR}/e2e"
   PROF_LUAJIT_DEMO_DIR="${PROJECT_SOURCE_DIR}/scripts/demo"
   PROF_NO_SAFE_READ="$<TARGET_FILE:no_safe_read>"
+  PROF_LUAJIT_TWO_STATES="$<TARGET_FILE:luajit_two_states>"
   PROF_ANALYZER_PATH="$<TARGET_FILE:prof-analyze>")
-add_dependencies(luajit_e2e_tests prof prof_luajit no_safe_read prof-analyze)
+add_dependencies(luajit_e2e_tests prof prof_luajit no_safe_read luajit_two_states prof-analyze)
 prof_discover_tests(luajit_e2e_tests)

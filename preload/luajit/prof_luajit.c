@@ -13,6 +13,7 @@
 */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,23 +67,20 @@ static void publish_vm_code(void) {
 /* Publishes the protos signal handlers saw, while the state still lives. */
 static void drain_at_exit(void) { symbols_drain_pending(); }
 
-__attribute__((visibility("default"))) int luaopen_prof_luajit(lua_State *L) {
-  if (!prof_register_guest || !prof_guest_symbol || !prof_guest_cfunc_symbol ||
-      !prof_guest_alloc_walked || !prof_guest_trace_symbol || !prof_guest_sample)
-    return result(L, "the libprof agent is not loaded");
+/* The first state to load the module is the one profiled; the rest of
+** luaopen's answer depends on which that is. */
+static const char *start_profiling(lua_State *L, char *why, size_t size) {
   if (lj_universe.g) {
-    if ((const char *)(uintptr_t)((const LJState *)L)->glref == lj_universe.g)
-      return result(L, NULL);
-    return result(L, "another LuaJIT state is profiled already");
+    if ((const char *)(uintptr_t)((const LJState *)L)->glref == lj_universe.g) return NULL;
+    return "only the first LuaJIT state of a process is profiled";
   }
-  char why[160];
-  if (!layout_check(L, luaopen_prof_luajit, why, sizeof why)) {
+  if (!layout_check(L, luaopen_prof_luajit, why, size)) {
     fprintf(stderr, "prof_luajit: nothing will be recorded: %s\n", why);
-    return result(L, why);
+    return why;
   }
   if (!symbols_init()) {
     fprintf(stderr, "prof_luajit: nothing will be recorded: no memory for the symbol tables\n");
-    return result(L, "no memory for the symbol tables");
+    return "no memory for the symbol tables";
   }
   pin_module();
   symbols_publish_libraries(L);
@@ -93,5 +91,19 @@ __attribute__((visibility("default"))) int luaopen_prof_luajit(lua_State *L) {
   proto_events_attach(L);
   atexit(drain_at_exit);
   prof_register_guest(luajit_backtrace, NULL);
-  return result(L, NULL);
+  return NULL;
+}
+
+__attribute__((visibility("default"))) int luaopen_prof_luajit(lua_State *L) {
+  if (!prof_register_guest || !prof_guest_symbol || !prof_guest_cfunc_symbol ||
+      !prof_guest_alloc_walked || !prof_guest_trace_symbol || !prof_guest_sample)
+    return result(L, "the libprof agent is not loaded");
+  /* XXX: states of several threads may load it at once (one per worker);
+  ** the layout check and the universe are the process's, one at a time. */
+  static pthread_mutex_t starting = PTHREAD_MUTEX_INITIALIZER;
+  char why[160];
+  pthread_mutex_lock(&starting);
+  const char *reason = start_profiling(L, why, sizeof why);
+  pthread_mutex_unlock(&starting);
+  return result(L, reason);
 }

@@ -90,8 +90,7 @@ static void *profiling_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
   return u->orig(u->orig_ud, ptr, osize, nsize);
 }
 
-int universe_start(lua_State *L) {
-  if (lj_universe.g) return 0;
+void universe_start(lua_State *L) {
   const LJState *s = (const LJState *)L;
   lj_universe.g = (const char *)(uintptr_t)s->glref;
   lj_universe.main = (const LJState *)(lj_universe.g - LJ_GG_G);
@@ -100,5 +99,4 @@ int universe_start(lua_State *L) {
   lj_universe.orig = lua_getallocf(L, &lj_universe.orig_ud);
   lua_setallocf(L, profiling_alloc, &lj_universe);
   lj_thread_bound = 1;
-  return 1;
 }

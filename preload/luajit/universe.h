@@ -42,7 +42,7 @@ extern struct Universe lj_universe;
 extern __thread int lj_thread_bound __attribute__((tls_model("initial-exec")));
 
 /* Makes L's VM the universe and puts the wrapper between it and its
-** allocator; false if another universe was taken already. */
-int universe_start(lua_State *L);
+** allocator (once per process: the caller makes sure). */
+void universe_start(lua_State *L);
 
 #endif /* PROF_LUAJIT_UNIVERSE_H */
