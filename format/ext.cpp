@@ -200,10 +200,33 @@ constexpr auto kBodyReaders = body_readers(std::make_index_sequence<kExtKindMax>
 
 }  // namespace
 
-void read_ext(ByteReader &in, uint8_t header, uint64_t at, ExtRecord &out) {
+SectionKind ext_kind_section(ExtKind kind) {
+  switch (kind) {
+    case ExtKind::Sampler:
+    case ExtKind::Thread:
+    case ExtKind::Weight:
+    case ExtKind::VmState:
+      return SectionKind::Sysprof;
+    case ExtKind::ObjectType:
+    case ExtKind::Site:
+    case ExtKind::AllocAt:
+    case ExtKind::FreeOf:
+    case ExtKind::FreeAt:
+    case ExtKind::ReallocOf:
+      return SectionKind::Memprof;
+    default:
+      return SectionKind::Symtab;
+  }
+}
+
+void read_ext(ByteReader &in, uint8_t header, uint64_t at, SectionKind section, ExtRecord &out) {
   const uint8_t kind = header & kExtKindMask;
   if ((header & ~kExtKindMask) != kExtFlag || kind == 0 || kind > kExtKindMax)
     in.fail(at, "unknown extension record " + hex_byte(header));
+  const SectionKind only = ext_kind_section(ExtKind(kind));
+  if (only != SectionKind::Symtab && only != section)
+    in.fail(at, std::string(ext_kind_name(ExtKind(kind))) + " record in a " +
+                    (section == SectionKind::Memprof ? "memprof" : "sysprof") + " stream");
   kBodyReaders[kind - 1](in, out);
 }
 

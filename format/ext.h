@@ -48,7 +48,8 @@
 // type-id, site-id, free-site-id, new-site-id, age-step := <ULEB128>
 // path, build-id, label, stat-name, exe-path, name := string (as in symtab.h)
 //
-// Meaning:
+// Meaning (a kind marked "memprof only" or "sysprof only" in the other
+// section is corrupt):
 // - The stack table is a prefix tree written once, node by node, before the
 //   first record that uses a node. A node is the frame `ip` (host) or the
 //   guest frame (frame-type as sysprof's FRAME_*: 1 Lua function with
@@ -158,6 +159,7 @@
 
 #include "byte_reader.h"
 #include "guest_loc.h"
+#include "prologue.h"
 #include "span.h"
 #include "uleb128.h"
 
@@ -664,10 +666,14 @@ void put_ext(Out &out, const ExtRecord &r) {
 }
 
 // Reads the body of an extension record whose header byte was `header`
-// (read at offset `at`). Rejects kinds unknown to this revision.
-void read_ext(ByteReader &in, uint8_t header, uint64_t at, ExtRecord &out);
+// (read at offset `at`) in a section of `kind`. Rejects kinds unknown to
+// this revision, and those the grammar gives only to the other section.
+void read_ext(ByteReader &in, uint8_t header, uint64_t at, SectionKind kind, ExtRecord &out);
 
 const char *ext_kind_name(ExtKind kind);
+// The one section a kind belongs to (the grammar's "memprof only", "sysprof
+// only"); Symtab for the kinds of both.
+SectionKind ext_kind_section(ExtKind kind);
 // An object-type's name ("table"), for type-id 1..kMaxObjectType.
 const char *object_type_name(uint64_t type);
 

@@ -35,7 +35,7 @@ bool MemprofReader::next_record(MemprofEvent &ev) {
         return true;
       }
       ev.record = MemprofRecord::Ext;
-      read_ext(in_, header, at, ev.ext);
+      read_ext(in_, header, at, SectionKind::Memprof, ev.ext);
       if (const auto *site = std::get_if<ext::Site>(&ev.ext)) {
         compact_.add_site(*site, in_, at);
         continue;

@@ -29,7 +29,7 @@ bool SysprofReader::next(SysprofSample &s) {
   if (header & kExtFlag) {
     if (!extended_) in_.fail(at, "bad sample header " + hex_byte(header));
     s.record = SysprofRecord::Ext;
-    read_ext(in_, header, at, s.ext);
+    read_ext(in_, header, at, SectionKind::Sysprof, s.ext);
     return true;
   }
   if (header >= kSysprofSymLfunc && header <= kSysprofSymTrace) {

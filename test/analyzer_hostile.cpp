@@ -296,6 +296,36 @@ TEST_CASE("an object type must type the allocation right after it") {
   }
 }
 
+TEST_CASE("an object type right before the stream's end is refused") {
+  TempDir dir;
+  VecOut o;
+  begin_memory_stream(o);
+  put_ext(o, ext::StackHost{1, 0, 0x1000});
+  put_alloc(o, 1, 0x10000, 16);
+  const uint64_t bad_at = o.b.size();
+  put_ext(o, ext::ObjectType{2});
+  put_memprof_epilogue(o);
+  const std::string path = dir.write("typed-nothing", o.b);
+  const Run r = analyze({"summary", path});
+  CHECK(r.exit_code == 2);
+  CHECK(r.err == "prof-analyze: " + path + ": corrupt at byte " + std::to_string(bad_at) +
+                     ": an object-type record not followed by an allocation\n");
+}
+
+TEST_CASE("a record of one section's kinds in the other is refused") {
+  TempDir dir;
+  VecOut o;
+  begin_memory_stream(o);
+  const uint64_t bad_at = o.b.size();
+  put_ext(o, ext::Thread{42});
+  put_memprof_epilogue(o);
+  const std::string path = dir.write("thread-in-memprof", o.b);
+  const Run r = analyze({"summary", path});
+  CHECK(r.exit_code == 2);
+  CHECK(r.err == "prof-analyze: " + path + ": corrupt at byte " + std::to_string(bad_at) +
+                     ": thread record in a memprof stream\n");
+}
+
 TEST_CASE("a sampling mean and a mapping of 2^63 bytes are read without overflow") {
   TempDir dir;
   // XXX: the agent takes any 64-bit PROF_SAMPLE_BYTES, and records munmap

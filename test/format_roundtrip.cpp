@@ -50,6 +50,16 @@ std::vector<ExtRecord> sample_ext() {
           ext::WorkingDir{"/home/user/project"}};
 }
 
+// The sample records a section of `kind` may hold (ext_kind_section()).
+std::vector<ExtRecord> sample_ext_in(SectionKind kind) {
+  std::vector<ExtRecord> in;
+  for (const auto &r : sample_ext()) {
+    const SectionKind only = ext_kind_section(ext_kind(r));
+    if (only == SectionKind::Symtab || only == kind) in.push_back(r);
+  }
+  return in;
+}
+
 // Each record's fields, to compare a decoded record with the one encoded.
 auto fields(const ext::StackHost &r) { return std::make_tuple(r.id, r.parent, r.ip); }
 auto fields(const ext::StackGuest &r) {
@@ -163,7 +173,7 @@ TEST_CASE("extended memprof events, symbols and ext records round-trip") {
       for (bool stacks : {false, true})
         put_memprof_event(out, AllocEvent{k, loc, stacks, 5, 6, 0x1000, 24, 0x2000, 48});
   for (const auto &s : sample_symbols()) put_memprof_symbol(out, s);
-  for (const auto &r : sample_ext()) put_ext(out, r);
+  for (const auto &r : sample_ext_in(SectionKind::Memprof)) put_ext(out, r);
   put_memprof_epilogue(out);
 
   ByteReader in(out.b.data(), out.b.size());
@@ -198,7 +208,7 @@ TEST_CASE("extended memprof events, symbols and ext records round-trip") {
     CHECK(ev.record == MemprofRecord::Symbol);
     check_same(ev.symbol, want);
   }
-  for (const auto &want : sample_ext()) {
+  for (const auto &want : sample_ext_in(SectionKind::Memprof)) {
     REQUIRE(reader.next(ev));
     CHECK(ev.record == MemprofRecord::Ext);
     check_same(ev.ext, want);
@@ -214,7 +224,7 @@ TEST_CASE("compact records round-trip through read_ext") {
   for (const auto &want : sample_compact()) {
     const uint64_t at = in.offset();
     ExtRecord got;
-    read_ext(in, in.u8(), at, got);
+    read_ext(in, in.u8(), at, SectionKind::Memprof, got);
     check_same(got, want);
   }
   CHECK(in.at_end());
@@ -268,7 +278,7 @@ TEST_CASE("sysprof samples of every vmstate, symbols and ext records round-trip"
     put_sysprof_sample(out, s);
   }
   for (const auto &s : sample_symbols()) put_sysprof_symbol(out, s);
-  for (const auto &r : sample_ext()) put_ext(out, r);
+  for (const auto &r : sample_ext_in(SectionKind::Sysprof)) put_ext(out, r);
   put_sysprof_epilogue(out);
 
   ByteReader in(out.b.data(), out.b.size());
@@ -297,7 +307,7 @@ TEST_CASE("sysprof samples of every vmstate, symbols and ext records round-trip"
     CHECK(got.record == SysprofRecord::Symbol);
     check_same(got.symbol, want);
   }
-  for (const auto &want : sample_ext()) {
+  for (const auto &want : sample_ext_in(SectionKind::Sysprof)) {
     REQUIRE(reader.next(got));
     CHECK(got.record == SysprofRecord::Ext);
     check_same(got.ext, want);
@@ -331,6 +341,26 @@ std::string first_error(const VecOut &out) {
   return "";
 }
 }  // namespace
+
+TEST_CASE("a section refuses the records the grammar gives only to the other") {
+  int refused = 0;
+  for (const SectionKind kind : {SectionKind::Memprof, SectionKind::Sysprof}) {
+    for (const auto &r : sample_ext()) {
+      const SectionKind only = ext_kind_section(ext_kind(r));
+      if (only == SectionKind::Symtab || only == kind) continue;
+      VecOut out = symtab_with({});
+      put_prologue(out, kind, true);
+      const size_t at = out.b.size();
+      put_ext(out, r);
+      const std::string section = kind == SectionKind::Memprof ? "memprof" : "sysprof";
+      CHECK(first_error(out) == "corrupt at byte " + std::to_string(at) + ": " +
+                                    ext_kind_name(ext_kind(r)) + " record in a " + section +
+                                    " stream");
+      refused++;
+    }
+  }
+  CHECK(refused == 5);  // sampler, thread, weight, vm-state; object-type
+}
 
 TEST_CASE("genuine sections refuse libprof-only records") {
   VecOut out = symtab_with({});

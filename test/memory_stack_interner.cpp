@@ -62,7 +62,7 @@ TEST_CASE("the stack table keeps one id per node across its tiers, each written 
     const uint8_t header = in.u8();
     if (header == kMemprofEpilogue) break;
     ExtRecord r;
-    read_ext(in, header, at, r);
+    read_ext(in, header, at, SectionKind::Memprof, r);
     const auto *node = std::get_if<ext::StackHost>(&r);
     REQUIRE(node != nullptr);
     CHECK(node->ip == 0x400000 + 16 * (node->id - 1));

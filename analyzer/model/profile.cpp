@@ -47,6 +47,8 @@ uint32_t Profile::site_of(StreamContext &ctx, const GuestLoc &loc) {
 
 namespace {
 
+constexpr const char *kUntypedObjectType = "an object-type record not followed by an allocation";
+
 // What the reader hands the heap model: a memory event, or a record that
 // changes the model (a heap-over-time point by file offset is a Mark).
 struct HeapOp {
@@ -150,8 +152,7 @@ void Profile::read_memory(StreamContext &ctx) {
         next_mark = at + mark_step;
       }
       if (object_type && ev.record != MemprofRecord::Alloc && ev.record != MemprofRecord::Realloc)
-        throw FormatError(object_type_at, false,
-                          "an object-type record not followed by an allocation");
+        throw FormatError(object_type_at, false, kUntypedObjectType);
       if (ev.record == MemprofRecord::Ext) {
         if (const auto *t = std::get_if<ext::ObjectType>(&ev.ext)) {
           object_type = uint8_t(t->type);
@@ -208,6 +209,9 @@ void Profile::read_memory(StreamContext &ctx) {
       throw OutOfMemory(ctx.file.reader().offset());
     }
   }
+  // (A stream cut right after one is truncated, not corrupt.)
+  if (object_type && !ctx.end.truncated)
+    throw FormatError(object_type_at, false, kUntypedObjectType);
   heap_.end_stream();
 }
 
