@@ -74,6 +74,10 @@ constexpr uint64_t kGuestCutAddr = ~uint64_t(0);
 inline bool calls_native(uint8_t frame_type, uint64_t addr) {
   return frame_type == kFrameCfunc && addr != kGuestCutAddr;
 }
+// Whether a guest frame is the cut frame.
+inline bool is_guest_cut(uint8_t frame_type, uint64_t addr) {
+  return frame_type == kFrameCfunc && addr == kGuestCutAddr;
+}
 
 // Bounds a reader enforces so a hostile stream cannot grow memory.
 constexpr size_t kMaxSampleFrames = 4096;

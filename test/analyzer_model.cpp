@@ -58,6 +58,7 @@ TEST_CASE("guest stacks are spliced at the VM's entry points") {
     std::vector<std::string> host;  // root first
     std::vector<GuestPart> guest;   // root first
     const char *merged;
+    bool cut = false;  // guest[0] is the cut frame
   };
   const Case cases[] = {
       {"Lua 5.4: a C function (pmain) enters the VM, which calls a C function (string.rep, "
@@ -94,12 +95,28 @@ TEST_CASE("guest stacks are spliced at the VM's entry points") {
        {cfn("pmain"), lua("@x.lua:0"), lua("@x.lua:4")},
        "_start;__libc_start_main;pmain;@x.lua:0;@x.lua:4"},
       {"no guest frames at all", {"main", "luaV_execute", "malloc"}, {}, "main;luaV_execute;malloc"},
+      {"LuaJIT, a guest stack cut at its limit: its frames go above the innermost VM frame, the "
+       "outer ones (pmain's run) are the frames cut",
+       {"main", "lua_cpcall", "lj_vm", "pmain", "docall", "lua_pcall", "lj_vm"},
+       {lua("[more]"), lua("@d.lua:5"), lua("@d.lua:5"), lua("@d.lua:5")},
+       "main;lua_cpcall;lj_vm;pmain;docall;lua_pcall;lj_vm;[more];@d.lua:5;@d.lua:5;@d.lua:5",
+       true},
+      {"Lua 5.4, a cut guest stack: each run above its own interpreter loop, from the inside",
+       {"main", "luaV_execute", "luaD_precall", "sort", "lua_callk", "luaV_execute", "malloc"},
+       {lua("[more]"), lua("@a.lua:2"), cfn("sort"), lua("@a.lua:7"), cfn("string.rep")},
+       "main;luaV_execute;[more];@a.lua:2;luaD_precall;sort;lua_callk;luaV_execute;@a.lua:7;"
+       "string.rep;malloc",
+       true},
+      {"a cut guest stack with more runs than the host has loops: the rest at the root",
+       {"main", "luaV_execute", "malloc"},
+       {lua("[more]"), lua("@a.lua:2"), cfn("sort"), lua("@a.lua:7")},
+       "[more];@a.lua:2;sort;main;luaV_execute;@a.lua:7;malloc", true},
   };
   for (const Case &c : cases) {
     SECTION(c.what) {
       std::vector<Frame> h;
       for (const std::string &fn : c.host) h.push_back(host(fn));
-      CHECK(joined(merge_stacks(h, c.guest)) == c.merged);
+      CHECK(joined(merge_stacks(h, c.guest, c.cut)) == c.merged);
     }
   }
 }

@@ -352,6 +352,37 @@ TEST_CASE("luajit e2e: the function that burns the CPU holds most samples, JIT o
   }
 }
 
+TEST_CASE("luajit e2e: a Lua stack deeper than a sample's walk ends in the cut frame, the rest "
+          "in place", "[luajit]") {
+  use_module();
+  const RunResult r = run_under_agent({"luajit", "-l", "prof_luajit",
+                                       PROF_LUAJIT_TEST_DIR "/luajit_deep.lua", "1"},
+                                      {"PROF_CPU=callgraph", "PROF_MEMORY=0"});
+  const CpuStream s = cpu_of(r);
+  REQUIRE(s.samples.size() > 300);
+  uint64_t in_burn = 0, cut = 0;
+  for (const CpuSample &c : s.samples) {
+    if (c.stack.empty() || c.stack[0] != "luajit_deep.lua:6") continue;
+    in_burn++;
+    cut += c.stack.back() == "[… more frames]";
+  }
+  CHECK(in_burn > s.samples.size() * 6 / 10);
+  CHECK(cut == in_burn);
+  // The analyzer lines the frames up from the inside: the cut frame sits
+  // above luajit.c's lua_pcall and the VM frame it entered, not below them.
+  const std::string folded = analyze("folded " + r.sysprof_files[0]);
+  const uint64_t burning = leaf_count(folded, std::regex(R"(burn \(@.*/luajit_deep\.lua:6\))"));
+  CHECK(burning > s.samples.size() * 6 / 10);
+  uint64_t misplaced = 0;
+  std::istringstream lines(folded);
+  for (std::string line; std::getline(lines, line);) {
+    const size_t cut_at = line.find("[… more frames]"), pcall_at = line.rfind("lua_pcall");
+    if (cut_at != std::string::npos && pcall_at != std::string::npos && pcall_at > cut_at)
+      misplaced += std::stoull(line.substr(line.rfind(' ') + 1));
+  }
+  CHECK(misplaced == 0);
+}
+
 TEST_CASE("luajit e2e: with the JIT on, burn's trace holds most samples, numbered", "[luajit]") {
   use_module();
   for (const char *mode : {"leaf", "callgraph"}) {

@@ -23,6 +23,45 @@ const KnownEntry kVmEntries[] = {
     {"lj_vm", VmEntry::RunsLuaThenC},     // LuaJIT's whole VM, as its adapter names it (vm-function)
 };
 
+// merge_positions for a guest stack cut at its root end (its outermost
+// frames left out at the walk's limit, a cut frame in their place): the same
+// rule read from the innermost end, so that each run of Lua frames sits
+// above the entry that ran it, the cut frame above the outermost run kept;
+// the entries beyond get none. Guest frames no entry takes go at the root.
+void merge_from_inside(const std::vector<VmEntry> &entries, size_t innermost,
+                       const std::vector<bool> &cfunc, std::vector<uint32_t> &out) {
+  const size_t nhost = entries.size();
+  std::vector<std::pair<size_t, size_t>> taken(nhost, {0, 0});  // guest [first, end) per entry
+  size_t g = cfunc.size();  // guest frames [0, g) are left
+  size_t unskipped = g;     // g before the last entry's C frames were passed
+  auto pass = [&](bool c) {
+    while (g > 0 && cfunc[g - 1] == c) g--;
+  };
+  for (size_t i = innermost + 1; i-- > 0;) {
+    const VmEntry e = entries[i];
+    if (e == VmEntry::None) continue;
+    size_t end = g;
+    if (i == innermost) {
+      pass(true);  // the native functions the last Lua frame called
+    } else if (e != VmEntry::RunsLua && g > 0 && cfunc[g - 1]) {
+      end = --g;  // the C function it called (RunsLuaThenC) or runs (RunsC)
+    }
+    if (e != VmEntry::RunsC) pass(false);
+    // An innermost RunsC runs the outermost of the C frames: its host frames show it.
+    taken[i] = {e == VmEntry::RunsC && i == innermost && g < end ? g + 1 : g, end};
+    unskipped = g;
+    if (e == VmEntry::RunsLua) pass(true);  // the C frames that called into it
+  }
+  // Frames left over keep the C frames that called into the outermost run:
+  // no host frame shows them.
+  if (g > 0) g = unskipped;
+  for (size_t k = 0; k < g; k++) out.push_back(uint32_t(nhost + k));
+  for (size_t i = 0; i < nhost; i++) {
+    out.push_back(uint32_t(i));
+    for (size_t k = taken[i].first; k < taken[i].second; k++) out.push_back(uint32_t(nhost + k));
+  }
+}
+
 }  // namespace
 
 VmEntry vm_entry(std::string_view function, Frame::Kind kind) {
@@ -38,7 +77,7 @@ VmEntry vm_function_entry(std::string_view name) {
 }
 
 void merge_positions(std::vector<VmEntry> &entries, const std::vector<bool> &cfunc,
-                     std::vector<uint32_t> &out) {
+                     bool guest_cut, std::vector<uint32_t> &out) {
   const size_t nhost = entries.size(), nguest = cfunc.size();
   out.clear();
   size_t innermost = nhost;
@@ -53,6 +92,10 @@ void merge_positions(std::vector<VmEntry> &entries, const std::vector<bool> &cfu
   if (innermost == nhost) {
     for (size_t i = 0; i < nhost; i++) out.push_back(uint32_t(i));
     for (size_t g = 0; g < nguest; g++) out.push_back(guest_at(g));
+    return;
+  }
+  if (guest_cut) {
+    merge_from_inside(entries, innermost, cfunc, out);
     return;
   }
   size_t g = 0;
@@ -76,13 +119,14 @@ void merge_positions(std::vector<VmEntry> &entries, const std::vector<bool> &cfu
   }
 }
 
-std::vector<Frame> merge_stacks(std::vector<Frame> host, const std::vector<GuestPart> &guest) {
+std::vector<Frame> merge_stacks(std::vector<Frame> host, const std::vector<GuestPart> &guest,
+                                bool guest_cut) {
   std::vector<VmEntry> entries;
   for (const Frame &f : host) entries.push_back(vm_entry(f.function, f.kind));
   std::vector<bool> cfunc;
   for (const GuestPart &g : guest) cfunc.push_back(g.cfunc);
   std::vector<uint32_t> order;
-  merge_positions(entries, cfunc, order);
+  merge_positions(entries, cfunc, guest_cut, order);
   std::vector<Frame> out;
   out.reserve(order.size());
   for (uint32_t at : order)

@@ -22,6 +22,9 @@
 // - With no entry on the host stack (a VM missing from the table, or a
 //   truncated host stack) the whole guest stack goes above the innermost
 //   host frame.
+// - A guest stack cut at its depth limit (its root frame the cut frame,
+//   format/sysprof.h) lacks its outermost runs: the rule is then read from
+//   the innermost entry outwards, and the entries beyond its runs get none.
 #pragma once
 
 #include <cstdint>
@@ -38,7 +41,8 @@ struct GuestPart {
 };
 
 // Host and guest frames root first; returns the merged stack, root first.
-std::vector<Frame> merge_stacks(std::vector<Frame> host, const std::vector<GuestPart> &guest);
+std::vector<Frame> merge_stacks(std::vector<Frame> host, const std::vector<GuestPart> &guest,
+                                bool guest_cut);
 
 // The same rule for stacks known by other means (frame ids of a call tree):
 // what each host frame (root first) is, from its function name, and whether
@@ -49,6 +53,6 @@ VmEntry vm_entry(std::string_view function, Frame::Kind kind);
 // What a host frame in a VM function the stream named (vm-function) is.
 VmEntry vm_function_entry(std::string_view name);
 void merge_positions(std::vector<VmEntry> &host, const std::vector<bool> &guest_cfunc,
-                     std::vector<uint32_t> &out);
+                     bool guest_cut, std::vector<uint32_t> &out);
 
 }  // namespace prof

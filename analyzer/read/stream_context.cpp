@@ -145,7 +145,8 @@ uint32_t StreamContext::host_node(uint32_t host, CallTree &calls) {
 
 uint32_t StreamContext::merged_node(const std::vector<uint32_t> &host,
                                     const std::vector<uint32_t> &guest,
-                                    const std::vector<bool> &guest_cfunc, CallTree &calls) {
+                                    const std::vector<bool> &guest_cfunc, bool guest_cut,
+                                    CallTree &calls) {
   entries_.clear();
   // XXX: a stream that names its VM's interpreter (vm-function) is merged by
   // that alone: names such as lua_resume mean other things in other VMs.
@@ -155,7 +156,7 @@ uint32_t StreamContext::merged_node(const std::vector<uint32_t> &host,
         : vm_frame_ids_.count(id)
             ? vm_function_entry(calls.function(id))
             : VmEntry::None);
-  merge_positions(entries_, guest_cfunc, order_);
+  merge_positions(entries_, guest_cfunc, guest_cut, order_);
   uint32_t node = CallTree::kRoot;
   for (uint32_t at : order_)
     node = calls.child(node, at < host.size() ? host[at] : guest[at - host.size()]);
@@ -169,16 +170,18 @@ uint32_t StreamContext::stack_node(uint32_t host, uint32_t guest, CallTree &call
   if (named_.size() < stacks.size()) named_.resize(stacks.size(), IdTable::kNone);
   guest_ids_.clear();
   guest_cfunc_.clear();
+  bool cut = false;  // the root frame, seen last, is the cut frame
   for (uint32_t g = guest; g != 0; g = stacks.parent(g)) {
     const StackFrame f = stacks.frame(g);
     if (named_[g] == IdTable::kNone)
       named_[g] = guest_frame(uint8_t(f.frame_type), f.addr, f.line, calls);
     guest_ids_.push_back(named_[g]);
     guest_cfunc_.push_back(calls_native(uint8_t(f.frame_type), f.addr));
+    cut = is_guest_cut(uint8_t(f.frame_type), f.addr);
   }
   std::reverse(guest_ids_.begin(), guest_ids_.end());
   std::reverse(guest_cfunc_.begin(), guest_cfunc_.end());
-  return merged_node(host_ids_, guest_ids_, guest_cfunc_, calls);
+  return merged_node(host_ids_, guest_ids_, guest_cfunc_, cut, calls);
 }
 
 uint32_t StreamContext::sample_node(const SysprofSample &s, CallTree &calls) {
@@ -204,7 +207,8 @@ uint32_t StreamContext::sample_node(const SysprofSample &s, CallTree &calls) {
     guest_ids_.push_back(calls.frame_id(t));
     guest_cfunc_.push_back(false);
   }
-  const uint32_t node = merged_node(host_ids_, guest_ids_, guest_cfunc_, calls);
+  const bool cut = !s.guest.empty() && is_guest_cut(s.guest.back().type, s.guest.back().addr);
+  const uint32_t node = merged_node(host_ids_, guest_ids_, guest_cfunc_, cut, calls);
   return in_agent ? calls.child(node, agent) : node;
 }
 

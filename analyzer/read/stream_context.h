@@ -153,8 +153,9 @@ struct StreamContext {
   // C function no symbol names (lua.c's pmain) named as its host code is.
   Frame named_guest_frame(uint8_t type, uint64_t addr, uint64_t line);
   uint32_t host_node(uint32_t host, CallTree &calls);
+  // guest_cut: the guest stack's root frame is the cut frame (stack_merge.h).
   uint32_t merged_node(const std::vector<uint32_t> &host, const std::vector<uint32_t> &guest,
-                       const std::vector<bool> &guest_cfunc, CallTree &calls);
+                       const std::vector<bool> &guest_cfunc, bool guest_cut, CallTree &calls);
 
   // The guest VM's interpreter functions (vm-function records), by start
   // (the first named at one start), and the largest size, so that a search

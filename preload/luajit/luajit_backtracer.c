@@ -30,6 +30,11 @@ int luajit_backtrace(void *ctx, struct prof_guest_frame *frames, int max, int *v
   int n = 0;
   if (uc && c.vmstate >= 0 && max >= 2)
     frames[n++] = (struct prof_guest_frame){PROF_FRAME_TRACE, (uint64_t)c.vmstate, 0};
+  const int left_out = c.n - (max - n);
   for (int i = 0; i < c.n && n < max; i++) frames[n++] = c.frames[i];
+  /* A stack deeper than the walk or the room: its outermost frame says so
+  ** (libprof.h), and the analyzer lines the rest up from the inside. */
+  if ((c.cut || left_out > 0) && n >= 2)
+    frames[n - 1] = (struct prof_guest_frame){PROF_FRAME_CFUNC, PROF_GUEST_CUT_ADDR, 0};
   return n;
 }

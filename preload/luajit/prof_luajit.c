@@ -83,6 +83,7 @@ static const char *start_profiling(lua_State *L, char *why, size_t size) {
     return "no memory for the symbol tables";
   }
   pin_module();
+  symbols_name_cfunc(PROF_GUEST_CUT_ADDR, "[… more frames]"); /* a cut stack's end (libprof.h) */
   symbols_publish_libraries(L);
   prof_guest_cfunc_symbol((uint64_t)(uintptr_t)luaopen_prof_luajit, "luaopen_prof_luajit");
   walk_check_start();

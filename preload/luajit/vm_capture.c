@@ -113,6 +113,7 @@ static inline __attribute__((always_inline)) void capture(const char *g, const L
                                                           struct FrameTrail *trail,
                                                           struct VmCapture *c) {
   c->n = 0;
+  c->cut = false;
   c->fresh = 0;
   c->vmstate = ~LJ_STATE_INTERP;
   uint64_t cur = 0, jit_base = 0;
@@ -164,6 +165,7 @@ static inline __attribute__((always_inline)) void capture(const char *g, const L
     }
   }
   c->n = w.n;
+  c->cut = w.n >= w.max && !clean;
   c->fresh = w.matched < 0 ? w.n : w.n - (trail->e[w.matched].out_at + trail->e[w.matched].nout);
   if (trail) {
     if (clean && c->n <= max - 2 && w.nfresh < TRAIL_MAX)

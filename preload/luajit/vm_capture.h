@@ -34,6 +34,7 @@ struct VmCapture {
   struct prof_guest_frame frames[VM_CAPTURE_MAX_FRAMES];
   uint8_t kinds[VM_CAPTURE_MAX_FRAMES];
   int fresh;  /* frames[0..fresh) were walked; the others came from the trail */
+  bool cut;   /* the walk stopped at max frames, short of the stack's bottom */
 };
 
 /* Where the interpreter's own code lies, and its dispatch table: registers
