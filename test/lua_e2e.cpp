@@ -126,6 +126,23 @@ TEST_CASE("lua e2e: coroutines, errors and tail calls on the stock interpreter",
   CHECK(p.odd_stacks == 0);
 }
 
+TEST_CASE("lua e2e: coroutine.close runs the coroutine's __close handlers on its own stack",
+          "[lua]") {
+  use_module();
+  const GuestProfile p =
+      profile_of(run_under_agent({"lua5.4", "-l", "prof_lua", PROF_LUA_TEST_DIR "/lua_close.lua"}));
+  // Closing resets the coroutine to its base, then calls the handler there.
+  const GuestNames in_handler{"string.rep", "lua_close.lua:3:3", "lua_close.lua:5:6",
+                              "coroutine.close", "lua_close.lua:0:11", "?"};
+  for (uint64_t n = 601; n <= 603; n++) {
+    INFO("mk(" << n << ")");
+    std::vector<GuestNames> seen;
+    for (const GuestAlloc &a : p.allocs)
+      if (a.nsize == 24 + n + 1) seen.push_back(*a.stack);
+    CHECK(seen == std::vector<GuestNames>{in_handler});
+  }
+}
+
 TEST_CASE("lua e2e: churn under the agent, every allocation's stack named", "[lua]") {
   use_module();
   const RunResult r = run_under_agent({"lua5.4", "-l", "prof_lua", kStress, "1"});

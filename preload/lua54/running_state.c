@@ -117,6 +117,27 @@ static int coroutine_wrapped_call(lua_State *L) {
   return lua_error(L);
 }
 
+/* coroutine.close(co): as the standard one (lcorolib.c's luaB_close and
+** auxstatus), with co tracked while its __close handlers run. */
+static int coroutine_close(lua_State *L) {
+  lua_State *co = lua_tothread(L, 1);
+  luaL_argexpected(L, co, 1, "thread");
+  const char *busy = NULL; /* the state that forbids closing it */
+  lua_Debug ar;
+  if (co == L)
+    busy = "running";
+  else if (lua_status(co) == LUA_OK && lua_getstack(co, 0, &ar))
+    busy = "normal";
+  if (busy) return luaL_error(L, "cannot close a %s coroutine", busy);
+  if (reset_tracked(co) == LUA_OK) {
+    lua_pushboolean(L, 1);
+    return 1;
+  }
+  lua_pushboolean(L, 0);
+  lua_xmove(co, L, 1); /* the error */
+  return 2;
+}
+
 /* coroutine.wrap(f): as the standard one, with its resumes tracked. */
 static int coroutine_wrap(lua_State *L) {
   luaL_checktype(L, 1, LUA_TFUNCTION);
@@ -133,6 +154,8 @@ void running_state_wrap_coroutines(lua_State *L, int idx) {
   lua_setfield(L, idx, "resume");
   lua_pushcfunction(L, coroutine_wrap);
   lua_setfield(L, idx, "wrap");
+  lua_pushcfunction(L, coroutine_close);
+  lua_setfield(L, idx, "close");
   /* The others are named by the scan of the loaded modules; this one is
   ** reachable only through the functions coroutine.wrap returns. */
   if (prof_guest_cfunc_symbol)

@@ -2,7 +2,8 @@
 ** running_state.h: which lua_State runs on this OS thread. Lua 5.4 has no
 ** "current thread" pointer, so the adapter keeps one per OS thread: the
 ** universe's main thread, plus a stack of the coroutines resumed through the
-** adapter's coroutine.resume / coroutine.wrap, innermost on top.
+** adapter's coroutine.resume / coroutine.wrap (or closed by its
+** coroutine.close), innermost on top.
 **
 ** Invariants callers rely on:
 ** - The slot is initial-exec TLS: reading it is a plain load, safe in a
@@ -47,7 +48,8 @@ void running_state_bind(lua_State *L);
 /* Unbinds this thread if it is bound to the universe whose main thread is main. */
 void running_state_unbind(lua_State *main);
 
-/* Replaces coroutine.resume and coroutine.wrap (the table is at idx). */
+/* Replaces coroutine.resume, coroutine.wrap and coroutine.close (the table
+** is at idx). */
 void running_state_wrap_coroutines(lua_State *L, int idx);
 
 #endif /* PROF_LUA54_RUNNING_STATE_H */
