@@ -137,6 +137,23 @@ TEST_CASE("the safe unwinding mode (libunwind) finds the same stacks") {
   CHECK(fallbacks == 0);
 }
 
+TEST_CASE("threads that allocate after main left with pthread_exit keep the fast walk") {
+  // The leader's /proc/self/maps reads empty then: each thread's stack is
+  // found in its own view (thread-self), and no walk falls back to libunwind.
+  const RunResult r = run_under_agent({program("mem_main_exits")});
+  REQUIRE(r.exit_code == 0);
+  const Recorded rec = read_only_memprof(r);
+  CHECK(rec.allocs_by_size.at(6001) == 4000);
+  CHECK(rec.frees_by_size.at(6001) == 4000);
+  uint64_t fallbacks = 1, failures = 1;
+  for (const auto &c : rec.stats.at(0).counters) {
+    if (c.name == "unwind_fallbacks") fallbacks = c.value;
+    if (c.name == "unwind_failures") failures = c.value;
+  }
+  CHECK(fallbacks == 0);
+  CHECK(failures == 0);
+}
+
 TEST_CASE("a process that records nothing writes no memory stream") {
   // The stream opens with its first event: true allocates nothing.
   const RunResult none = run_under_agent({"true"});

@@ -19,7 +19,7 @@
 // zero-initialised memory) and no lock of its own; not for signal handlers
 // (libunwind and /proc reads). The rule walk reads only the live stack:
 // between the starting sp and the end of the mapping that holds it, read
-// from /proc/self/maps when the thread first runs on that mapping (a few
+// from /proc/thread-self/maps when the thread first runs on that mapping (a few
 // per thread are kept: the main stack growing, coroutine stacks). Return
 // addresses are reported as they are (not minus one).
 #pragma once

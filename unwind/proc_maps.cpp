@@ -22,7 +22,11 @@ uint64_t hex(const char **p, const char *end) {
 }  // namespace
 
 bool mapping_of(uint64_t addr, uint64_t *lo, uint64_t *hi) {
-  const int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+  // XXX: the thread's own view: once the main thread has left with
+  // pthread_exit, /proc/self/maps (the leader's) reads empty. Before Linux
+  // 3.17 there is no thread-self.
+  int fd = open("/proc/thread-self/maps", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
   if (fd < 0) return false;
   // XXX: small, for a handler on a small alternate stack: only each line's
   // start ("lo-hi ") is read, the rest of a line longer than this skipped.

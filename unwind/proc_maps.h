@@ -1,4 +1,4 @@
-// The calling process's own memory map, read from /proc/self/maps with a
+// The calling thread's view of its memory map, read from /proc/thread-self/maps with a
 // buffer on the stack: no malloc, no lock, only open/read/close, so it may
 // run in a signal handler (slowly: it reads the whole file in the worst case).
 #pragma once
