@@ -390,7 +390,7 @@ bool open_memory_stream() {
     // opening to its outcome, once and briefly, every signal waits.
     sigset_t all, held;
     sigfillset(&all);
-    pthread_sigmask(SIG_BLOCK, &all, &held);
+    real_sigmask(SIG_BLOCK, &all, &held);
     const bool mine = g_open_state.compare_exchange_strong(state, kOpening);
     bool opened = false;
     if (mine) {
@@ -399,7 +399,7 @@ bool open_memory_stream() {
       else g_agent.on.store(false);
       g_open_state.store(opened ? kOpened : kOpenFailed, std::memory_order_release);
     }
-    pthread_sigmask(SIG_SETMASK, &held, nullptr);
+    real_sigmask(SIG_SETMASK, &held, nullptr);
     if (mine) return opened;
   }
   // XXX: a thread that finds another opening the stream does not wait (it

@@ -125,9 +125,9 @@ void on_program_signal(int sig, siginfo_t *info, void *ucontext) {
   sigset_t sampling, was;
   sigemptyset(&sampling);
   sigaddset(&sampling, g_cpu.sig);
-  pthread_sigmask(SIG_BLOCK, &sampling, &was);
+  real_sigmask(SIG_BLOCK, &sampling, &was);
   run_handler(sig, action, info, ucontext);
-  pthread_sigmask(SIG_SETMASK, &was, nullptr);
+  real_sigmask(SIG_SETMASK, &was, nullptr);
 }
 
 std::atomic<int (*)(int, const struct sigaction *, struct sigaction *)> g_real_sigaction{nullptr};
@@ -142,7 +142,14 @@ int real_sigaction(int sig, const struct sigaction *act, struct sigaction *old) 
   return next_symbol("sigaction", g_real_sigaction)(sig, act, old);
 }
 
+std::atomic<int (*)(int, const sigset_t *, sigset_t *)> g_real_sigmask{nullptr};
+
+int real_sigmask(int how, const sigset_t *set, sigset_t *old) {
+  return next_symbol("pthread_sigmask", g_real_sigmask)(how, set, old);
+}
+
 void claim_signal_table() {
+  next_symbol("pthread_sigmask", g_real_sigmask);  // now, not first in a handler
   g_table_owner.store(getpid(), std::memory_order_relaxed);
   // A fork child's stats count its own signals.
   g_deferred.store(0, std::memory_order_relaxed);
@@ -203,7 +210,7 @@ void release_deferred_signals() {
   // queue meanwhile); the kernel delivers them as the mask comes back.
   sigset_t all, old;
   sigfillset(&all);
-  pthread_sigmask(SIG_BLOCK, &all, &old);
+  real_sigmask(SIG_BLOCK, &all, &old);
   const pid_t pid = getpid(), tid = pid_t(syscall(SYS_gettid));
   for (uint8_t i = 0; i < t_state.deferred && i < kMaxHeld; i++) {
     siginfo_t &info = t_held[i];
@@ -213,7 +220,7 @@ void release_deferred_signals() {
       syscall(SYS_tgkill, pid, tid, info.si_signo);
   }
   t_state.deferred = 0;
-  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  real_sigmask(SIG_SETMASK, &old, nullptr);
 }
 
 uint64_t signals_deferred() { return g_deferred.load(std::memory_order_relaxed); }

@@ -41,6 +41,10 @@ uint64_t alternate_stack_room();
 bool owns_signal_table();
 // libc's sigaction, for the agent's own handlers.
 int real_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
+// libc's pthread_sigmask, for the agent's own masks (the program's keep the
+// sampling signal deliverable, signal_hooks.cpp). Looked up by
+// claim_signal_table(), so that signal handlers may call it.
+int real_sigmask(int how, const sigset_t *set, sigset_t *old);
 // sigaction() as the program calls it: a handler goes behind the trampoline.
 int program_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
 

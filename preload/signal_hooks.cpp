@@ -9,6 +9,9 @@
 // - a wait for a set of signals (a signal thread's sigwait on a full set)
 //   leaves the sampling signal out, and so does sigpending: the clock's
 //   signals, pending on a thread that blocks them, are not the program's;
+// - a mask that would block the sampling signal (a daemon's main blocks
+//   every signal, and its threads inherit that) leaves it out: blocked, it
+//   would hold back every sample. The mask reported is the thread's own;
 // - every handler the program installs runs behind the trampoline of
 //   program_signals.h, which holds signals back while the thread is inside
 //   the agent.
@@ -19,6 +22,7 @@
 #include "cpu/sampler.h"
 #include "next_symbol.h"
 #include "program_signals.h"
+#include "thread_state.h"
 
 namespace {
 
@@ -64,6 +68,18 @@ const sigset_t *waited(const sigset_t *set, sigset_t *copy) {
   if (!sigisemptyset(copy)) return copy;
   prof::yield_sampling_signal("waits for");
   return set;
+}
+
+// set without the sampling signal, in *copy, when how would block it. Not
+// inside the agent: libunwind, which it calls, masks every signal around
+// its caches, which a sample must not then enter.
+const sigset_t *deliverable(int how, const sigset_t *set, sigset_t *copy) {
+  if (!set || (how != SIG_BLOCK && how != SIG_SETMASK) || prof::t_state.guard ||
+      !held(prof::g_cpu.sig) || sigismember(set, prof::g_cpu.sig) != 1)
+    return set;
+  *copy = *set;
+  sigdelset(copy, prof::g_cpu.sig);
+  return copy;
 }
 
 }  // namespace
@@ -129,6 +145,17 @@ EXPORT int signalfd(int fd, const sigset_t *mask, int flags) {
   static std::atomic<int (*)(int, const sigset_t *, int)> real;
   sigset_t copy;
   return prof::next_symbol("signalfd", real)(fd, waited(mask, &copy), flags);
+}
+
+EXPORT int pthread_sigmask(int how, const sigset_t *set, sigset_t *old) {
+  sigset_t copy;
+  return prof::real_sigmask(how, deliverable(how, set, &copy), old);
+}
+
+EXPORT int sigprocmask(int how, const sigset_t *set, sigset_t *old) {
+  static std::atomic<int (*)(int, const sigset_t *, sigset_t *)> real;
+  sigset_t copy;
+  return prof::next_symbol("sigprocmask", real)(how, deliverable(how, set, &copy), old);
 }
 
 EXPORT int sigpending(sigset_t *set) {

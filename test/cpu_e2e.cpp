@@ -340,6 +340,23 @@ TEST_CASE("cpu: with PROF_CPU_SIGNAL the sampler and the program's own SIGPROF p
   CHECK(weighted(p) >= 400);  // all of its 0.5 CPU-s
 }
 
+TEST_CASE("cpu: threads whose mask blocks every signal are sampled, their own blocking kept", "[cpu]") {
+  // Two workers spin 0.3 s each: about 600 samples at 1 kHz, none without
+  // the sampling signal kept deliverable.
+  for (const std::vector<std::string> &argv :
+       {std::vector<std::string>{program("cpu_blocked"), "0.3"},
+        std::vector<std::string>{program("cpu_blocked"), "exec", "0.3"}}) {
+    INFO((argv.size() == 2 ? "blocked in main" : "blocked, then exec"));
+    const RunResult r = run_under_agent(argv, {"PROF_CPU=callgraph", "PROF_MEMORY=0"});
+    REQUIRE(r.exit_code == 0);
+    CHECK(r.out == "usr1 blocked\n");
+    CHECK(r.err.empty());
+    uint64_t samples = 0;
+    for (const std::string &f : r.sysprof_files) samples += weighted(read_guest_sysprof(f));
+    CHECK(samples >= 400);
+  }
+}
+
 TEST_CASE("cpu: an unwritable output or a bad setting switch the sampler off, the program unharmed", "[cpu]") {
   SECTION("full disk") {
     const RunResult r = run_under_agent({program("cpu_burn"), "0.1", "2"},

@@ -46,9 +46,9 @@ class SignalBlock {
     sigset_t s;
     sigemptyset(&s);
     sigaddset(&s, g_cpu.sig);
-    pthread_sigmask(SIG_BLOCK, &s, &old_);
+    real_sigmask(SIG_BLOCK, &s, &old_);
   }
-  ~SignalBlock() { pthread_sigmask(SIG_SETMASK, &old_, nullptr); }
+  ~SignalBlock() { real_sigmask(SIG_SETMASK, &old_, nullptr); }
 
  private:
   sigset_t old_;
@@ -146,6 +146,12 @@ bool start_cpu_sampler() {
     say("cannot catch PROF_CPU_SIGNAL (", errno_text(errno), "); CPU profiling disabled");
     return false;
   }
+  // A mask inherited blocking it (a parent's, posix_spawn's) would hold
+  // back every sample: threads made from here on inherit this one's.
+  sigset_t sampling;
+  sigemptyset(&sampling);
+  sigaddset(&sampling, g_cpu.sig);
+  real_sigmask(SIG_UNBLOCK, &sampling, nullptr);
   if (!begin(cfg.cpu_backend, getppid())) {
     real_sigaction(g_cpu.sig, &old, nullptr);
     return false;
