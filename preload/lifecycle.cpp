@@ -124,9 +124,25 @@ void say_stopped() {
   g_agent.paused.store(true);
 }
 
+// Says once that this process, a copy of the profiled one made without
+// fork(), records nothing: its parent's stream cannot go on here.
+void leave_unforked_copy() {
+  static std::atomic<bool> said{false};
+  g_agent.on.store(false);
+  if (said.exchange(true)) return;
+  char pid[16];
+  snprintf(pid, sizeof pid, "%d", int(getpid()));
+  say("process ", pid, " was made by a raw clone() without fork(), which the agent cannot "
+      "follow; it is not profiled");
+}
+
 // Runs about every 100 ms, on a thread that has just appended (stream/event_ring.h).
 void tick() {
   GuardScope guard;
+  if (g_agent.ring.in_unforked_copy()) {
+    leave_unforked_copy();
+    return;
+  }
   if (g_agent.ring.write_failed() && g_agent.on.exchange(false)) {
     say_write_failure(g_path, g_file, g_agent.ring.write_errno(), "; profiling disabled");
     return;
@@ -364,7 +380,10 @@ void write_memory_stream_end() {
 // Ends the memory stream, once.
 void finish_memory_stream() {
   // XXX: a vfork child shares our memory and must leave the parent's stream be.
-  if (getpid() != g_stream_pid) return;
+  if (getpid() != g_stream_pid) {
+    if (memory_stream_opened() && g_agent.ring.in_unforked_copy()) leave_unforked_copy();
+    return;
+  }
   // One thread finishes the stream; any other waits until it is finished
   // (several threads in exit(): the stream must end before the process).
   int expected = kStreamOpen;

@@ -1,7 +1,7 @@
 # End-to-end tests of libprof.so: programs run under the agent.
 set(E2E_DIR ${CMAKE_CURRENT_SOURCE_DIR}/e2e)
 foreach(prog mem_sites mem_threads mem_lifecycle mem_dlopen mem_children mem_realloc mem_peak
-             mem_untouched mem_errno mem_main_exits)
+             mem_untouched mem_errno mem_main_exits mem_raw_fork)
   add_executable(${prog} ${E2E_DIR}/${prog}.c)
   target_compile_options(${prog} PRIVATE -O1 -g)
 endforeach()
@@ -33,7 +33,7 @@ target_compile_definitions(agent_e2e PRIVATE
   PROF_E2E_BIN_DIR="${CMAKE_CURRENT_BINARY_DIR}")
 add_dependencies(agent_e2e prof mem_sites mem_threads mem_lifecycle mem_dlopen mem_children mem_cxx
                  mem_plugin mem_secure mem_guest mem_guest_alloc mem_realloc mem_untouched mem_errno
-                 mem_main_exits)
+                 mem_main_exits mem_raw_fork)
 prof_discover_tests(agent_e2e PROPERTIES SKIP_RETURN_CODE 4)
 
 # Host stacks: the rule walks (in hooks, in signal handlers) against libunwind

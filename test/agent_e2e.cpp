@@ -154,6 +154,29 @@ TEST_CASE("threads that allocate after main left with pthread_exit keep the fast
   CHECK(failures == 0);
 }
 
+TEST_CASE("a child made without fork() is not profiled, says so in one line, and never waits") {
+  // Its memory is a copy of the parent's, ring and writer included, but no
+  // fork handler ran: no writer will ever drain its ring. Few events (the
+  // ring never fills) or many (it does, at once), the same line.
+  for (const char *n : {"10", "300000"}) {
+    INFO(n);
+    const RunResult r = run_under_agent({program("mem_raw_fork"), n});
+    CHECK(r.exit_code == 0);
+    CHECK(r.out == "child 3\n");
+    const std::string line = " was made by a raw clone() without fork(), which the agent cannot "
+                             "follow; it is not profiled\n";
+    CHECK(r.err.rfind("libprof: process ", 0) == 0);
+    CHECK(r.err.size() > line.size());
+    CHECK(r.err.compare(r.err.size() - line.size(), line.size(), line) == 0);
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+    const Recorded rec = read_only_memprof(r);  // the parent's, whole
+    CHECK_FALSE(rec.truncated);
+    CHECK(rec.allocs_by_size.at(7001) == 10);
+    CHECK(rec.frees_by_size.at(7001) == 10);
+    CHECK(rec.allocs_by_size.count(7002) == 0);
+  }
+}
+
 TEST_CASE("a process that records nothing writes no memory stream") {
   // The stream opens with its first event: true allocates nothing.
   const RunResult none = run_under_agent({"true"});

@@ -59,6 +59,10 @@ bool EventRing::start(OwnedFile *file, void (*on_tick)(), UncleanEndFn on_unclea
     return false;
   }
   raw_wipe_on_fork(ring_, kRingSize);  // a child's ring starts empty
+  own_memory_ = static_cast<std::atomic<uint8_t> *>(raw_map(kPage));
+  if (!own_memory_) return false;
+  raw_wipe_on_fork(own_memory_, kPage);
+  own_memory_->store(1, std::memory_order_relaxed);
   file_ = file;
   file_base_ = file_position(file);
   g_ring = this;
@@ -241,6 +245,11 @@ void EventRing::copy_in(uint64_t pos, const uint8_t *data, size_t len) {
 // without one flushes itself when no one else does. When nothing moves for
 // kGiveUpNs (a flush that never ends), the stream stops there.
 void EventRing::wait_for_room(Slot *slot, uint64_t end) {
+  // No writer will ever make room for a process the agent never saw forked.
+  if (in_unforked_copy()) {
+    stop_at(flushed_.load(std::memory_order_acquire));
+    return;
+  }
   full_waits_.fetch_add(1, std::memory_order_relaxed);
   uint64_t seen = 0, last = raw_monotonic_ns(), flushed = flushed_.load(std::memory_order_acquire);
   // (Once the stream has stopped, only the bytes before its end need room.)
@@ -571,6 +580,7 @@ bool EventRing::restart_in_child(OwnedFile *file) {
   writer_writes_.store(false);
   lost_.store(false);
   writer_.forget();  // the parent's writer is not the child's
+  own_memory_->store(1, std::memory_order_relaxed);
   membarrier_ = register_membarrier();
   reset_solo(t_ring_slot);  // this thread is the child's only one
   return launch();

@@ -145,6 +145,13 @@ class EventRing {
   bool stopped() const { return stopped_at_.load(std::memory_order_relaxed) != kIdle; }
   // The writer was killed half-way through a write (the stream then ended).
   bool writer_lost() const { return lost_.load(std::memory_order_relaxed); }
+  // This process is a copy of the one the ring started in, made without
+  // fork() (a raw clone without CLONE_VM, which no fork handler sees), so
+  // restart_in_child() never ran: the ring and its writer are the parent's.
+  // (A vfork or CLONE_VM child shares the ring, and is not one.)
+  bool in_unforked_copy() const {
+    return own_memory_ && own_memory_->load(std::memory_order_relaxed) == 0;
+  }
   // Reservations that were never finished, written as gaps (or dropped).
   uint64_t abandoned_records() const { return abandoned_.load(std::memory_order_relaxed); }
   int write_errno() const { return write_errno_; }
@@ -252,6 +259,9 @@ class EventRing {
 
   // Read-mostly state.
   uint8_t *ring_ = nullptr;
+  // 1 in the process the ring runs in, on a page a forked copy finds zeroed.
+  static constexpr size_t kPage = 4096;
+  std::atomic<uint8_t> *own_memory_ = nullptr;
   OwnedFile *file_ = nullptr;
   void (*on_tick_)() = nullptr;
   UncleanEndFn on_unclean_end_ = nullptr;
