@@ -28,6 +28,7 @@
 #include "stream/module_record.h"
 #include "stream/output_file.h"
 #include "program_signals.h"
+#include "proc_maps.h"
 #include "stream/owned_file.h"
 #include "stream/stream_compactor.h"
 #include "stream/stream_compressor.h"
@@ -334,6 +335,10 @@ __attribute__((constructor(101))) void agent_start() {
   g_agent.cfg.memory = false;
 #endif
   g_agent.start_ns = monotonic_ns();  // markers' clock, also without a memory stream
+  // Stack walks read the thread's map through /proc: held open, it stays
+  // readable should the program chroot (a daemon's jail) and start threads.
+  const int proc = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (proc >= 0) read_maps_through(move_fd_high(proc));
   pthread_atfork(nullptr, nullptr, after_fork_child);
   // quick_exit() leaves through glibc's own _exit, after the handlers
   // registered with this, last of all as registered first.

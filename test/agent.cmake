@@ -1,13 +1,14 @@
 # End-to-end tests of libprof.so: programs run under the agent.
 set(E2E_DIR ${CMAKE_CURRENT_SOURCE_DIR}/e2e)
 foreach(prog mem_sites mem_threads mem_lifecycle mem_dlopen mem_children mem_realloc mem_peak
-             mem_untouched mem_errno mem_main_exits mem_raw_fork)
+             mem_untouched mem_errno mem_main_exits mem_raw_fork mem_chroot)
   add_executable(${prog} ${E2E_DIR}/${prog}.c)
   target_compile_options(${prog} PRIVATE -O1 -g)
 endforeach()
 target_link_libraries(mem_threads PRIVATE Threads::Threads)
 target_link_libraries(mem_lifecycle PRIVATE Threads::Threads)
 target_link_libraries(mem_main_exits PRIVATE Threads::Threads)
+target_link_libraries(mem_chroot PRIVATE Threads::Threads)
 target_link_libraries(mem_dlopen PRIVATE ${CMAKE_DL_LIBS})
 add_executable(mem_cxx ${E2E_DIR}/mem_cxx.cpp)
 foreach(prog mem_guest mem_guest_alloc)
@@ -33,7 +34,7 @@ target_compile_definitions(agent_e2e PRIVATE
   PROF_E2E_BIN_DIR="${CMAKE_CURRENT_BINARY_DIR}")
 add_dependencies(agent_e2e prof mem_sites mem_threads mem_lifecycle mem_dlopen mem_children mem_cxx
                  mem_plugin mem_secure mem_guest mem_guest_alloc mem_realloc mem_untouched mem_errno
-                 mem_main_exits mem_raw_fork)
+                 mem_main_exits mem_raw_fork mem_chroot)
 prof_discover_tests(agent_e2e PROPERTIES SKIP_RETURN_CODE 4)
 
 # Host stacks: the rule walks (in hooks, in signal handlers) against libunwind

@@ -154,6 +154,27 @@ TEST_CASE("threads that allocate after main left with pthread_exit keep the fast
   CHECK(failures == 0);
 }
 
+TEST_CASE("threads started after the program chroots into a jail without /proc keep their stacks") {
+  if (geteuid() != 0) {
+    std::fprintf(stderr, "SKIPPED: chroot needs root\n");
+    std::exit(4);
+  }
+  TempDir jail;
+  const RunResult r = run_under_agent({program("mem_chroot"), jail.path});
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out == "jailed\n");
+  CHECK(r.err.empty());
+  const Recorded rec = read_only_memprof(r);
+  CHECK(rec.allocs_by_size.at(6003) == 2000);
+  uint64_t fallbacks = 1, failures = 1;
+  for (const auto &c : rec.stats.at(0).counters) {
+    if (c.name == "unwind_fallbacks") fallbacks = c.value;
+    if (c.name == "unwind_failures") failures = c.value;
+  }
+  CHECK(fallbacks == 0);
+  CHECK(failures == 0);
+}
+
 TEST_CASE("a child made without fork() is not profiled, says so in one line, and never waits") {
   // Its memory is a copy of the parent's, ring and writer included, but no
   // fork handler ran: no writer will ever drain its ring. Few events (the

@@ -1,7 +1,9 @@
 #include "proc_maps.h"
 
+#include <atomic>
 #include <cstring>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace prof {
@@ -19,13 +21,36 @@ uint64_t hex(const char **p, const char *end) {
   return v;
 }
 
+std::atomic<int> g_proc_dir{-1};
+std::atomic<uint64_t> g_proc_dev{0}, g_proc_ino{0};
+
+// The thread's map through g_proc_dir, if it still names /proc (the
+// program may have closed it, and its number now names something else).
+int open_through_proc_dir() {
+  const int dir = g_proc_dir.load(std::memory_order_acquire);
+  struct stat st {};
+  if (dir < 0 || fstat(dir, &st) != 0 || st.st_dev != g_proc_dev.load() ||
+      st.st_ino != g_proc_ino.load())
+    return -1;
+  return openat(dir, "thread-self/maps", O_RDONLY | O_CLOEXEC);
+}
+
 }  // namespace
+
+void read_maps_through(int proc_dir) {
+  struct stat st {};
+  if (fstat(proc_dir, &st) != 0) return;
+  g_proc_dev.store(st.st_dev);
+  g_proc_ino.store(st.st_ino);
+  g_proc_dir.store(proc_dir, std::memory_order_release);
+}
 
 bool mapping_of(uint64_t addr, uint64_t *lo, uint64_t *hi) {
   // XXX: the thread's own view: once the main thread has left with
   // pthread_exit, /proc/self/maps (the leader's) reads empty. Before Linux
   // 3.17 there is no thread-self.
   int fd = open("/proc/thread-self/maps", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) fd = open_through_proc_dir();
   if (fd < 0) fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
   if (fd < 0) return false;
   // XXX: small, for a handler on a small alternate stack: only each line's

@@ -11,4 +11,9 @@ namespace prof {
 // file cannot be read).
 bool mapping_of(uint64_t addr, uint64_t *lo, uint64_t *hi);
 
+// Reads through proc_dir, a descriptor of /proc opened at start (O_PATH),
+// while it still names that directory: after a chroot, where /proc is
+// gone, the thread's map stays readable. Before, and without it: by path.
+void read_maps_through(int proc_dir);
+
 }  // namespace prof
