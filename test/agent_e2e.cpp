@@ -131,10 +131,7 @@ TEST_CASE("the safe unwinding mode (libunwind) finds the same stacks") {
     REQUIRE(fa.size() == fb.size());
     CHECK(fa == fb);
   }
-  uint64_t fallbacks = 1;
-  for (const auto &c : a.stats.at(0).counters)
-    if (c.name == "unwind_fallbacks") fallbacks = c.value;
-  CHECK(fallbacks == 0);
+  CHECK(stat_counter(a, "unwind_fallbacks") == 0);
 }
 
 TEST_CASE("threads that allocate after main left with pthread_exit keep the fast walk") {
@@ -145,13 +142,8 @@ TEST_CASE("threads that allocate after main left with pthread_exit keep the fast
   const Recorded rec = read_only_memprof(r);
   CHECK(rec.allocs_by_size.at(6001) == 4000);
   CHECK(rec.frees_by_size.at(6001) == 4000);
-  uint64_t fallbacks = 1, failures = 1;
-  for (const auto &c : rec.stats.at(0).counters) {
-    if (c.name == "unwind_fallbacks") fallbacks = c.value;
-    if (c.name == "unwind_failures") failures = c.value;
-  }
-  CHECK(fallbacks == 0);
-  CHECK(failures == 0);
+  CHECK(stat_counter(rec, "unwind_fallbacks") == 0);
+  CHECK(stat_counter(rec, "unwind_failures") == 0);
 }
 
 TEST_CASE("threads started after the program chroots into a jail without /proc keep their stacks") {
@@ -166,13 +158,8 @@ TEST_CASE("threads started after the program chroots into a jail without /proc k
   CHECK(r.err.empty());
   const Recorded rec = read_only_memprof(r);
   CHECK(rec.allocs_by_size.at(6003) == 2000);
-  uint64_t fallbacks = 1, failures = 1;
-  for (const auto &c : rec.stats.at(0).counters) {
-    if (c.name == "unwind_fallbacks") fallbacks = c.value;
-    if (c.name == "unwind_failures") failures = c.value;
-  }
-  CHECK(fallbacks == 0);
-  CHECK(failures == 0);
+  CHECK(stat_counter(rec, "unwind_fallbacks") == 0);
+  CHECK(stat_counter(rec, "unwind_failures") == 0);
 }
 
 TEST_CASE("a child made without fork() is not profiled, says so in one line, and never waits") {

@@ -22,14 +22,6 @@ uint64_t count(const std::map<uint64_t, uint64_t> &m, uint64_t key) {
   return it == m.end() ? 0 : it->second;
 }
 
-// A counter of the stream's stats record (-1 when absent).
-int64_t stat(const Recorded &rec, const std::string &name) {
-  for (const auto &x : rec.stats)
-    for (const auto &c : x.counters)
-      if (c.name == name) return int64_t(c.value);
-  return -1;
-}
-
 // The number after `key` in the program's output (-1 when absent).
 long printed(const std::string &out, const std::string &key) {
   std::istringstream in(out);
@@ -73,8 +65,8 @@ TEST_CASE("signals: a handler freeing blocks while its thread is inside the agen
   CHECK(count(rec.frees_by_size, 777) == n);
   CHECK(rec.unknown_frees == 0);
   // Every signal came while the thread was in the agent, and waited.
-  CHECK(stat(rec, "signals_deferred") == n);
-  CHECK(stat(rec, "signal_handlers_in_agent") == 0);
+  CHECK(stat_counter(rec, "signals_deferred") == n);
+  CHECK(stat_counter(rec, "signal_handlers_in_agent") == 0);
   // Nothing missed: the analyzer vouches for the leak figures.
   const std::string text = summary(r.memprof_files[0]);
   CHECK(text.find("leaked:        0B in 0 blocks") != std::string::npos);
@@ -117,9 +109,9 @@ TEST_CASE("signals: a handler that siglongjmps out of the allocation hooks leave
     std::string text;
     const Recorded rec = check_known_blocks_after_jumps("sigaction", thread, &jumps, &text);
     // The handler never ran inside the agent: nothing was left half-done.
-    CHECK(stat(rec, "signals_deferred") >= 20);
-    CHECK(stat(rec, "guards_abandoned") == 0);
-    CHECK(stat(rec, "ring_records_abandoned") == 0);
+    CHECK(stat_counter(rec, "signals_deferred") >= 20);
+    CHECK(stat_counter(rec, "guards_abandoned") == 0);
+    CHECK(stat_counter(rec, "ring_records_abandoned") == 0);
     CHECK(text.find("uncertain") == std::string::npos);
   }
 }
@@ -131,8 +123,8 @@ TEST_CASE("signals: a handler the agent never saw (raw rt_sigaction) that siglon
     long jumps;
     std::string text;
     const Recorded rec = check_known_blocks_after_jumps("raw", thread, &jumps, &text);
-    CHECK(stat(rec, "guards_abandoned") == jumps);  // each found by the next allocation
-    CHECK(stat(rec, "signals_deferred") == 0);
+    CHECK(stat_counter(rec, "guards_abandoned") == jumps);  // each found by the next allocation
+    CHECK(stat_counter(rec, "signals_deferred") == 0);
     // Events were missed (the 333 B block of each jump): the analyzer says so.
     CHECK(text.find("uncertain:     leaks and frees, the agent having missed events "
                     "(guards_abandoned " + std::to_string(jumps) + ")") != std::string::npos);
@@ -149,7 +141,7 @@ TEST_CASE("signals: jumps out of the agent from the first allocation on leave th
     const Recorded rec = only_file(r);
     CHECK_FALSE(rec.truncated);
     CHECK(count(rec.allocs_by_size, 555) == 10);
-    CHECK(stat(rec, "events_while_opening") == 0);
+    CHECK(stat_counter(rec, "events_while_opening") == 0);
   }
 }
 

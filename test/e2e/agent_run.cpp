@@ -190,3 +190,10 @@ Recorded read_only_memprof(const RunResult &r) {
     throw std::runtime_error(std::to_string(r.memprof_files.size()) + " memprof files, not 1");
   return read_memprof(r.memprof_files[0]);
 }
+
+int64_t stat_counter(const Recorded &rec, const std::string &name) {
+  for (const auto &x : rec.stats)
+    for (const auto &c : x.counters)
+      if (c.name == name) return int64_t(c.value);
+  return -1;
+}

@@ -63,6 +63,8 @@ uint64_t count_at(const std::map<uint64_t, uint64_t> &by_size, uint64_t key);
 
 // The one memprof stream of a run; throws unless there is exactly one.
 Recorded read_only_memprof(const RunResult &r);
+// A counter of the stream's stats record (-1 when absent).
+int64_t stat_counter(const Recorded &rec, const std::string &name);
 
 // The memprof streams of a run that forked once, told apart by their ppid;
 // throws unless there are exactly two.
