@@ -160,16 +160,18 @@ void tick() {
   drain_guest_symbols();
 }
 
-// Creates this process's file, or says why it cannot.
-bool create_stream_file() {
+// Creates this process's file: its descriptor, or -1 (said why).
+int create_stream_file() {
   const int fd = create_output_file(g_agent.cfg.output, getpid(), "memprof", g_path, sizeof g_path);
-  if (fd < 0) {
-    say("cannot create ", g_path, ": ", errno_text(errno), "; profiling disabled");
-    return false;
-  }
+  if (fd < 0) say("cannot create ", g_path, ": ", errno_text(errno), "; profiling disabled");
+  return fd;
+}
+
+// The stream's file from now on (its compressor and compactor, if any,
+// given before: they start with it).
+void adopt_stream_file(int fd) {
   g_file.adopt(fd, g_path);
   g_stream_pid = getpid();
-  return true;
 }
 
 // Writes everything that precedes events to the file just created.
@@ -273,23 +275,25 @@ void release_stream_tables() {
 }
 
 bool open_memory_stream_now() {
+  // The file first: where it cannot be made (the commonest failure) nothing
+  // else is made.
+  const int fd = create_stream_file();
   if (g_ring_inherited) {  // a fork child's: the parent's tables and ring, reset
-    if (create_stream_file() && write_stream_opening(getppid()) &&
-        g_agent.ring.restart_in_child(&g_file))
+    if (fd >= 0) adopt_stream_file(fd);
+    if (fd >= 0 && write_stream_opening(getppid()) && g_agent.ring.restart_in_child(&g_file))
       return true;
     release_stream_tables();
     return false;
   }
-  // The file first: where it cannot be made (the commonest failure) nothing
-  // else is made.
-  if (!create_stream_file()) return false;
+  if (fd < 0) return false;
   HostStack::init(reinterpret_cast<const void *>(&open_memory_stream_now), g_agent.cfg.rule_walk);
   if (!map_stream_tables()) {
     unlink(g_path);  // empty, and the line says why
-    g_file.close();
+    close(fd);
     release_stream_tables();
     return false;
   }
+  adopt_stream_file(fd);
   if (!write_stream_opening(getppid())) {
     release_stream_tables();
     return false;

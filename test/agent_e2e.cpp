@@ -493,6 +493,17 @@ TEST_CASE("the program's errno is as it set it across the agent's first event, o
   CHECK(failed.err.rfind("libprof: cannot create /nonexistent/dir/prof.", 0) == 0);
 }
 
+TEST_CASE("the default stream is compressed and every event in it compact, PROF_COMPRESS=0 has none") {
+  const RunResult compact = run_under_agent({program("mem_sites")});
+  const Recorded c = read_only_memprof(compact);
+  REQUIRE(c.events > 300);
+  CHECK(stat_counter(c, "compact_events") == int64_t(c.events));
+  const RunResult plain = run_under_agent({program("mem_sites")}, {"PROF_COMPRESS=0"});
+  const Recorded p = read_only_memprof(plain);
+  CHECK(p.events == c.events);
+  CHECK(stat_counter(p, "compact_events") == -1);  // no such counter
+}
+
 TEST_CASE("sampled mode records a consistent subset and its mean") {
   const RunResult r = run_under_agent({program("mem_sites")}, {"PROF_SAMPLE_BYTES=4k"});
   CHECK(r.exit_code == 7);
