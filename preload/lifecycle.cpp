@@ -390,7 +390,9 @@ void write_memory_stream_end() {
 void finish_memory_stream() {
   // XXX: a vfork child shares our memory and must leave the parent's stream be.
   if (getpid() != g_stream_pid) {
-    if (memory_stream_opened() && g_agent.ring.in_unforked_copy()) leave_unforked_copy();
+    // (A fork child the agent saw, but does not follow, is off already.)
+    if (g_agent.on.load() && memory_stream_opened() && g_agent.ring.in_unforked_copy())
+      leave_unforked_copy();
     return;
   }
   // One thread finishes the stream; any other waits until it is finished
