@@ -239,6 +239,18 @@ void restart_memory_stream_in_child() {
   g_agent.on.store(true);
 }
 
+// Stack walks read the thread's map through /proc: held open from the first
+// walk's setup (a process that records nothing holds nothing), it stays
+// readable should the program chroot (a daemon's jail) and start threads.
+// Once per process: the descriptor lives on in fork children.
+void hold_proc_dir() {
+  static bool held = false;
+  if (held) return;
+  held = true;
+  const int proc = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (proc >= 0) read_maps_through(move_fd_high(proc));
+}
+
 // Maps the tables that events need and hands the file its compressor and
 // compactor, or says which could not be mapped.
 bool map_stream_tables() {
@@ -287,6 +299,7 @@ bool open_memory_stream_now() {
   }
   if (fd < 0) return false;
   HostStack::init(reinterpret_cast<const void *>(&open_memory_stream_now), g_agent.cfg.rule_walk);
+  hold_proc_dir();
   if (!map_stream_tables()) {
     unlink(g_path);  // empty, and the line says why
     close(fd);
@@ -339,10 +352,6 @@ __attribute__((constructor(101))) void agent_start() {
   g_agent.cfg.memory = false;
 #endif
   g_agent.start_ns = monotonic_ns();  // markers' clock, also without a memory stream
-  // Stack walks read the thread's map through /proc: held open, it stays
-  // readable should the program chroot (a daemon's jail) and start threads.
-  const int proc = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
-  if (proc >= 0) read_maps_through(move_fd_high(proc));
   pthread_atfork(nullptr, nullptr, after_fork_child);
   // quick_exit() leaves through glibc's own _exit, after the handlers
   // registered with this, last of all as registered first.
@@ -370,7 +379,10 @@ __attribute__((constructor(101))) void agent_start() {
     g_agent.paused.store(true);
   }
   if (g_agent.cfg.memory) g_agent.on.store(true, std::memory_order_release);  // armed
-  if (g_agent.cfg.cpu != CpuMode::Off) start_cpu_sampler();
+  if (g_agent.cfg.cpu != CpuMode::Off) {
+    hold_proc_dir();
+    start_cpu_sampler();
+  }
 }
 
 // Writes the stats and the epilogue and closes the memory stream.
