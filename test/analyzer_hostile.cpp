@@ -14,6 +14,7 @@
 
 #include <chrono>
 #include <climits>
+#include <initializer_list>
 #include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -259,57 +260,48 @@ TEST_CASE("running out of memory names the file and the record being read") {
   CHECK(offset < bytes.size());
 }
 
+namespace {
+
+// Each command refuses the stream at path in one line naming bad_at.
+void check_corrupt(const std::string &path, uint64_t bad_at, const std::string &reason,
+                   std::initializer_list<const char *> commands) {
+  for (const char *command : commands) {
+    INFO(command);
+    const Run r = analyze({command, path});
+    CHECK(r.exit_code == 2);
+    CHECK(r.err == "prof-analyze: " + path + ": corrupt at byte " + std::to_string(bad_at) + ": " +
+                       reason + "\n");
+  }
+}
+
+}  // namespace
+
 TEST_CASE("crafted stack tables and sizes are refused at the record that breaks them") {
   TempDir dir;
   for (const CraftedStream &c : crafted_streams()) {
     SECTION(c.what) {
       uint64_t bad_at = 0;
       const std::string path = dir.write("crafted", crafted_stream(c, &bad_at));
-      for (const char *command : {"summary", "report", "folded"}) {
-        INFO(command);
-        const Run r = analyze({command, path});
-        CHECK(r.exit_code == 2);
-        CHECK(r.err == "prof-analyze: " + path + ": corrupt at byte " + std::to_string(bad_at) +
-                           ": " + c.reason + "\n");
-      }
+      check_corrupt(path, bad_at, c.reason, {"summary", "report", "folded"});
     }
   }
 }
 
-TEST_CASE("an object type must type the allocation right after it") {
+TEST_CASE("an object type must type the allocation right after it, not a free or the end") {
   TempDir dir;
-  VecOut o;
-  begin_memory_stream(o);
-  put_ext(o, ext::StackHost{1, 0, 0x1000});
-  put_alloc(o, 1, 0x10000, 16);
-  const uint64_t bad_at = o.b.size();
-  put_ext(o, ext::ObjectType{2});
-  put_free(o, 0x10000);
-  put_memprof_epilogue(o);
-  const std::string path = dir.write("typed-free", o.b);
-  for (const char *command : {"summary", "folded"}) {
-    INFO(command);
-    const Run r = analyze({command, path});
-    CHECK(r.exit_code == 2);
-    CHECK(r.err == "prof-analyze: " + path + ": corrupt at byte " + std::to_string(bad_at) +
-                       ": an object-type record not followed by an allocation\n");
+  for (const bool then_free : {true, false}) {
+    INFO((then_free ? "then a free" : "then the end"));
+    VecOut o;
+    begin_memory_stream(o);
+    put_ext(o, ext::StackHost{1, 0, 0x1000});
+    put_alloc(o, 1, 0x10000, 16);
+    const uint64_t bad_at = o.b.size();
+    put_ext(o, ext::ObjectType{2});
+    if (then_free) put_free(o, 0x10000);
+    put_memprof_epilogue(o);
+    check_corrupt(dir.write("typed", o.b), bad_at,
+                  "an object-type record not followed by an allocation", {"summary", "folded"});
   }
-}
-
-TEST_CASE("an object type right before the stream's end is refused") {
-  TempDir dir;
-  VecOut o;
-  begin_memory_stream(o);
-  put_ext(o, ext::StackHost{1, 0, 0x1000});
-  put_alloc(o, 1, 0x10000, 16);
-  const uint64_t bad_at = o.b.size();
-  put_ext(o, ext::ObjectType{2});
-  put_memprof_epilogue(o);
-  const std::string path = dir.write("typed-nothing", o.b);
-  const Run r = analyze({"summary", path});
-  CHECK(r.exit_code == 2);
-  CHECK(r.err == "prof-analyze: " + path + ": corrupt at byte " + std::to_string(bad_at) +
-                     ": an object-type record not followed by an allocation\n");
 }
 
 TEST_CASE("a record of one section's kinds in the other is refused") {
@@ -319,11 +311,8 @@ TEST_CASE("a record of one section's kinds in the other is refused") {
   const uint64_t bad_at = o.b.size();
   put_ext(o, ext::Thread{42});
   put_memprof_epilogue(o);
-  const std::string path = dir.write("thread-in-memprof", o.b);
-  const Run r = analyze({"summary", path});
-  CHECK(r.exit_code == 2);
-  CHECK(r.err == "prof-analyze: " + path + ": corrupt at byte " + std::to_string(bad_at) +
-                     ": thread record in a memprof stream\n");
+  check_corrupt(dir.write("thread-in-memprof", o.b), bad_at, "thread record in a memprof stream",
+                {"summary"});
 }
 
 TEST_CASE("a sampling mean and a mapping of 2^63 bytes are read without overflow") {
