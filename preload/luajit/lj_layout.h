@@ -1,7 +1,8 @@
 /*
 ** lj_layout.h: the few private structures of LuaJIT 2.1 (x86_64, GC64, two-
 ** slot frames) that the adapter reads, mirrored by hand: only the fields it
-** needs, at the offsets of Debian 12's build (2.1.0~beta3+git20220320).
+** needs, at the offsets of the GC64 builds lj_build.h lists (where they differ
+** is there).
 ** layout_check.c verifies them against the running VM before anything here
 ** is trusted.
 **
@@ -73,11 +74,10 @@ typedef struct LJState { /* lua_State */
 #define LJ_G_MAINTHREF 192
 #define LJ_G_CUR_L 368
 #define LJ_G_JIT_BASE 376
-/* GG_State: lua_State (main thread), global_State, jit_State in a row. */
-#define LJ_GG_G 96
-#define LJ_GG_J 824
-#define LJ_GG_DISPATCH 4064 /* the interpreter's dispatch table ... */
-#define LJ_GG_DISPATCH_LEN 243 /* ... of code addresses (handlers, fast functions) */
+/* GG_State: lua_State (main thread), global_State, jit_State in a row,
+** placed by the build (lj_build.h); its dispatch table holds this many code
+** addresses (handlers, fast functions). */
+#define LJ_GG_DISPATCH_LEN 243
 #define LJ_J_TRACE 384     /* GCRef *trace: traces by number */
 #define LJ_J_SIZETRACE 396 /* uint32_t: the size of that array */
 

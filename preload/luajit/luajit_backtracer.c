@@ -9,7 +9,9 @@
 
 int luajit_backtrace(void *ctx, struct prof_guest_frame *frames, int max, int *vmstate) {
   (void)ctx;
-  if (!lj_thread_bound || !lj_universe.g) {
+  const struct Universe *u = lj_thread_universe;
+  const char *g = u ? __atomic_load_n(&u->g, __ATOMIC_ACQUIRE) : NULL;
+  if (!g) {
     *vmstate = -1;
     return 0;
   }
@@ -22,8 +24,7 @@ int luajit_backtrace(void *ctx, struct prof_guest_frame *frames, int max, int *v
     regs = (struct VmRegs){(uint64_t)r[REG_RIP], (uint64_t)r[LJ_REG_BASE], (uint64_t)r[LJ_REG_PC],
                            (uint64_t)r[LJ_REG_DISPATCH]};
   }
-  vm_capture(lj_universe.g, lj_universe.main, true, want, &lj_universe.code, uc ? &regs : NULL,
-             NULL, &c);
+  vm_capture(g, u->main, true, want, &u->code, uc ? &regs : NULL, NULL, &c);
   *vmstate = vm_capture_prof_state(&c);
   if (max <= 0) return 0;
   symbols_note_frames(c.frames, c.kinds, c.n);

@@ -19,9 +19,11 @@
 #include <stdlib.h>
 
 #include <lauxlib.h>
+#include <lualib.h>
 
 #include "layout_check.h"
 #include "libprof.h"
+#include "lj_build.h"
 #include "luajit_backtracer.h"
 #include "proto_events.h"
 #include "symbols.h"
@@ -39,7 +41,7 @@ static void pin_module(void) {
     dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
 }
 
-static int result(lua_State *L, const char *reason) {
+static int result(lua_State *L, const struct Universe *u, const char *reason) {
   lua_newtable(L);
   lua_pushboolean(L, reason == NULL);
   lua_setfield(L, -2, "enabled");
@@ -47,64 +49,128 @@ static int result(lua_State *L, const char *reason) {
     lua_pushstring(L, reason);
     lua_setfield(L, -2, "reason");
   } else {
-    lua_pushnumber(L, (lua_Number)lj_universe.bytes_before);
+    lua_pushnumber(L, (lua_Number)u->bytes_before);
     lua_setfield(L, -2, "bytes_before");
   }
   return 1;
 }
 
-/* Tells the agent the VM's code (one unwind entry covers all of it) runs
-** Lua, so that guest frames are merged right above its host frames, and
-** marks native code re-entering it there (frame_walk.h). */
-static void publish_vm_code(void) {
-  const uint64_t vm = lj_universe.code.lo;
-  if (!prof_guest_vm_function || !prof_guest_vm_function(vm, "lj_vm")) return;
+/* The VM's code, which every state of the build shares: the agent learns
+** that it runs Lua (one unwind entry covers all of it), so that guest frames
+** are merged right above its host frames, and native code re-entering it is
+** marked there (frame_walk.h). Its address, or 0 if the agent does not take it. */
+static uint64_t publish_vm_code(uint64_t vm) {
+  if (!prof_guest_vm_function || !prof_guest_vm_function(vm, "lj_vm")) return 0;
   symbols_name_cfunc(vm, "lj_vm");
-  lj_universe.code.reentry = vm;
-  frame_trail_forget(&lj_universe.trail); /* its frames have no marks */
+  return vm;
 }
 
-/* Publishes the protos signal handlers saw, while the state still lives. */
+/* Publishes the protos signal handlers saw, while the states still live. */
 static void drain_at_exit(void) { symbols_drain_pending(); }
 
-/* The first state to load the module is the one profiled; the rest of
-** luaopen's answer depends on which that is. */
-static const char *start_profiling(lua_State *L, char *why, size_t size) {
-  if (lj_universe.g) {
-    if ((const char *)(uintptr_t)((const LJState *)L)->glref == lj_universe.g) return NULL;
-    return "only the first LuaJIT state of a process is profiled";
-  }
-  if (!layout_check(L, luaopen_prof_luajit, why, size)) {
-    fprintf(stderr, "prof_luajit: nothing will be recorded: %s\n", why);
-    return why;
-  }
+/* What the process needs once, after the first layout check passed on L's
+** VM (L has its libraries open). */
+static uint64_t g_reentry;
+static bool start_process(lua_State *L, const char **why) {
   if (!symbols_init()) {
-    fprintf(stderr, "prof_luajit: nothing will be recorded: no memory for the symbol tables\n");
-    return "no memory for the symbol tables";
+    *why = "no memory for the symbol tables";
+    return false;
   }
   pin_module();
   symbols_name_cfunc(PROF_GUEST_CUT_ADDR, "[… more frames]"); /* a cut stack's end (libprof.h) */
   symbols_publish_libraries(L);
   prof_guest_cfunc_symbol((uint64_t)(uintptr_t)luaopen_prof_luajit, "luaopen_prof_luajit");
   walk_check_start();
-  universe_start(L);
-  publish_vm_code();
-  proto_events_attach(L);
+  struct VmCode code;
+  vm_code_find((const char *)(uintptr_t)((const LJState *)L)->glref, &code);
+  g_reentry = publish_vm_code(code.lo);
   atexit(drain_at_exit);
   prof_register_guest(luajit_backtrace, NULL);
+  return true;
+}
+
+/* Profiles L's VM once its build is verified: a universe of its own. */
+static const char *start_universe(lua_State *L, struct Universe **out, char *why, size_t size) {
+  const char *g = (const char *)(uintptr_t)((const LJState *)L)->glref;
+  if ((*out = universe_of(g))) return NULL;
+  if (!layout_check_state(L, why, size)) return why;
+  if (!(*out = universe_start(L, g_reentry)))
+    return "every slot for a LuaJIT state is taken";
   return NULL;
 }
 
+static void say_refused(const char *why) {
+  fprintf(stderr, "prof_luajit: nothing will be recorded: %s\n", why);
+}
+
+/* XXX: states of several threads may load it at once (one per worker);
+** the layout check, the symbol tables and the universes are the
+** process's, one at a time. */
+static pthread_mutex_t starting = PTHREAD_MUTEX_INITIALIZER;
+
+/* require's path: L runs luaopen with its libraries open. */
+static const char *start_profiling(lua_State *L, struct Universe **u, char *why, size_t size) {
+  if (!lj_build && !layout_check(L, luaopen_prof_luajit, why, size)) return why;
+  const char *reason = NULL;
+  if (!symbols_ready() && !start_process(L, &reason)) return reason;
+  if ((reason = start_universe(L, u, why, size))) return reason;
+  /* New prototypes named as they come (a state attached at its making had
+  ** no jit library to ask then). */
+  if (!(*u)->proto_events) (*u)->proto_events = proto_events_attach(L);
+  return NULL;
+}
+
+static bool agent_loaded(void) {
+  return prof_register_guest && prof_guest_symbol && prof_guest_cfunc_symbol &&
+         prof_guest_alloc_walked && prof_guest_trace_symbol && prof_guest_sample;
+}
+
 __attribute__((visibility("default"))) int luaopen_prof_luajit(lua_State *L) {
-  if (!prof_register_guest || !prof_guest_symbol || !prof_guest_cfunc_symbol ||
-      !prof_guest_alloc_walked || !prof_guest_trace_symbol || !prof_guest_sample)
-    return result(L, "the libprof agent is not loaded");
-  /* XXX: states of several threads may load it at once (one per worker);
-  ** the layout check and the universe are the process's, one at a time. */
-  static pthread_mutex_t starting = PTHREAD_MUTEX_INITIALIZER;
+  if (!agent_loaded()) return result(L, NULL, "the libprof agent is not loaded");
   char why[160];
+  struct Universe *u = NULL;
   pthread_mutex_lock(&starting);
-  const char *reason = start_profiling(L, why, sizeof why);
+  const char *reason = start_profiling(L, &u, why, sizeof why);
   pthread_mutex_unlock(&starting);
-  return result(L, reason);
+  if (reason) say_refused(reason);
+  return result(L, u, reason);
+}
+
+/* The layout check and the process's start, inside a call on a scratch
+** state with its libraries open (prof_adapter_attach). */
+static const char *g_scratch_reason;
+static char g_scratch_why[160];
+static int check_in_scratch(lua_State *S) {
+  g_scratch_reason = NULL;
+  if (!layout_check(S, check_in_scratch, g_scratch_why, sizeof g_scratch_why))
+    g_scratch_reason = g_scratch_why;
+  else if (!symbols_ready())
+    start_process(S, &g_scratch_reason);
+  return 0;
+}
+
+__attribute__((visibility("default"))) const char *prof_adapter_attach(lua_State *L) {
+  if (!agent_loaded()) return "the libprof agent is not loaded";
+  static char why[160];
+  struct Universe *u = NULL;
+  const char *reason = NULL;
+  pthread_mutex_lock(&starting);
+  if (!lj_build || !symbols_ready()) {
+    /* XXX: L has no library open and runs nothing: the check runs on a
+    ** state of the same VM made for it, and closed again. */
+    lua_State *S = luaL_newstate();
+    if (!S) {
+      reason = "no memory for a scratch state";
+    } else {
+      luaL_openlibs(S);
+      lua_pushcfunction(S, check_in_scratch);
+      g_scratch_reason = "the check did not run";
+      if (lua_pcall(S, 0, 0, 0) != 0) g_scratch_reason = "the check raised an error";
+      reason = g_scratch_reason;
+      lua_close(S);
+    }
+  }
+  if (!reason) reason = start_universe(L, &u, why, sizeof why);
+  pthread_mutex_unlock(&starting);
+  return reason;
 }

@@ -9,6 +9,7 @@
 #include <lauxlib.h>
 
 #include "frame_walk.h"
+#include "lj_build.h"
 #include "lj_layout.h"
 
 /* Named prototypes: an open-addressing set of addresses (0 empty, 1 a
@@ -39,6 +40,8 @@ bool symbols_init(void) {
   if (!traces) traces = map_zeroed(MAX_TRACES * sizeof *traces);
   return seen && traces;
 }
+
+bool symbols_ready(void) { return seen && traces; }
 
 static inline uint32_t slot_of(uint64_t addr) {
   return (uint32_t)((addr >> 3) * 0x9E3779B97F4A7C15ull >> 44) & (SEEN_SLOTS - 1);
@@ -133,7 +136,7 @@ void symbols_publish_frames(const struct prof_guest_frame *frames, const uint8_t
 
 void symbols_publish_trace(const char *g, uint32_t traceno) {
   if (!traces || traceno >= MAX_TRACES) return;
-  const char *J = g - LJ_GG_G + LJ_GG_J;
+  const char *J = lj_jit_state(g);
   const uint64_t *trace = *(uint64_t *const *)(J + LJ_J_TRACE);
   const uint32_t sizetrace = *(const uint32_t *)(J + LJ_J_SIZETRACE);
   if (!trace || traceno >= sizetrace || !trace[traceno]) return;

@@ -27,6 +27,8 @@
 
 /* Maps the tables (false: no memory; nothing is then named). */
 bool symbols_init(void);
+/* Whether symbols_init succeeded. */
+bool symbols_ready(void);
 /* Names prototype pt, unless it was already. */
 void symbols_name_proto(const LJProto *pt);
 /* Names the C frames at addr name (frames never name them otherwise). */

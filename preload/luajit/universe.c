@@ -4,31 +4,42 @@
 
 #include "libprof.h"
 #include "line_cache.h"
+#include "lj_build.h"
 #include "symbols.h"
 #include "vm_capture.h"
 #include "walk_check.h"
 
-struct Universe lj_universe;
-__thread int lj_thread_bound __attribute__((tls_model("initial-exec")));
+static struct Universe universes[UNIVERSES_MAX];
+__thread struct Universe *lj_thread_universe __attribute__((tls_model("initial-exec")));
 
 /* Guest stacks recorded with memory events: deeper ones are cut. */
 #define ALLOC_MAX_FRAMES 64
 
-/* The VM is about to free block p: a prototype's name and lines go; with
-** its last block (GG_State, lua_close), the VM: samples stop reading it. */
-static void block_freed(const void *p, size_t size) {
-  if (p == lj_universe.main) {
-    lj_thread_bound = 0;
+/* u's VM is about to free block p: a prototype's name and lines go; with
+** its last block (GG_State, lua_close), the VM: samples stop reading it,
+** and its slot is free once the block is. */
+static bool block_freed(struct Universe *u, const void *p, size_t size) {
+  if (p == u->main) {
+    lj_thread_universe = NULL;
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    return true;
   }
   if (symbols_block_freed(p, size)) {
     line_cache_forget();
-    frame_trail_forget(&lj_universe.trail);
+    frame_trail_forget(&u->trail);
   } else if (size > offsetof(LJFunc, gct) && ((const LJFunc *)p)->gct == LJ_GCT_FUNC) {
     /* XXX: inferred from the header: a block that only looks like a
     ** function costs the trail, never a wrong frame. */
-    frame_trail_forget(&lj_universe.trail);
+    frame_trail_forget(&u->trail);
   }
+  return false;
+}
+
+/* The VM's last free: u is done, its slot free for the next VM. */
+static void *close_free(struct Universe *u, void *ptr, size_t osize) {
+  void *r = u->orig(u->orig_ud, ptr, osize, 0);
+  __atomic_store_n(&u->g, NULL, __ATOMIC_RELEASE);
+  return r;
 }
 
 /* A call the agent records (verdict, prof_guest_sample): where the VM is,
@@ -61,7 +72,7 @@ static __attribute__((noinline)) void *recorded_alloc(struct Universe *u, unsign
   if (c.site.source == PROF_SITE_TRACE) symbols_publish_trace(u->g, (uint32_t)c.site.addr);
   if (!nsize) {
     prof_guest_alloc_walked(verdict, ptr, osize, NULL, 0, &c.site, c.frames, c.n, walked);
-    block_freed(ptr, osize);
+    if (block_freed(u, ptr, osize)) return close_free(u, ptr, osize);
     return u->orig(u->orig_ud, ptr, osize, nsize);
   }
   void *block = u->orig(u->orig_ud, ptr, osize, nsize);
@@ -73,6 +84,7 @@ static __attribute__((noinline)) void *recorded_alloc(struct Universe *u, unsign
 
 static void *profiling_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
   struct Universe *u = ud;
+  lj_thread_universe = u;
   symbols_drain_pending();
   /* Nothing is captured for a call the agent does not record (sampled out). */
   const unsigned verdict = ptr || nsize ? prof_guest_sample(ptr, nsize) : 0;
@@ -85,18 +97,29 @@ static void *profiling_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
   }
   if (ptr) {
     prof_guest_alloc_walked(0, ptr, osize, NULL, 0, NULL, NULL, 0, NULL);
-    block_freed(ptr, osize); /* CPU samples name prototypes too */
+    /* CPU samples name prototypes too */
+    if (block_freed(u, ptr, osize)) return close_free(u, ptr, osize);
   }
   return u->orig(u->orig_ud, ptr, osize, nsize);
 }
 
-void universe_start(lua_State *L) {
-  const LJState *s = (const LJState *)L;
-  lj_universe.g = (const char *)(uintptr_t)s->glref;
-  lj_universe.main = (const LJState *)(lj_universe.g - LJ_GG_G);
-  lj_universe.bytes_before = *(const uint64_t *)(lj_universe.g + LJ_G_GC_TOTAL);
-  vm_code_find(lj_universe.g, &lj_universe.code);
-  lj_universe.orig = lua_getallocf(L, &lj_universe.orig_ud);
-  lua_setallocf(L, profiling_alloc, &lj_universe);
-  lj_thread_bound = 1;
+struct Universe *universe_of(const char *g) {
+  for (int i = 0; i < UNIVERSES_MAX; i++)
+    if (__atomic_load_n(&universes[i].g, __ATOMIC_ACQUIRE) == g) return &universes[i];
+  return NULL;
+}
+
+struct Universe *universe_start(lua_State *L, uint64_t reentry) {
+  struct Universe *u = universe_of(NULL);
+  if (!u) return NULL;
+  const char *g = (const char *)(uintptr_t)((const LJState *)L)->glref;
+  *u = (struct Universe){.main = (const LJState *)lj_main_thread(g),
+                         .bytes_before = *(const uint64_t *)(g + LJ_G_GC_TOTAL)};
+  vm_code_find(g, &u->code);
+  u->code.reentry = reentry;
+  u->orig = lua_getallocf(L, &u->orig_ud);
+  __atomic_store_n(&u->g, g, __ATOMIC_RELEASE);
+  lua_setallocf(L, profiling_alloc, u);
+  lj_thread_universe = u;
+  return u;
 }

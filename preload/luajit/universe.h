@@ -1,10 +1,12 @@
 /*
-** universe.h: the one LuaJIT VM (universe) the module profiles, and its
-** allocator wrapper, which turns every allocator call of the VM into a
+** universe.h: the LuaJIT VMs (universes) the module profiles, and their
+** allocator wrapper, which turns every allocator call of a VM into a
 ** memory event (prof_guest_alloc_walked) charged where memprof charges it.
 **
 ** Invariants callers rely on:
-** - One universe per process: the first state that loads the module.
+** - A universe per VM (a lua_State and its coroutines), up to
+**   UNIVERSES_MAX at once; a slot is free again once its VM closed. All
+**   are of one build (lj_build.h).
 ** - The wrapper captures the VM (vm_capture, direct reads, over the
 **   universe's frame trail) before calling the real allocator: a realloc
 **   may move the very stack the capture reads. A free of a block whose
@@ -13,12 +15,16 @@
 **   real call returned, and nothing for a failed call.
 ** - The wrapper stays installed after lua_close (the state's last frees go
 **   through it), so the module must never be unloaded.
-** - The slot `bound` is initial-exec TLS: set on the thread that runs the
-**   VM, read by the backtracer in signal context; cleared when the VM frees
-**   its last block (lua_close), so that no sample reads a closed VM.
+** - lj_thread_universe is initial-exec TLS: the universe that last ran on
+**   the thread (set by the wrapper on each call, and at start), read by the
+**   backtracer in signal context; cleared when that VM frees its last block
+**   (lua_close), so that no sample of the thread reads a closed VM. A thread
+**   that runs several VMs in turn is walked in the one that last allocated.
 */
 #ifndef PROF_LUAJIT_UNIVERSE_H
 #define PROF_LUAJIT_UNIVERSE_H
+
+#include <stdbool.h>
 
 #include <lua.h>
 
@@ -26,8 +32,10 @@
 #include "lj_layout.h"
 #include "vm_capture.h"
 
+#define UNIVERSES_MAX 32
+
 struct Universe {
-  const char *g;        /* its global_State */
+  const char *g;        /* its global_State; NULL: a free slot */
   const LJState *main;  /* its main thread */
   lua_Alloc orig;
   void *orig_ud;
@@ -36,13 +44,17 @@ struct Universe {
   struct FrameTrail trail;  /* the wrapper's last walk (the VM runs one thread at a time) */
   uint64_t captures;        /* the wrapper's walks so far (prof_guest_walk's seq) */
   int last_n;               /* the frames the last one passed */
+  bool proto_events;        /* new prototypes are named as the VM makes them (proto_events.h) */
 };
 
-extern struct Universe lj_universe;
-extern __thread int lj_thread_bound __attribute__((tls_model("initial-exec")));
+extern __thread struct Universe *lj_thread_universe __attribute__((tls_model("initial-exec")));
 
-/* Makes L's VM the universe and puts the wrapper between it and its
-** allocator (once per process: the caller makes sure). */
-void universe_start(lua_State *L);
+/* The universe of the VM whose global_State is g, or NULL. */
+struct Universe *universe_of(const char *g);
+
+/* Makes L's VM a universe and puts the wrapper between it and its
+** allocator (once per VM: the caller makes sure); NULL when every slot is
+** taken. reentry: the VM code's re-entry mark (vm_capture.h), 0 if none. */
+struct Universe *universe_start(lua_State *L, uint64_t reentry);
 
 #endif /* PROF_LUAJIT_UNIVERSE_H */

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "line_cache.h"
+#include "lj_build.h"
 #include "safe_read.h"
 
 static inline bool read_word(bool safe, void *dst, const char *src, size_t n) {
@@ -40,7 +41,7 @@ static void charge(struct VmCapture *c) {
 ** start line (memprof's and sysprof's name for a trace). */
 static inline __attribute__((always_inline)) void name_trace_frame(const char *g, const bool safe,
                                                                     int max, struct VmCapture *c) {
-  const char *J = g - LJ_GG_G + LJ_GG_J;
+  const char *J = lj_jit_state(g);
   uint64_t trace = 0, at = 0;
   uint32_t sizetrace = 0;
   LJTrace copy;
@@ -72,7 +73,7 @@ static inline __attribute__((always_inline)) void name_trace_frame(const char *g
 }
 
 void vm_code_find(const char *g, struct VmCode *code) {
-  const uint64_t *dispatch = (const uint64_t *)(g - LJ_GG_G + LJ_GG_DISPATCH);
+  const uint64_t *dispatch = lj_dispatch(g);
   code->lo = UINT64_MAX;
   code->hi = 0;
   for (int i = 0; i < LJ_GG_DISPATCH_LEN; i++) {

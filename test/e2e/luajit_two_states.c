@@ -1,7 +1,7 @@
 /* A server's pattern: worker threads, each with its own LuaJIT state,
-   start at once and load prof_luajit. Only one state of a process is
-   profiled: exactly one says it is enabled, the other refuses, and both run
-   their script to the end. Prints "<tag> <enabled>" per thread. */
+   start at once and load prof_luajit. Each state is profiled: both say
+   they are enabled and run their script to the end. Prints "<tag>
+   <enabled>" per thread. */
 #include <pthread.h>
 #include <stdio.h>
 
