@@ -113,6 +113,8 @@ bool parse_config(char **envp, Config *cfg) {
     return invalid(cfg, "PROF_FREE_STACKS", v, "0 or 1");
   if ((v = find_env(envp, "PROF_COMPRESS")) && !parse_bool(v, &cfg->compress))
     return invalid(cfg, "PROF_COMPRESS", v, "0 or 1");
+  if ((v = find_env(envp, "PROF_LUA")) && !parse_bool(v, &cfg->lua))
+    return invalid(cfg, "PROF_LUA", v, "0 or 1");
   if ((v = find_env(envp, "PROF_FOLLOW")) && !parse_follow(v, cfg))
     return invalid(cfg, "PROF_FOLLOW", v, "0 or 1");
   if ((v = find_env(envp, "PROF_UNWIND"))) {

@@ -26,6 +26,7 @@ struct Config {
   int toggle_signal = 0;         // PROF_TOGGLE_SIGNAL=<n>, 0 = none
   bool follow_children = true;   // PROF_FOLLOW=0|1: profile forked children
   bool compress = true;          // PROF_COMPRESS=0|1: zstd-compress the streams
+  bool lua = true;               // PROF_LUA=0|1: load the Lua adapter into states a shared VM makes
   int32_t root_pid = 0;          // PROF_FOLLOW=0:<pid>, by the agent: the one pid profiled
   char output[512] = "prof.%p";  // PROF_OUTPUT: path template, %p = pid
   char error[160] = "";          // set when a value is invalid

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "agent.h"
+#include "lua_attach.h"
 #include "memory/alloc_sampling.h"
 #include "memory/heap_total.h"
 #include "memory/hooks.h"
@@ -379,6 +380,7 @@ __attribute__((constructor(101))) void agent_start() {
     g_agent.paused.store(true);
   }
   if (g_agent.cfg.memory) g_agent.on.store(true, std::memory_order_release);  // armed
+  lua_attach_start(g_agent.cfg);
   if (g_agent.cfg.cpu != CpuMode::Off) {
     hold_proc_dir();
     start_cpu_sampler();
