@@ -11,6 +11,7 @@ packages=(
   catch2                             # unit tests (v2.13, CMake package Catch2)
   lua5.4 liblua5.4-dev               # the Lua 5.4 guest adapter and its end-to-end tests
   luajit libluajit-5.1-dev           # the LuaJIT guest adapter and its end-to-end tests
+  nginx-light apache2-utils libpcre3 # nginx with OpenResty's Lua module under ab (below)
   zlib1g-dev                         # gzip for the pprof export
   libzstd-dev zstd                   # compressed streams (libzstd.a, linked into the agent); tests use the CLI
   libprotobuf-dev protobuf-compiler  # the pprof export's profile.proto
@@ -45,5 +46,23 @@ if ! grep -qs "\"version\": \"$speedscope_version\"" "$speedscope/package/packag
   $SUDO rm -rf "$speedscope"
   $SUDO mkdir -p "$speedscope"
   $SUDO tar -xzf "$tmp/speedscope-$speedscope_version.tgz" -C "$speedscope"
+  rm -rf "$tmp"
+fi
+
+# OpenResty's LuaJIT and nginx's Lua module, for the adapter's tests on the
+# VM that nginx runs: Debian's libluajit2-5.1-2 conflicts with the luajit
+# package, so they are unpacked into a private prefix, never installed.
+openresty=/var/cache/libprof/openresty
+openresty_packages=(libluajit2-5.1-2 libnginx-mod-http-lua libnginx-mod-http-ndk
+                    lua-resty-core lua-resty-lrucache)
+if [ ! -f "$openresty/.complete" ]; then
+  tmp=$(mktemp -d)
+  chmod 755 "$tmp"  # apt's download user writes here
+  (cd "$tmp" && apt-get download -qq "${openresty_packages[@]}" 2>/dev/null) ||
+    { $SUDO apt-get update -qq && (cd "$tmp" && apt-get download -qq "${openresty_packages[@]}"); }
+  $SUDO rm -rf "$openresty"
+  $SUDO mkdir -p "$openresty"
+  for deb in "$tmp"/*.deb; do $SUDO dpkg -x "$deb" "$openresty"; done
+  $SUDO touch "$openresty/.complete"
   rm -rf "$tmp"
 fi

@@ -78,10 +78,26 @@ uint64_t VmStream::count(prof::MemprofRecord record, const std::string &site,
   return n;
 }
 
-VmStream read_vm_stream(const std::string &path) {
+// The regions a stream's process mapped: start -> end.
+std::map<uint64_t, uint64_t> mapped_regions(const std::string &path) {
+  std::map<uint64_t, uint64_t> mapped;
+  Names names;
+  read_stream(path, names, [&](prof::ByteReader &in) {
+    prof::MemprofReader reader(in);
+    prof::MemprofEvent ev;
+    while (reader.next(ev))
+      if (ev.record == prof::MemprofRecord::Ext)
+        if (const auto *m = std::get_if<prof::ext::Map>(&ev.ext)) mapped[m->addr] = m->addr + m->length;
+  });
+  return mapped;
+}
+
+VmStream read_vm_stream(const std::string &path, const std::string &parent_path) {
   VmStream out;
   Names names;
-  std::map<uint64_t, uint64_t> mapped;  // start -> end of the regions the VM mapped
+  // start -> end of the regions the VM mapped (a fork child's VM: its parent's too)
+  std::map<uint64_t, uint64_t> mapped;
+  if (!parent_path.empty()) mapped = mapped_regions(parent_path);
   std::map<uint64_t, prof::ext::StackGuest> nodes;
   std::vector<prof::MemprofEvent> events;  // named at the end
   out.truncated = !read_stream(path, names, [&](prof::ByteReader &in) {

@@ -27,7 +27,9 @@ struct VmStream {
   uint64_t count(prof::MemprofRecord record, const std::string &site, uint64_t nsize) const;
 };
 
-VmStream read_vm_stream(const std::string &path);
+// parent_path: for a fork child's stream, its parent's, whose VM regions the
+// child inherited.
+VmStream read_vm_stream(const std::string &path, const std::string &parent_path = "");
 
 struct CpuSample {
   uint8_t vmstate;
