@@ -254,16 +254,54 @@ bench_starts() {
   done
 }
 
+# bench_nginx: nginx (2 workers) with OpenResty's Lua module and a Lua
+# handler (JIT on, as users run it) under ab: requests per second bare,
+# with full capture, and with sampled memory (512 KiB) and 1 kHz CPU, the
+# LuaJIT adapter attached automatically in both; alternating rounds.
+bench_nginx() {
+  local openresty=/var/cache/libprof/openresty port=18479 round i rps
+  local dir=$tmp/nginx
+  local lib=$openresty/usr/lib/x86_64-linux-gnu
+  mkdir -p "$dir"
+  chmod 755 "$tmp" "$dir"  # the workers (nobody) open their streams there
+  sed -e "s|@OPENRESTY@|$openresty|g" -e "s|@DIR@|$dir|g" -e "s|@PORT@|$port|g" \
+    scripts/bench/nginx.conf > "$dir/nginx.conf"
+  local names=("bare" "full capture" "sampled 512k + CPU 1 kHz")
+  local envs=("" "LD_PRELOAD=$agent PROF_OUTPUT=$dir/prof.%p"
+              "LD_PRELOAD=$agent PROF_OUTPUT=$dir/prof.%p PROF_SAMPLE_BYTES=512k PROF_CPU=callgraph")
+  local best=()
+  for ((round = 0; round < ${NGINX_ROUNDS:-3}; round++)); do
+    for i in "${!envs[@]}"; do
+      rm -f "$dir"/prof.*
+      # shellcheck disable=SC2086  # the settings are words on purpose
+      env ${envs[$i]} LD_LIBRARY_PATH="$lib" nginx -p "$dir" -e "$dir/error.log" -c "$dir/nginx.conf"
+      sleep 0.5
+      ab -q -n 8000 -c 8 "http://127.0.0.1:$port/t" > "$dir/ab.out" 2>&1 || true
+      rps=$(awk '/^Requests per second/ {print $4}' "$dir/ab.out")
+      grep -q '^Failed requests: *0$' "$dir/ab.out" || rps=0
+      LD_LIBRARY_PATH="$lib" nginx -p "$dir" -e "$dir/error.log" -c "$dir/nginx.conf" -s quit
+      while [ -e "$dir/nginx.pid" ]; do sleep 0.1; done
+      best[$i]=$(echo "${rps:-0} ${best[$i]:-0}" | awk '{print ($1 > $2 ? $1 : $2)}')
+    done
+  done
+  printf 'nginx, 2 workers, an OpenResty Lua handler (JIT on), ab -n 8000 -c 8, best of %d alternating rounds\n' \
+    "${NGINX_ROUNDS:-3}"
+  for i in "${!envs[@]}"; do
+    printf '  %-26s %7.0f requests/s  (%s of bare)\n' "${names[$i]}:" "${best[$i]}" \
+      "$(echo "${best[$i]} ${best[0]}" | awk '{printf "%.2f", $1 / $2}')"
+  done
+}
+
 # Sections, named on the command line, all but luajit's and the floor's
 # own by default: memory (binary-trees and the churn), lua (the Lua
 # adapter), starts, cpu (the samplers, then luajit and floor too), luajit,
-# floor (the kernel's), pictures.
+# floor (the kernel's), nginx (OpenResty's Lua in nginx), pictures.
 sections=("$@")
-[ ${#sections[@]} -gt 0 ] || sections=(memory lua starts cpu pictures)
+[ ${#sections[@]} -gt 0 ] || sections=(memory lua starts cpu nginx pictures)
 for section in "${sections[@]}"; do
   case $section in
-    memory|lua|starts|cpu|luajit|floor|pictures) ;;
-    *) echo "bench.sh: no section '$section' (memory lua starts cpu luajit floor pictures)" >&2; exit 2 ;;
+    memory|lua|starts|cpu|luajit|floor|nginx|pictures) ;;
+    *) echo "bench.sh: no section '$section' (memory lua starts cpu luajit floor nginx pictures)" >&2; exit 2 ;;
   esac
 done
 wants() { [[ " ${sections[*]} " == *" $1 "* ]] || { [[ $1 = luajit || $1 = floor ]] && [[ " ${sections[*]} " == *" cpu "* ]]; }; }
@@ -281,6 +319,7 @@ if wants cpu; then
   done
 fi
 if wants luajit; then bench_luajit; fi
+if wants nginx; then bench_nginx; fi
 # What the kernel alone charges for 1 kHz of timer interrupts and signals.
 if wants floor; then
   gcc -O2 scripts/bench/signal_floor.c -o "$build/signal_floor"
