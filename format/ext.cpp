@@ -13,7 +13,7 @@ const char *ext_kind_name(ExtKind kind) {
       "unmap",      "process",    "sampler",     "thread",      "weight",
       "unclean-end", "skip",  "vm-function", "vm-state",
       "heap-total", "object-type", "working-dir", "site",   "alloc-at",
-      "free-of",    "free-at",    "realloc-of"};
+      "free-of",    "free-at",    "realloc-of", "trace-sample"};
   static_assert(sizeof kNames / sizeof kNames[0] == kExtKindMax + 1, "a name per kind");
   const uint8_t k = static_cast<uint8_t>(kind);
   return k <= kExtKindMax ? kNames[k] : "?";
@@ -184,6 +184,12 @@ void read_body(ByteReader &in, ext::ReallocOf &r) {
   r.new_site = in.uleb();
 }
 
+void read_body(ByteReader &in, ext::TraceSample &r) {
+  r.traceno = in.uleb();
+  r.addr = in.uleb();
+  r.line = in.uleb();
+}
+
 template <class Record>
 void read_as(ByteReader &in, ExtRecord &out) {
   read_body(in, out.emplace<Record>());
@@ -206,6 +212,7 @@ SectionKind ext_kind_section(ExtKind kind) {
     case ExtKind::Thread:
     case ExtKind::Weight:
     case ExtKind::VmState:
+    case ExtKind::TraceSample:
       return SectionKind::Sysprof;
     case ExtKind::ObjectType:
     case ExtKind::Site:

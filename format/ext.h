@@ -1,7 +1,7 @@
 // libprof extension records: what an extended memprof or sysprof section (the
-// X bit of prologue.h) carries beyond the LuaJIT grammar. Extension revision 3
+// X bit of prologue.h) carries beyond the LuaJIT grammar. Extension revision 4
 // (revision 1 had neither unclean-end nor skip; revision 2 had no compact
-// events, kinds 22 to 26).
+// events, kinds 22 to 26; revision 3 no trace-sample).
 //
 // ext-record     := ext-header ext-body
 // ext-header     := <BYTE>                   [01KKKKKK], KKKKKK = ext kind
@@ -10,7 +10,7 @@
 //                   process | sampler | thread | weight | unclean-end |
 //                   skip | vm-function | vm-state | heap-total | object-type |
 //                   working-dir | site | alloc-at | free-of | free-at |
-//                   realloc-of
+//                   realloc-of | trace-sample
 // stack-host     := node-id parent-id ip                         (kind 1)
 // stack-guest    := node-id parent-id frame-type frame-addr line (kind 2)
 // module-load    := base size path build-id                      (kind 3)
@@ -38,6 +38,7 @@
 // free-of        := site-id age-step                             (kind 24)
 // free-at        := free-site-id site-id age-step                (kind 25)
 // realloc-of     := site-id age-step new-site-id                 (kind 26)
+// trace-sample   := traceno sym-addr line-no                     (kind 27)
 // site-head      := <BYTE>   [00HSSS00]: the H and SSS bits of a memprof
 //                   event-header: which loc (guest_loc.h) and whether stacks
 //                   (host-stack-id guest-stack-id) follow
@@ -105,6 +106,12 @@
 //   though its header says another: a collector step (GC) that keeps the
 //   guest stack it interrupted is written as a sample-guest (LFUNC) after
 //   vm-state 4. The body is always the one the header's state calls for.
+// - trace-sample (sysprof only, revision 4): the next sample, a sample-guest,
+//   was taken in JIT trace traceno, which started in prototype sym-addr at
+//   line-no (sample-trace's body); its stack-lua holds the Lua frames below
+//   the trace's own (its callers; the frames it inlined are not on the
+//   stack), its stack-host the native frames, through the VM's frame the
+//   trace runs in. A sample-trace, as LuaJIT writes it, has neither.
 // - heap-total: the writer's exact count of the process's live heap at
 //   time-ns (nanoseconds since profiling started): every block allocated
 //   since then and not yet freed, at the allocator's usable size
@@ -195,8 +202,9 @@ enum class ExtKind : uint8_t {
   FreeOf = 24,
   FreeAt = 25,
   ReallocOf = 26,
+  TraceSample = 27,
 };
-constexpr uint8_t kExtKindMax = 26;
+constexpr uint8_t kExtKindMax = 27;
 
 constexpr uint8_t ext_header(ExtKind kind) { return kExtFlag | static_cast<uint8_t>(kind); }
 
@@ -367,6 +375,12 @@ struct VmState {
   uint64_t vmstate = 0;  // sysprof's vmstate (sysprof.h)
 };
 
+struct TraceSample {
+  static constexpr ExtKind kKind = ExtKind::TraceSample;
+  static constexpr size_t kMaxBytes = 1 + 3 * kUleb128Max;
+  uint64_t traceno = 0, addr = 0, line = 0;  // sample-trace's body
+};
+
 struct HeapTotal {
   static constexpr ExtKind kKind = ExtKind::HeapTotal;
   static constexpr size_t kMaxBytes = 1 + 2 * kUleb128Max;
@@ -435,7 +449,8 @@ using ExtRecord = std::variant<ext::StackHost, ext::StackGuest, ext::ModuleLoad,
                                ext::Unmap, ext::Process, ext::Sampler, ext::Thread, ext::Weight,
                                ext::UncleanEnd, ext::Skip, ext::VmFunction, ext::VmState,
                                ext::HeapTotal, ext::ObjectType, ext::WorkingDir, ext::Site,
-                               ext::AllocAt, ext::FreeOf, ext::FreeAt, ext::ReallocOf>;
+                               ext::AllocAt, ext::FreeOf, ext::FreeAt, ext::ReallocOf,
+                               ext::TraceSample>;
 
 template <size_t... I>
 constexpr bool ext_kinds_in_order(std::index_sequence<I...>) {
@@ -598,6 +613,14 @@ template <class Out>
 void put_ext(Out &out, const ext::VmState &r) {
   out.put_u8(ext_header(r.kKind));
   out.put_uleb(r.vmstate);
+}
+
+template <class Out>
+void put_ext(Out &out, const ext::TraceSample &r) {
+  out.put_u8(ext_header(r.kKind));
+  out.put_uleb(r.traceno);
+  out.put_uleb(r.addr);
+  out.put_uleb(r.line);
 }
 
 template <class Out>

@@ -7,6 +7,7 @@
 #include <sys/mman.h>
 
 #include "symtab.h"
+#include "signal_unwind.h"
 #include "unwind_rule.h"
 
 namespace prof {
@@ -191,6 +192,10 @@ __attribute__((visibility("default"))) void prof_guest_trace_symbol(uint64_t tra
                                                                      uint64_t proto,
                                                                      uint64_t line) {
   prof::publish(prof::kSymTrace, proto, "", line, traceno);
+}
+
+__attribute__((visibility("default"))) void prof_register_guest_jit_step(prof_guest_jit_step step) {
+  prof::SignalUnwind::set_jit_step(step);
 }
 
 __attribute__((visibility("default"))) int prof_guest_vm_function(uint64_t pc, const char *name) {

@@ -45,6 +45,7 @@ std::vector<ExtRecord> sample_ext() {
           ext::Skip{5},
           ext::VmFunction{0x55d0c0de1000, 0x2f40, "luaV_execute"},
           ext::VmState{4},
+          ext::TraceSample{23, 0x55d0c0de2000, 12},
           ext::HeapTotal{7000, 1700000},
           ext::ObjectType{2},
           ext::WorkingDir{"/home/user/project"}};
@@ -93,6 +94,7 @@ auto fields(const ext::UncleanEnd &r) { return std::make_tuple(r.time_ns, r.lost
 auto fields(const ext::Skip &r) { return std::make_tuple(r.length); }
 auto fields(const ext::VmFunction &r) { return std::make_tuple(r.start, r.size, r.name); }
 auto fields(const ext::VmState &r) { return std::make_tuple(r.vmstate); }
+auto fields(const ext::TraceSample &r) { return std::make_tuple(r.traceno, r.addr, r.line); }
 auto fields(const ext::HeapTotal &r) { return std::make_tuple(r.time_ns, r.live_bytes); }
 auto fields(const ext::ObjectType &r) { return std::make_tuple(r.type); }
 auto fields(const ext::WorkingDir &r) { return std::make_tuple(r.path); }
@@ -359,7 +361,7 @@ TEST_CASE("a section refuses the records the grammar gives only to the other") {
       refused++;
     }
   }
-  CHECK(refused == 5);  // sampler, thread, weight, vm-state; object-type
+  CHECK(refused == 6);  // sampler, thread, weight, vm-state, trace-sample; object-type
 }
 
 TEST_CASE("genuine sections refuse libprof-only records") {

@@ -255,15 +255,24 @@ std::string analyze(const std::string &args) {
 }
 
 // The samples of the folded stacks whose innermost frame matches leaf.
-uint64_t leaf_count(const std::string &folded, const std::regex &leaf) {
+// The samples of folded stacks whose leaf (or, with anywhere, any frame)
+// is `frame`.
+uint64_t leaf_count(const std::string &folded, const std::regex &frame, bool anywhere = false) {
   uint64_t n = 0;
   std::istringstream lines(folded);
   for (std::string line; std::getline(lines, line);) {
-    const size_t space = line.rfind(' '), semi = line.rfind(';', space);
+    const size_t space = line.rfind(' ');
     if (space == std::string::npos) continue;
-    const size_t from = semi == std::string::npos ? 0 : semi + 1;
-    if (std::regex_match(line.substr(from, space - from), leaf))
-      n += std::stoull(line.substr(space + 1));
+    const std::string stack = line.substr(0, space);
+    size_t from = anywhere ? 0 : stack.rfind(';');
+    from = from == std::string::npos || anywhere ? 0 : from + 1;
+    bool found = false;
+    for (size_t at = from; at <= stack.size() && !found;) {
+      const size_t end = std::min(stack.find(';', at), stack.size());
+      found = std::regex_match(stack.substr(at, end - at), frame);
+      at = end + 1;
+    }
+    if (found) n += std::stoull(line.substr(space + 1));
   }
   return n;
 }
@@ -395,10 +404,30 @@ TEST_CASE("luajit e2e: with the JIT on, burn's trace holds most samples, numbere
     for (const CpuSample &c : s.samples) numbered += c.vmstate == prof::kVmstTrace && c.traceno != 0;
     CHECK(s.in_state(prof::kVmstTrace) > s.samples.size() * 6 / 10);
     CHECK(numbered == s.in_state(prof::kVmstTrace));
-    // The analyzer names the trace as sysprof's parser does.
-    CHECK(leaf_count(analyze("folded " + b.run.sysprof_files[0]),
-                     std::regex(R"(TRACE \[[1-9][0-9]*\] started at @.*/luajit_burn\.lua:5)")) >
-          s.samples.size() * 6 / 10);
+    // The analyzer names the trace as sysprof's parser does (under the
+    // native helpers it calls, with whole stacks).
+    const std::string folded = analyze("folded " + b.run.sysprof_files[0]);
+    CHECK(leaf_count(folded, std::regex(R"(TRACE \[[1-9][0-9]*\] started at @.*/luajit_burn\.lua:5)"),
+                     std::string(mode) == "callgraph") > s.samples.size() * 6 / 10);
+    if (std::string(mode) != "callgraph") continue;
+    // Its samples keep the trace's caller (line 9) and the native stack
+    // through the VM's frame the trace runs in, down to main: nearly every
+    // sample is whole, a Lua frame in it and main at its root.
+    uint64_t with_caller = 0;
+    for (const CpuSample &c : s.samples)
+      with_caller += c.vmstate == prof::kVmstTrace && c.stack.size() >= 2 &&
+                     c.stack[1] == "luajit_burn.lua:9";
+    CHECK(with_caller > s.in_state(prof::kVmstTrace) * 9 / 10);
+    uint64_t whole = 0, all = 0;
+    std::istringstream lines(folded);
+    for (std::string line; std::getline(lines, line);) {
+      const uint64_t n = std::stoull(line.substr(line.rfind(' ') + 1));
+      all += n;
+      if (line.find(";main;") != std::string::npos && line.find("luajit_burn.lua") != std::string::npos)
+        whole += n;
+    }
+    INFO(folded);
+    CHECK(whole * 100 >= all * 95);
   }
 }
 

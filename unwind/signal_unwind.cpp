@@ -294,6 +294,8 @@ bool at_sigreturn(uint64_t ip) {
   return covered(ip) && memcmp(reinterpret_cast<const void *>(ip), kSigreturn, sizeof kSigreturn) == 0;
 }
 
+std::atomic<SignalUnwind::JitStep> g_jit_step{nullptr};
+
 // The rule walk from `at`, whose own rule is looked up at pc (the
 // interrupted instruction, or a return address's call): the frame count.
 // Where a frame has a rule the walk cannot apply (libunwind may), or the
@@ -304,6 +306,8 @@ bool at_sigreturn(uint64_t ip) {
 int rule_walk(CallSite at, uint64_t pc, uint64_t *ips, int max, SignalWalkCache *c,
               uint64_t above_sp, bool *stopped, bool *unwalkable) {
   *unwalkable = false;
+  const SignalUnwind::JitStep jit_step = g_jit_step.load(std::memory_order_acquire);
+  int jit_steps_left = 16;  // (a guest that stepped into JIT code again cannot loop)
   uint64_t stack_lo, stack_hi;
   if (!stack_bounds(c, at.sp, &stack_lo, &stack_hi)) {
     *unwalkable = true;
@@ -344,6 +348,16 @@ int rule_walk(CallSite at, uint64_t pc, uint64_t *ips, int max, SignalWalkCache 
       continue;
     }
     const bool no_table = rule.cfa == UnwindRule::kNoTable;
+    uint64_t vm_pc, vm_sp;
+    if (no_table && jit_step && jit_steps_left-- > 0 && jit_step(at.ip, at.sp, &vm_pc, &vm_sp) &&
+        vm_sp >= at.sp && vm_sp < stack_hi) {
+      // The JIT code runs in the VM's frame: it is that frame, at vm_pc, and
+      // the walk goes on from there (the guest names the code it ran).
+      if (n > 0 && ips[n - 1] == at.ip) n--;
+      at.ip = vm_pc, at.sp = vm_sp;
+      pc = vm_pc;
+      continue;
+    }
     const int stepped = apply_unwind_rule(no_table ? kFramePointerRule : rule, at, lo, stack_hi, reads);
     if (stepped < 0) {
       *stopped = true;
@@ -365,6 +379,8 @@ int rule_walk(const ucontext_t *uc, uint64_t *ips, int max, SignalWalkCache *c, 
 }
 
 }  // namespace
+
+void SignalUnwind::set_jit_step(JitStep step) { g_jit_step.store(step, std::memory_order_release); }
 
 void SignalUnwind::set_stack(SignalWalkCache *cache) {
   uint64_t lo = 0, hi = 0;

@@ -5,8 +5,9 @@
 //   (found lock-free through _dl_find_object, cached per thread), reading
 //   only the thread's own stack mapping, known from its registration. The
 //   first frame's rule is the interrupted instruction's own, so prologues
-//   and epilogues unwind right. Code that no table covers (JIT code such as
-//   V8's, assembly without CFI) is stepped by its frame pointer, and the
+//   and epilogues unwind right. Code that no table covers is stepped by the
+//   guest VM when it is its JIT code (LuaJIT's traces, set_jit_step), else
+//   by its frame pointer (V8's JIT code, assembly without CFI), and the
 //   walk ends where that leads off the stack. Any other frame it cannot
 //   step (a rule it does not read, a signal frame, a read off the stack)
 //   sends the whole capture to libunwind.
@@ -71,6 +72,11 @@ class SignalUnwind {
                                bool *stopped);
   // How many objects could not be registered (no usable table, table full).
   static uint64_t unregistered_objects();
+  // A guest VM's step through its JIT code (libprof.h, prof_guest_jit_step):
+  // the rule walk asks it at code no table covers before stepping by the
+  // frame pointer. Set once, before sampling reads it.
+  using JitStep = int (*)(uint64_t pc, uint64_t sp, uint64_t *vm_pc, uint64_t *vm_sp);
+  static void set_jit_step(JitStep step);
 };
 
 }  // namespace prof

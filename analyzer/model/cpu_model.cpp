@@ -1,6 +1,7 @@
 #include "model/cpu_model.h"
 
 #include <algorithm>
+#include <optional>
 
 namespace prof {
 namespace {
@@ -26,10 +27,20 @@ int relabel_to(const ext::VmState &r, uint64_t offset) {
 void CpuModel::read(StreamContext &ctx, CallTree &calls) {
   uint64_t tid = 0, weight = 1;
   int vmstate = -1;  // the next sample's, from a vm-state record
+  std::optional<ext::TraceSample> trace;  // the next sample's trace, from a trace-sample record
+  uint64_t trace_at = 0;
   SysprofSample relabelled;
   ctx.read_sysprof([&](const SysprofSample &s) {
     if (s.record != SysprofRecord::Ext) {
-      if (vmstate >= 0 && s.vmstate != kVmstTrace) {
+      if (trace) {
+        if (!vmstate_has_guest(s.vmstate))
+          throw FormatError(trace_at, false, "trace-sample record before a sample without a Lua stack");
+        relabelled = s;
+        relabelled.vmstate = kVmstTrace;
+        relabelled.traceno = trace->traceno, relabelled.trace_addr = trace->addr;
+        relabelled.trace_line = trace->line;
+        add(ctx, calls, relabelled, double(weight), tid);
+      } else if (vmstate >= 0 && s.vmstate != kVmstTrace) {
         relabelled = s;
         relabelled.vmstate = uint8_t(vmstate);
         add(ctx, calls, relabelled, double(weight), tid);
@@ -38,6 +49,7 @@ void CpuModel::read(StreamContext &ctx, CallTree &calls) {
       }
       weight = 1;
       vmstate = -1;
+      trace.reset();
       return;
     }
     if (const auto *t = std::get_if<ext::Thread>(&s.ext))
@@ -46,6 +58,8 @@ void CpuModel::read(StreamContext &ctx, CallTree &calls) {
       weight = w->sample_weight;
     else if (const auto *state = std::get_if<ext::VmState>(&s.ext))
       vmstate = relabel_to(*state, s.offset);
+    else if (const auto *t = std::get_if<ext::TraceSample>(&s.ext))
+      trace = *t, trace_at = s.offset;
     else if (const auto *sampler = std::get_if<ext::Sampler>(&s.ext))
       add_sampler(sampler_text(*sampler));
   });

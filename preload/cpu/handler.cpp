@@ -37,12 +37,20 @@ uint8_t stream_vmstate(int vmstate) {
 void put_sample(SpanWriter &out, const SampleSlot &s, uint8_t vmstate, int guest, int host) {
   if (vmstate == kVmstTrace) {
     // A JIT trace: the guest names its number, then its prototype and
-    // line, if it can (libprof.h, PROF_FRAME_TRACE).
+    // line, if it can (libprof.h, PROF_FRAME_TRACE), then its callers.
     const bool numbered = guest > 0 && s.guest[0].type == PROF_FRAME_TRACE;
     const int at = numbered ? 1 : 0;
     const bool named = guest > at && s.guest[at].type == PROF_FRAME_LFUNC;
-    put_sysprof_trace(out, numbered ? s.guest[0].addr : 0, named ? s.guest[at].addr : 0,
-                      named ? s.guest[at].line : 0);
+    const ext::TraceSample trace{numbered ? s.guest[0].addr : 0, named ? s.guest[at].addr : 0,
+                                 named ? s.guest[at].line : 0};
+    const int callers = named ? at + 1 : at;
+    if (host == 0 && guest <= callers) {
+      put_sysprof_trace(out, trace.traceno, trace.addr, trace.line);  // as LuaJIT writes it
+      return;
+    }
+    put_ext(out, trace);
+    put_sysprof_stacks(out, kVmstLfunc, Span<prof_guest_frame>(s.guest + callers, size_t(guest - callers)),
+                       Span<uint64_t>(s.ips, size_t(host)));
     return;
   }
   // XXX: sysprof's GC sample has no guest stack: one that keeps the stack

@@ -184,6 +184,20 @@ void prof_guest_trace_symbol(uint64_t traceno, uint64_t proto, uint64_t line);
 int prof_guest_vm_function(uint64_t pc, const char *name);
 
 /*
+** A guest VM's step through its JIT-compiled code, which no unwind table
+** covers (LuaJIT's traces run in the interpreter's own stack frame): for pc
+** (an interrupted instruction, or a return address) in such code and the
+** stack pointer sp there, it sets *vm_pc to an address of the VM's own code
+** (which a table covers) and *vm_sp to the stack pointer that code had when
+** it entered the JIT code, and returns 1; 0 when pc is not its code. The
+** host stack of a CPU sample then shows the VM's frame (at *vm_pc) in place
+** of the JIT code, and goes on to its callers instead of ending there. Called in signal handlers:
+** async-signal-safe, no lock, no allocation, every read checked.
+*/
+typedef int (*prof_guest_jit_step)(uint64_t pc, uint64_t sp, uint64_t *vm_pc, uint64_t *vm_sp);
+void prof_register_guest_jit_step(prof_guest_jit_step step);
+
+/*
 ** The kind of object the calling thread's next allocations are for, set by
 ** a VM's allocator wrapper around its real allocator call and reset to
 ** PROF_OBJECT_NONE after it: the allocation and reallocation events recorded
@@ -222,6 +236,7 @@ void prof_marker(const char *label);
 #pragma weak prof_guest_sample
 #pragma weak prof_guest_signal_context
 #pragma weak prof_guest_vm_function
+#pragma weak prof_register_guest_jit_step
 #pragma weak prof_start
 #pragma weak prof_stop
 #pragma weak prof_marker

@@ -122,7 +122,8 @@ typedef struct LJTrace { /* GCtrace */
   uint32_t szmcode;      /* 84 */
   const void *mcode;     /* 88 */
   uint32_t mcloop;
-  uint16_t nchild, spadjust;
+  uint16_t nchild;
+  uint16_t spadjust;     /* 102: the stack its code took below the interpreter's frame */
   uint16_t traceno;      /* 104 */
 } LJTrace;
 
@@ -131,6 +132,11 @@ typedef struct LJTrace { /* GCtrace */
 #define LJ_REG_BASE REG_RDX
 #define LJ_REG_PC REG_RBX
 #define LJ_REG_DISPATCH REG_R14
+
+/* What the interpreter puts below its frame before it jumps to a trace's
+** code: r12 and r13, saved in 16 bytes (vm_x64.dasc's BC_JLOOP, POSIX). A
+** trace's code then lowers the stack pointer by its spadjust. */
+#define LJ_TRACE_ENTRY_SAVE 16
 
 /* A cframe's fields (x86_64 GC64). */
 #define LJ_CFRAME_OFS_L 16
@@ -145,7 +151,8 @@ _Static_assert(offsetof(LJStr, len) == 20 && sizeof(LJStr) == 24, "GCstr mirror"
 _Static_assert(offsetof(LJFunc, ffid) == 10 && offsetof(LJFunc, pc) == 32 &&
                offsetof(LJFunc, f) == 40, "GCfunc mirror");
 _Static_assert(offsetof(LJTrace, startpt) == 64 && offsetof(LJTrace, szmcode) == 84 &&
-               offsetof(LJTrace, traceno) == 104, "GCtrace mirror");
+               offsetof(LJTrace, spadjust) == 102 && offsetof(LJTrace, traceno) == 104,
+               "GCtrace mirror");
 
 static inline uint64_t lj_gcref(uint64_t tv) { return tv & LJ_GCVMASK; }
 static inline int32_t lj_tag(uint64_t tv) { return (int32_t)((int64_t)tv >> 47); }

@@ -34,8 +34,10 @@ int luajit_backtrace(void *ctx, struct prof_guest_frame *frames, int max, int *v
   const int left_out = c.n - (max - n);
   for (int i = 0; i < c.n && n < max; i++) frames[n++] = c.frames[i];
   /* A stack deeper than the walk or the room: its outermost frame says so
-  ** (libprof.h), and the analyzer lines the rest up from the inside. */
-  if ((c.cut || left_out > 0) && n >= 2)
+  ** (libprof.h), and the analyzer lines the rest up from the inside; never
+  ** in place of a trace's number or start. */
+  const int named = uc && c.vmstate >= 0 ? 2 : 1;
+  if ((c.cut || left_out > 0) && n > named)
     frames[n - 1] = (struct prof_guest_frame){PROF_FRAME_CFUNC, PROF_GUEST_CUT_ADDR, 0};
   return n;
 }

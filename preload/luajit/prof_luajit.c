@@ -27,6 +27,7 @@
 #include "luajit_backtracer.h"
 #include "proto_events.h"
 #include "symbols.h"
+#include "trace_step.h"
 #include "universe.h"
 #include "walk_check.h"
 
@@ -86,6 +87,7 @@ static bool start_process(lua_State *L, const char **why) {
   g_reentry = publish_vm_code(code.lo);
   atexit(drain_at_exit);
   prof_register_guest(luajit_backtrace, NULL);
+  if (prof_register_guest_jit_step) prof_register_guest_jit_step(trace_step);
   return true;
 }
 

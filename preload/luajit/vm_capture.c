@@ -124,13 +124,6 @@ static inline __attribute__((always_inline)) void capture(const char *g, const L
     return;
   }
   const LJState *L = cur ? (const LJState *)(uintptr_t)cur : main;
-  /* XXX: a sample under JIT code carries the trace alone (sysprof's TRACE
-  ** sample): the stack below is not walked then. */
-  if (safe && c->vmstate >= 0) {
-    name_trace_frame(g, safe, max, c);
-    charge(c);
-    return;
-  }
   if (safe) trail = NULL;
   struct FrameWalk w = {.safe = safe, .frames = c->frames, .kinds = c->kinds, .max = max,
                         .steps_left = max + 64, .reentry = code ? code->reentry : 0,

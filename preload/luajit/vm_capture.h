@@ -12,8 +12,7 @@
 ** Invariants callers rely on: the same as frame_walk.h (safe: every read
 ** checked; else the VM must be inside its allocator). Under a JIT trace the
 ** frames start at the trace's base (the VM's jit_base): the frames the trace
-** inlined are not on the stack and do not appear; a checked (safe) capture
-** there names the trace alone, as a sysprof TRACE sample does. Coroutines: the running
+** inlined are not on the stack and do not appear. Coroutines: the running
 ** one, then the main thread; coroutines resumed in between are left out.
 */
 #ifndef PROF_LUAJIT_VM_CAPTURE_H

@@ -1,6 +1,7 @@
 #include "luajit_streams.h"
 
 #include <fcntl.h>
+#include <optional>
 #include <stdexcept>
 #include <unistd.h>
 
@@ -153,9 +154,19 @@ CpuStream read_cpu_stream(const std::string &path) {
   out.truncated = !read_stream(path, names, [&](prof::ByteReader &in) {
     prof::SysprofReader reader(in);
     prof::SysprofSample s;
+    std::optional<prof::ext::TraceSample> trace;  // the next sample's (ext.h, trace-sample)
     while (reader.next(s)) {
       if (s.record == prof::SysprofRecord::Symbol) names.add(s.symbol);
-      if (s.record == prof::SysprofRecord::Sample) samples.push_back(s);
+      if (s.record == prof::SysprofRecord::Ext) {
+        if (const auto *t = std::get_if<prof::ext::TraceSample>(&s.ext)) trace = *t;
+      }
+      if (s.record != prof::SysprofRecord::Sample) continue;
+      if (trace) {
+        s.vmstate = prof::kVmstTrace;
+        s.traceno = trace->traceno, s.trace_addr = trace->addr, s.trace_line = trace->line;
+        trace.reset();
+      }
+      samples.push_back(s);
     }
   });
   for (const prof::SysprofSample &s : samples) {

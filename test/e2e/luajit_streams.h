@@ -33,7 +33,8 @@ VmStream read_vm_stream(const std::string &path, const std::string &parent_path 
 
 struct CpuSample {
   uint8_t vmstate;
-  std::vector<std::string> stack;  // guest frames as VmEvent's; a TRACE sample: "TRACE@chunk:line"
+  // guest frames as VmEvent's; a TRACE sample: "TRACE@chunk:line", then its callers
+  std::vector<std::string> stack;
   size_t host_frames;
   uint64_t traceno;  // a TRACE sample's trace number (0: not known)
 };
