@@ -38,6 +38,7 @@ constexpr Adapter kAdapters[] = {
 };
 
 std::atomic<bool> g_enabled{false};
+std::atomic<uint64_t> g_not_profiled{0};  // states refused, for the stats
 std::atomic<void *(*)()> g_luaL_newstate{nullptr};
 std::atomic<void *(*)(void *, void *)> g_lua_newstate{nullptr};
 __thread int t_making;  // states being made on this thread, nested
@@ -88,6 +89,7 @@ AttachFn adapter_for(const char *library_path, const char **why) {
 struct Found {
   void *library;
   AttachFn fn;
+  std::atomic<bool> told{false};  // a state of it was refused, and said so
 };
 Found g_found[8];
 int g_nfound;
@@ -100,17 +102,22 @@ void attach(void *L, void *maker) {
   Dl_info lib;
   if (!dladdr(maker, &lib) || !lib.dli_fname) return;
   pthread_mutex_lock(&g_finding);
-  const Found *found = nullptr;
+  Found *found = nullptr;
   for (int i = 0; i < g_nfound; i++)
     if (g_found[i].library == lib.dli_fbase) found = &g_found[i];
-  const char *why = nullptr;
+  const char *why = "too many Lua libraries";
   if (!found && g_nfound < int(sizeof g_found / sizeof g_found[0])) {
-    g_found[g_nfound] = {lib.dli_fbase, adapter_for(lib.dli_fname, &why)};
     found = &g_found[g_nfound++];
+    found->library = lib.dli_fbase;
+    found->fn = adapter_for(lib.dli_fname, &why);
   }
   pthread_mutex_unlock(&g_finding);
   if (found && found->fn) why = found->fn(L);
-  if (why) say("a Lua state of ", lib.dli_fname, " is not profiled: ", why);
+  if (!why) return;
+  g_not_profiled.fetch_add(1, std::memory_order_relaxed);
+  if (!found || !found->told.exchange(true))
+    say("a Lua state of ", lib.dli_fname, " is not profiled: ", why,
+        " (any more such states are counted: lua_states_not_profiled)");
 }
 
 template <class Make>
@@ -127,6 +134,7 @@ void *made(Make make, void *maker) {
 
 namespace prof {
 void lua_attach_start(const Config &cfg) { g_enabled.store(cfg.lua, std::memory_order_release); }
+uint64_t lua_states_not_profiled() { return g_not_profiled.load(std::memory_order_relaxed); }
 }  // namespace prof
 
 extern "C" __attribute__((visibility("default"))) void *luaL_newstate() {

@@ -3,6 +3,7 @@
 #include "agent.h"
 #include "ext.h"
 #include "host_stack.h"
+#include "lua_attach.h"
 #include "memory/alloc_sampling.h"
 #include "memprof.h"
 #include "program_signals.h"
@@ -17,6 +18,7 @@ size_t put_stats_and_epilogue(SpanWriter &out) {
       {"unwind_failures", g_agent.unwind_failures.load()},
       {"unwind_fallbacks", HostStack::fallbacks()},
       {"guest_stacks_cut", g_agent.guest_stacks_cut.load()},
+      {"lua_states_not_profiled", lua_states_not_profiled()},
       {"stack_table_full", g_agent.stacks.table_full()},
       {"ring_full_waits", g_agent.ring.full_waits()},
       {"ring_shared_slot_uses", g_agent.ring.shared_slot_uses()},
