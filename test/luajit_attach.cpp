@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include <cstdlib>
+#include <regex>
 #include <string>
 #include <sys/stat.h>
 #include <vector>
@@ -103,4 +104,22 @@ TEST_CASE("luajit attach: CPU samples of an embedded state carry its Lua frames"
     CHECK(cpu.samples.size() > 150);
     CHECK(in_loop * 10 >= cpu.samples.size() * 8);
   }
+}
+
+TEST_CASE("luajit attach: states past the adapter's slots are said once, counted, and unharmed",
+          "[luajit]") {
+  // 1 + 40 states live at once: 32 are profiled, 9 are not.
+  const RunResult r = run_embed({"1000", "states", "40"});
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out == "1000\n");
+  // One line, naming the library as the loader found it.
+  CHECK(std::regex_match(r.err, std::regex("libprof: a Lua state of /[^ ]*/libluajit-5\\.1\\.so\\.2 is "
+                                           "not profiled: every slot for a LuaJIT state is taken "
+                                           "\\(any more such states are counted: "
+                                           "lua_states_not_profiled\\)\n")));
+  REQUIRE(r.memprof_files.size() == 1);
+  CHECK(stat_counter(read_memprof(r.memprof_files[0]), "lua_states_not_profiled") == 9);
+  // The first state, made first, is profiled.
+  const VmStream s = read_vm_stream(r.memprof_files[0]);
+  CHECK(s.count(prof::MemprofRecord::Alloc, "embed:3", kTableBytes) == 1000);
 }

@@ -2,8 +2,9 @@
    the profiler: it makes a state, opens its libraries and runs a chunk that
    makes N tables at line 3 (JIT off: one allocation each), then, with
    "burn", spins in Lua at line 6 for the given milliseconds of CPU time.
-   With "fork", the chunk runs in a child made after the state. Usage:
-   luajit_embed N [burn MS] [fork] */
+   With "fork", the chunk runs in a child made after the state; with
+   "states K", K more states live while it runs. Usage:
+   luajit_embed N [burn MS] [fork] [states K] */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,13 +39,17 @@ static int run(lua_State *L, int n, int ms) {
 
 int main(int argc, char **argv) {
   const int n = argc > 1 ? atoi(argv[1]) : 0;
-  int ms = 0, forks = 0;
+  int ms = 0, forks = 0, more = 0;
   for (int i = 2; i < argc; i++) {
     if (!strcmp(argv[i], "burn") && i + 1 < argc) ms = atoi(argv[++i]);
     if (!strcmp(argv[i], "fork")) forks = 1;
+    if (!strcmp(argv[i], "states") && i + 1 < argc) more = atoi(argv[++i]);
   }
   lua_State *L = luaL_newstate();
   luaL_openlibs(L);
+  lua_State *others[64];
+  if (more > 64) more = 64;
+  for (int i = 0; i < more; i++) others[i] = luaL_newstate();
   int rc = 0;
   if (forks) {
     fflush(stdout);
@@ -60,6 +65,7 @@ int main(int argc, char **argv) {
   } else {
     rc = run(L, n, ms);
   }
+  for (int i = 0; i < more; i++) lua_close(others[i]);
   lua_close(L);
   return rc;
 }
