@@ -6,6 +6,7 @@
 #include <memory>
 #include <stdexcept>
 
+#include "read/run_folder.h"
 #include "render/json_text.h"
 
 namespace prof {
@@ -103,6 +104,43 @@ int read_profile(const CommandOptions &opt, const std::vector<std::string> &file
 
 }  // namespace
 
+namespace {
+
+// Whether memory metric m is in streams with allocation events (libprof's,
+// LuaJIT's) and in LLVM MemProf's (measures, but no frees: no leaks, no peak).
+bool metric_in(const MemoryMetric &m, bool events, bool llvm) {
+  const std::string name = m.name;
+  if (m.measured) return llvm;
+  if (name == "leaked-bytes" || name == "peak-bytes") return events;
+  return events || llvm;
+}
+
+// 0, or 2 with one line naming `metric` (given as `option`) when the
+// profile's streams have nothing for it, and the metrics they have.
+int check_metric_applies(const std::string &option, const std::string &metric,
+                         const Profile &profile) {
+  bool events = false, llvm = false;
+  for (const auto &s : profile.streams()) {
+    if (s->file.kind() != SectionKind::Memprof) continue;
+    (s->file.llvm_memprof() ? llvm : events) = true;
+  }
+  if (!events && !llvm) return 0;  // CPU streams: check_options_apply's line
+  std::string has;
+  const MemoryMetric *asked = nullptr;
+  for (const MemoryMetric &m : memory_metrics()) {
+    if (metric_in(m, events, llvm)) has += std::string(has.empty() ? "" : ", ") + m.name;
+    if (m.name == metric) asked = &m;
+  }
+  if (!asked || metric_in(*asked, events, llvm)) return 0;
+  std::cerr << "prof-analyze: " << option << " " << metric << ": "
+            << (asked->measured ? "only LLVM MemProf profiles measure it"
+                                : "LLVM MemProf profiles record no frees")
+            << "; these streams have " << has << "\n";
+  return 2;
+}
+
+}  // namespace
+
 int check_options_apply(const CommandOptions &opt, const Profile &profile) {
   const bool memory = profile.has_memory(), cpu = profile.has_cpu();
   const std::string file = profile.streams().empty() ? "" : profile.streams()[0]->file.path();
@@ -112,6 +150,11 @@ int check_options_apply(const CommandOptions &opt, const Profile &profile) {
                 << " is a CPU profile (sysprof)\n";
       return 2;
     }
+  for (const std::string &o : opt.memory_only)
+    if (o == "--metric" || o == "--sort")
+      if (const int rc = check_metric_applies(o, o == "--metric" ? opt.folded.metric : opt.diff.sort,
+                                              profile))
+        return rc;
   for (const std::string &o : opt.cpu_only)
     if (memory && !cpu) {
       std::cerr << "prof-analyze: " << o << " applies to CPU profiles; " << file
@@ -186,12 +229,14 @@ int run_folded(const CommandOptions &opt, std::ostream &out) {
 
 int run_diff(const CommandOptions &opt, std::ostream &out) {
   Profile before(opt.profile), after(opt.profile);
-  if (const int rc = read_profile(opt, {opt.files[0]}, before)) return rc;
-  if (const int rc = read_profile(opt, {opt.files[1]}, after)) return rc;
+  if (const int rc = read_profile(opt, expand_run_folders({opt.files[0]}), before)) return rc;
+  if (const int rc = read_profile(opt, expand_run_folders({opt.files[1]}), after)) return rc;
   if (!before.has_memory() || !after.has_memory()) {
     std::cerr << "prof-analyze: diff compares memory (memprof) profiles\n";
     return 2;
   }
+  for (const Profile *p : {&before, &after})
+    if (const int rc = check_options_apply(opt, *p)) return rc;
   const nlohmann::json d = diff_json(before, after, opt.diff);
   if (opt.json)
     out << json_text(d, 1) << "\n";

@@ -56,8 +56,11 @@ int run_chart(const CommandOptions &opt, std::ostream &out);
 int run_html(const CommandOptions &opt, std::ostream &out);
 int run_pprof(const CommandOptions &opt, std::ostream &out);
 int run_speedscope(const CommandOptions &opt, std::ostream &out);
-// Runs a command into opt.output, written only if it succeeds, or stdout.
-int run_to_output(const CommandOptions &opt, int (*run)(const CommandOptions &, std::ostream &));
+// Runs a command into opt.output, written only if it succeeds, or stdout
+// unless stdout is a terminal (then 2, with a line saying what it `writes`:
+// "an SVG picture").
+int run_to_output(const CommandOptions &opt, int (*run)(const CommandOptions &, std::ostream &),
+                  const char *writes);
 
 // Reads the files into profiles, one per group (all files, or each alone
 // with --per-process); the exit code, 0 when every group was read.

@@ -15,6 +15,7 @@
 #include <CLI/CLI.hpp>
 
 #include "commands.h"
+#include "read/run_folder.h"
 #include "report/folded.h"
 
 namespace {
@@ -115,10 +116,11 @@ void add_suppressions(CLI::App *cmd, Args &a) {
 // The inputs of the reports: files, --per-process, --json, the window.
 void add_streams(CLI::App *cmd, Args &a) {
   cmd->add_option("files", a.opt.files,
-                  "profile streams (.memprof / .sysprof, libprof's or LuaJIT's); several "
-                  "(a parent and its forked children) are merged")
+                  "profile streams (.memprof / .sysprof, libprof's or LuaJIT's), or a run's "
+                  "folder (the profiles in it); several (a parent and its forked children) are "
+                  "merged")
       ->required()
-      ->check(CLI::ExistingFile);
+      ->check(CLI::ExistingPath);
   cmd->add_flag("--per-process", a.opt.per_process, "one report per file instead of merging");
   cmd->add_flag("--json", a.opt.json, "JSON instead of text");
   add_window(cmd, a);
@@ -128,9 +130,9 @@ void add_streams(CLI::App *cmd, Args &a) {
 
 // Pictures and exports: the inputs and filters of `folded`, and -o.
 void add_export(CLI::App *cmd, Args &a) {
-  cmd->add_option("files", a.opt.files, "profile streams, as for folded")
+  cmd->add_option("files", a.opt.files, "profile streams or a run's folder, as for folded")
       ->required()
-      ->check(CLI::ExistingFile);
+      ->check(CLI::ExistingPath);
   cmd->add_flag("--per-process", a.opt.per_process,
                 "each file apart (flame graphs: under a [pid N] root; pprof: a pid label; "
                 "speedscope: profiles per process)");
@@ -195,8 +197,12 @@ void folded_options(CLI::App *cmd, Args &a) {
 }
 
 void diff_options(CLI::App *cmd, Args &a) {
-  cmd->add_option("before", a.before, "the profile before")->required()->check(CLI::ExistingFile);
-  cmd->add_option("after", a.after, "the profile after")->required()->check(CLI::ExistingFile);
+  cmd->add_option("before", a.before, "the profile before, or its run's folder")
+      ->required()
+      ->check(CLI::ExistingPath);
+  cmd->add_option("after", a.after, "the profile after, or its run's folder")
+      ->required()
+      ->check(CLI::ExistingPath);
   cmd->add_flag("--json", a.opt.json, "JSON instead of text");
   add_metric(cmd, "--sort", a.opt.diff.sort, "the change that orders stacks: ");
   add_full_names(cmd, a);
@@ -233,11 +239,21 @@ int run_diff(Args &a) {
   a.opt.files = {a.before, a.after};
   return prof::run_diff(a.opt, std::cout);
 }
-int run_flamegraph(Args &a) { return prof::run_to_output(a.opt, prof::run_flamegraph); }
-int run_chart(Args &a) { return prof::run_to_output(a.opt, prof::run_chart); }
-int run_html(Args &a) { return prof::run_to_output(a.opt, prof::run_html); }
-int run_pprof(Args &a) { return prof::run_to_output(a.opt, prof::run_pprof); }
-int run_speedscope(Args &a) { return prof::run_to_output(a.opt, prof::run_speedscope); }
+int run_flamegraph(Args &a) {
+  return prof::run_to_output(a.opt, prof::run_flamegraph, "an SVG picture");
+}
+int run_chart(Args &a) {
+  return prof::run_to_output(a.opt, prof::run_chart, "an SVG picture");
+}
+int run_html(Args &a) {
+  return prof::run_to_output(a.opt, prof::run_html, "an HTML page");
+}
+int run_pprof(Args &a) {
+  return prof::run_to_output(a.opt, prof::run_pprof, "a binary pprof file");
+}
+int run_speedscope(Args &a) {
+  return prof::run_to_output(a.opt, prof::run_speedscope, "a speedscope JSON file");
+}
 
 const Command kCommands[] = {
     {"report",
@@ -282,12 +298,23 @@ std::string unknown_command(const std::string &name) {
   return "unknown command '" + name + "' (the commands: " + known + ")";
 }
 
+const char kExamples[] = R"(Examples:
+  prof-analyze summary prof-app-1234           a run's folder (prof-run -o), or its files
+  prof-analyze summary --full prof-app-1234    every table
+  prof-analyze flamegraph prof-app-1234/prof.*.memprof -o memory.svg
+  prof-analyze html prof-app-1234 -o report.html
+  prof-analyze diff before-run after-run       what changed, per stack
+  prof-analyze COMMAND --help                  a command's options)";
+
 }  // namespace
 
 int main(int argc, char **argv) {
   CLI::App app{"prof-analyze: reports, flame-graph stacks and JSON from libprof's and LuaJIT's "
                "memprof/sysprof streams"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("prof-analyze ") + PROF_VERSION,
+                       "the version of libprof");
+  app.footer(kExamples);
   Args args;
   for (const Command &c : kCommands) c.add_options(app.add_subcommand(c.name, c.description), args);
   try {
@@ -307,6 +334,7 @@ int main(int argc, char **argv) {
   if (cmd->get_option_no_throw("--by-vmstate") && cmd->count("--by-vmstate"))
     args.opt.cpu_only.push_back("--by-vmstate");
   try {
+    args.opt.files = prof::expand_run_folders(args.opt.files);
     return command_named(cmd->get_name())->run(args);
   } catch (const std::bad_alloc &) {
     std::cerr << "prof-analyze: out of memory\n";

@@ -228,6 +228,32 @@ TEST_CASE("prof-run keeps the command's exit code and summarises the files") {
         0);
 }
 
+TEST_CASE("each run keeps its own folder, and the analyzer reads a run's folder") {
+  TempDir dir;
+  const std::string out = dir / "out";
+  const Proc first = run(prof_run({"-o", out, "--", PROF_CTL_PROGRAM, "leaks", "3"}));
+  INFO(first.err);
+  REQUIRE(first.exit_code == 0);
+  CHECK(lines_with(first.err, "1 profile file(s) in " + out) == 1);
+  // A second run into the same folder is refused before it starts.
+  const Proc again = run(prof_run({"-o", out, "--", PROF_CTL_PROGRAM, "exit", "42"}));
+  CHECK(again.exit_code == 2);
+  CHECK(again.err == "prof-run: " + out + " is not empty: give a new folder (each run keeps its "
+                     "profiles apart)\n");
+  REQUIRE(memprof_files(out).size() == 1);
+  // The folder is read as its profile, the flame graph written into it skipped.
+  REQUIRE(exists(out + "/memory.svg"));
+  const Json by_folder = analyze_json({"summary", out});
+  const Json by_file = analyze_json({"summary", memprof_files(out)[0]});
+  CHECK(by_folder["memory"]["allocated_blocks"] == by_file["memory"]["allocated_blocks"]);
+  CHECK(by_folder["memory"]["leaked_blocks"] == by_file["memory"]["leaked_blocks"]);
+  CHECK(by_folder["memory"]["leaked_blocks"] >= 4 + 3 + 3);
+  CHECK(analyze({"flamegraph", out, "-o", dir / "f.svg"}).exit_code == 0);
+  const Proc empty = analyze({"summary", dir / "out/.."});  // holds only folders
+  CHECK(empty.exit_code == 2);
+  CHECK(empty.err.rfind("prof-analyze: " + dir / "out/..: no profile in this folder", 0) == 0);
+}
+
 TEST_CASE("prof-run passes SIGTERM and SIGINT on, and its status is the command's") {
   for (const int sig : {SIGTERM, SIGINT}) {
     TempDir dir;
@@ -337,6 +363,77 @@ TEST_CASE("CPU flags reach the agent's environment, and bad ones stop before run
   CHECK(bad.exit_code == 2);
   CHECK(lines_with(bad.err, "") == 1);
   CHECK_FALSE(exists(dir / "ready"));
+}
+
+TEST_CASE("every value is checked before the command runs: a bad one is one line and exit 2") {
+  TempDir dir;
+  struct Bad {
+    std::vector<std::string> options, env;
+    std::string says;
+  };
+  const std::vector<Bad> bad = {
+      {{"--sample-bytes", "abc"}, {},
+       "prof-run: --sample-bytes: invalid PROF_SAMPLE_BYTES='abc' (expected bytes, e.g. 512k; 0 "
+       "records every event)\n"},
+      {{"--interval", "5us"}, {},
+       "prof-run: --interval: invalid PROF_INTERVAL='5us' (expected 100us..10s, e.g. 1ms, 500us)\n"},
+      {{"--depth", "0"}, {}, "prof-run: --depth: invalid PROF_DEPTH='0' (expected 1..1024)\n"},
+      {{"--toggle-signal", "KILL"}, {},
+       "prof-run: --toggle-signal: invalid PROF_TOGGLE_SIGNAL='9' (expected a signal a handler can "
+       "catch: 1..64 but 9, 19, 32, 33)\n"},
+      // The environment's own PROF_* values, named as the variable they are.
+      {{}, {"PROF_MMAP=maybe"}, "prof-run: invalid PROF_MMAP='maybe' (expected 0 or 1)\n"},
+  };
+  for (const Bad &b : bad) {
+    std::vector<std::string> args{"-o", dir / "out"};
+    args.insert(args.end(), b.options.begin(), b.options.end());
+    args.insert(args.end(), {"--", PROF_CTL_PROGRAM, "signals", dir.path});
+    const Proc p = run(prof_run(args), b.env);
+    INFO(p.err);
+    CHECK(p.exit_code == 2);
+    CHECK(p.err == b.says);
+    CHECK_FALSE(exists(dir / "ready"));  // the command never ran
+    CHECK_FALSE(exists(dir / "out"));
+  }
+  const Proc good = run(prof_run({"-q", "-o", dir / "good", "--depth", "4", "--", PROF_CTL_PROGRAM,
+                                  "exit", "3"}),
+                        {"PROF_DEPTH=0"});
+  INFO(good.err);
+  CHECK(good.exit_code == 3);  // an option's value stands before the environment's
+  CHECK(good.err.empty());
+  CHECK(memprof_files(dir / "good").size() == 1);
+}
+
+TEST_CASE("both tools have --version and --help, and pictures are not written to a terminal") {
+  for (const std::string &tool : {std::string(PROF_RUN_SCRIPT), std::string(PROF_ANALYZER_PATH)}) {
+    INFO(tool);
+    const Proc v = run({tool, "--version"});
+    CHECK(v.exit_code == 0);
+    CHECK(v.err.empty());
+    const std::string name = tool.substr(tool.rfind('/') + 1);
+    CHECK(v.out.rfind(name + " ", 0) == 0);
+    CHECK(std::count(v.out.begin(), v.out.end(), '\n') == 1);
+    const Proc h = run({tool, "--help"});
+    CHECK(h.exit_code == 0);
+    CHECK(lines_with(h.out, "Examples:") == 1);
+  }
+  const Proc h = run(prof_run({"--help"}));
+  for (const char *var : {"PROF_OUTPUT", "PROF_DEPTH", "PROF_SAMPLE_BYTES", "PROF_CPU",
+                          "PROF_INTERVAL", "PROF_TOGGLE_SIGNAL", "PROF_COMPRESS", "PROF_FOLLOW"})
+    CHECK(lines_with(h.out, var) >= 1);
+  TempDir dir;
+  const std::string f = profile_ctl({"leaks", "3"}, &dir);
+  for (const char *command : {"flamegraph", "chart", "html", "pprof", "speedscope"}) {
+    INFO(command);
+    const Proc t = run_on_terminal({PROF_ANALYZER_PATH, command, f});
+    CHECK(t.exit_code == 2);
+    CHECK(t.out.find("not for a terminal: give -o FILE (or redirect its output)") !=
+          std::string::npos);
+    CHECK(t.out.find("<svg") == std::string::npos);
+    CHECK(t.out.find("<html") == std::string::npos);
+    CHECK(t.out.size() < 200);
+    CHECK(analyze({command, f}).exit_code == 0);  // into a file or a pipe
+  }
 }
 
 TEST_CASE("children are followed by default and not with --no-follow") {
