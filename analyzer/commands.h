@@ -25,6 +25,9 @@ struct CommandOptions {
   std::vector<std::string> files;
   bool json = false;
   bool per_process = false;  // one report per file instead of merging them
+  // summary: every process merged, also of several executables (else the
+  // main program's alone, the others one line each).
+  bool all_processes = false;
   ReportOptions report;
   SummaryOptions summary;
   ProfileOptions profile;

@@ -171,6 +171,9 @@ void report_options(CLI::App *cmd, Args &a) {
 
 void summary_options(CLI::App *cmd, Args &a) {
   add_streams(cmd, a);
+  cmd->add_flag("--all-processes", a.opt.all_processes,
+                "files of several executables merged into one report (default: the main "
+                "program's report, the one that allocated the most, and a line per process)");
   add_suppressions(cmd, a);
   cmd->add_option("--top", a.opt.summary.top, "rows per table (default 10)")->check(kCount);
   cmd->add_option("--stack-depth", a.opt.summary.stack_depth,

@@ -241,6 +241,7 @@ TEST_CASE("each run keeps its own folder, and the analyzer reads a run's folder"
   CHECK(again.err == "prof-run: " + out + " is not empty: give a new folder (each run keeps its "
                      "profiles apart)\n");
   REQUIRE(memprof_files(out).size() == 1);
+  CHECK(memprof_files(out)[0].rfind(out + "/prof.ctl_prog.", 0) == 0);  // named by its program
   // The folder is read as its profile, the flame graph written into it skipped.
   REQUIRE(exists(out + "/memory.svg"));
   const Json by_folder = analyze_json({"summary", out});
@@ -252,6 +253,47 @@ TEST_CASE("each run keeps its own folder, and the analyzer reads a run's folder"
   const Proc empty = analyze({"summary", dir / "out/.."});  // holds only folders
   CHECK(empty.exit_code == 2);
   CHECK(empty.err.rfind("prof-analyze: " + dir / "out/..: no profile in this folder", 0) == 0);
+}
+
+TEST_CASE("several programs in a run: files named by program, the main one summarised") {
+  TempDir dir;
+  const std::string out = dir / "out";
+  // A shell that runs ls, then ctl_prog, which allocates the most.
+  const std::string script = std::string("ls / >/dev/null; ") + PROF_CTL_PROGRAM + " leaks 5000";
+  const Proc p = run(prof_run({"-q", "-o", out, "--", "sh", "-c", script}));
+  INFO(p.err);
+  REQUIRE(p.exit_code == 0);
+  std::vector<std::string> ctl, sh, ls;
+  for (const std::string &f : memprof_files(out)) {
+    const std::string name = f.substr(out.size() + 1);
+    if (name.rfind("prof.ctl_prog.", 0) == 0) ctl.push_back(f);
+    if (name.rfind("prof.sh.", 0) == 0) sh.push_back(f);
+    if (name.rfind("prof.ls.", 0) == 0) ls.push_back(f);
+  }
+  REQUIRE(ctl.size() == 1);
+  CHECK(sh.size() >= 1);
+  CHECK(ls.size() == 1);
+  const Json s = analyze_json({"summary", out});
+  const Json alone = analyze_json({"summary", ctl[0]});
+  // The headline is ctl_prog's alone, the others one line each.
+  CHECK(s["memory"]["leaked_blocks"] == alone["memory"]["leaked_blocks"]);
+  CHECK(s["memory"]["allocated_bytes"] == alone["memory"]["allocated_bytes"]);
+  REQUIRE(s["processes"].size() == memprof_files(out).size());
+  CHECK(s["processes"][0]["program"] == "ctl_prog");
+  CHECK(s["processes"][0]["main"] == true);
+  CHECK(s["processes"][0]["file"] == ctl[0]);
+  size_t mains = 0;
+  for (const Json &row : s["processes"]) mains += row["main"].get<bool>();
+  CHECK(mains == 1);
+  const Proc text = analyze({"summary", out});
+  CHECK(text.out.rfind("PROCESSES: " + std::to_string(memprof_files(out).size()) +
+                           ", of 3 programs; below is ctl_prog's summary",
+                       0) == 0);
+  // --all-processes merges them all, as before.
+  const Json all = analyze_json({"summary", "--all-processes", out});
+  CHECK(all["memory"]["allocated_bytes"].get<double>() >
+        alone["memory"]["allocated_bytes"].get<double>());
+  CHECK_FALSE(all.contains("processes"));
 }
 
 TEST_CASE("prof-run passes SIGTERM and SIGINT on, and its status is the command's") {
@@ -354,7 +396,7 @@ TEST_CASE("CPU flags reach the agent's environment, and bad ones stop before run
   CHECK(lines_with(p.out, "PROF_CPU=callgraph") == 1);
   CHECK(lines_with(p.out, "PROF_INTERVAL=500us") == 1);
   CHECK(lines_with(p.out, "PROF_MEMORY=0") == 1);
-  CHECK(lines_with(p.out, "PROF_OUTPUT=" + dir.path + "/prof.%p") == 1);
+  CHECK(lines_with(p.out, "PROF_OUTPUT=" + dir.path + "/prof.%e.%p") == 1);
   // CPU alone runs the agent's build without allocator hooks.
   CHECK(lines_with(p.out, "LD_PRELOAD=") == 1);
   CHECK(lines_with(p.out, "/libprof-cpu.so") == 1);

@@ -92,7 +92,7 @@ TEST_CASE("the installed prof-run preloads the installed agents and adapter") {
   INFO(mem.err);
   REQUIRE(mem.exit_code == 0);
   CHECK(env_value(mem.out, "LD_PRELOAD") == at.lib("libprof.so"));
-  CHECK(env_value(mem.out, "PROF_OUTPUT") == at.work + "/out/prof.%p");
+  CHECK(env_value(mem.out, "PROF_OUTPUT") == at.work + "/out/prof.%e.%p");
   // Both adapters: lua5.4's, then luajit's (each loads only its own module).
   CHECK(env_value(mem.out, "LUA_CPATH") ==
         at.lib("lua/5.4/?.so") + ";" + at.lib("lua/5.1/?.so") + ";;");

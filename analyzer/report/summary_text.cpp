@@ -1,8 +1,8 @@
 // render_summary(): the native summary as text, read off its JSON.
-#include <cstdio>
 #include <cmath>
 #include <cstdio>
 #include <iomanip>
+#include <map>
 #include <sstream>
 
 #include "report/memprof_report.h"
@@ -263,6 +263,41 @@ void cpu(const Json &c, const SummaryOptions &opt, std::ostream &out) {
   }
 }
 
+// The run's processes when the summary is its main program's: one line
+// each, the main program's first, the others by bytes allocated.
+void processes(const Json &list, std::ostream &out) {
+  constexpr size_t kShown = 8;
+  std::map<std::string, size_t> others;
+  std::string main;
+  for (const Json &p : list)
+    if (p["main"].get<bool>())
+      main = p["program"];
+    else
+      others[p["program"]]++;
+  out << "PROCESSES: " << list.size() << ", of " << others.size() + 1 << " programs; below is "
+      << main << "'s summary, the program that allocated the most (--all-processes: all merged)\n";
+  size_t shown = 0;
+  for (const Json &p : list) {
+    if (shown++ == kShown) break;
+    out << "  " << (p["main"].get<bool>() ? "* " : "  ") << std::left << std::setw(16)
+        << p["program"].get<std::string>() << std::right << " pid " << std::setw(7)
+        << p["pid"].get<uint64_t>() << "  allocated " << std::setw(9) << bytes(p["allocated_bytes"])
+        << "  peak " << std::setw(9) << bytes(p["peak_bytes"]) << "  leaked " << std::setw(9)
+        << bytes(p["leaked_bytes"]);
+    if (p["samples"].get<double>() > 0) out << "  " << count(p["samples"]) << " CPU samples";
+    out << "  " << basename_of(p["file"].get<std::string>()) << "\n";
+  }
+  if (list.size() > kShown) {
+    std::map<std::string, size_t> rest;
+    for (size_t i = kShown; i < list.size(); i++) rest[list[i]["program"]]++;
+    out << "  ... " << list.size() - kShown << " more:";
+    const char *sep = " ";
+    for (const auto &kv : rest) out << sep << kv.first << " x" << kv.second, sep = ", ";
+    out << "\n";
+  }
+  out << "\n";
+}
+
 }  // namespace
 
 void render_stack(const Json &frames, size_t depth, std::ostream &out) {
@@ -303,6 +338,7 @@ void render_stack(const Json &frames, size_t depth, std::ostream &out) {
 
 void render_summary(const Json &summary, const SummaryOptions &opt, std::ostream &out) {
   std::ostringstream text;
+  if (summary.contains("processes")) processes(summary["processes"], text);
   for (const Json &s : summary["streams"])
     if (!s["window"].is_null()) text << window_line(s["window"], s["pid"].get<uint64_t>()) << "\n";
   if (!summary["memory"].is_null()) memory(summary["memory"], opt, text);
