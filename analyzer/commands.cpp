@@ -95,6 +95,7 @@ int read_profile(const CommandOptions &opt, const std::vector<std::string> &file
   Suppressions suppressions;
   try {
     if (!opt.suppressions.empty()) suppressions = Suppressions::load(opt.suppressions);
+    if (opt.default_suppressions) suppressions.add_defaults();
   } catch (const std::exception &e) {
     std::cerr << "prof-analyze: " << e.what() << "\n";
     return 2;

@@ -34,6 +34,7 @@ struct CommandOptions {
   FoldedOptions folded;
   DiffOptions diff;
   std::string suppressions;  // an LSan suppressions file for leak reports ("": none)
+  bool default_suppressions = true;  // and the C library's one-time allocations (suppressions.h)
   std::string output;        // -o: the file written once the command succeeds ("": stdout)
   bool icicle = false;       // flame graphs: the root at the top
   // Options given that apply only to memory or only to CPU streams

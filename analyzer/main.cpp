@@ -111,6 +111,9 @@ void add_suppressions(CLI::App *cmd, Args &a) {
                   "known leaks, in LeakSanitizer's format (leak:PATTERN lines), left out of "
                   "the leaks and counted")
       ->check(CLI::ExistingFile);
+  cmd->add_flag("--no-default-suppressions{false}", a.opt.default_suppressions,
+                "keep the C library's and the loader's one-time allocations (link maps, stdio "
+                "buffers, locales, TLS) among the leaks");
 }
 
 // The inputs of the reports: files, --per-process, --json, the window.
@@ -175,10 +178,15 @@ void summary_options(CLI::App *cmd, Args &a) {
                 "files of several executables merged into one report (default: the main "
                 "program's report, the one that allocated the most, and a line per process)");
   add_suppressions(cmd, a);
-  cmd->add_option("--top", a.opt.summary.top, "rows per table (default 10)")->check(kCount);
+  cmd->add_flag("--full", a.opt.summary.full,
+                "every table (default: one screen: totals, peak, leaks, temporaries, hottest "
+                "functions)");
+  cmd->add_option("--top", a.opt.summary.top,
+                  "rows per table (default 3, with --full or --json 10)")
+      ->check(kCount);
   cmd->add_option("--stack-depth", a.opt.summary.stack_depth,
-                  "frames shown per stack in text, 0 for all (default 12); memory stacks "
-                  "start at the first frame that is not the allocator's")
+                  "frames shown per stack in text, 0 for all (default 4, with --full 12); "
+                  "memory stacks start at the first frame that is not the allocator's")
       ->check(kDepth);
   cmd->add_flag("--lines", a.opt.summary.lines,
                 "CPU: the hottest tables by line (function and file:line) instead of by function");
@@ -330,8 +338,13 @@ int main(int argc, char **argv) {
     // (105, 106, 109, ...) become the 2 of every other refusal.
     return app.exit(e) == 0 ? 0 : 2;
   }
-  args.opt.profile.snap_top = args.opt.summary.top;
   const CLI::App *cmd = app.get_subcommands().front();
+  // One screen by default: fewer rows, shorter stacks (JSON is whole).
+  if (cmd->get_name() == "summary" && !args.opt.summary.full && !args.opt.json) {
+    if (!cmd->count("--top")) args.opt.summary.top = 3;
+    if (!cmd->count("--stack-depth")) args.opt.summary.stack_depth = 4;
+  }
+  args.opt.profile.snap_top = args.opt.summary.top;
   for (const char *o : {"--metric", "--sort", "--heap-snap-interval", "--heap-snap-events"})
     if (cmd->get_option_no_throw(o) && cmd->count(o)) args.opt.memory_only.push_back(o);
   if (cmd->get_option_no_throw("--by-vmstate") && cmd->count("--by-vmstate"))

@@ -229,24 +229,28 @@ TEST_CASE("Lua: functions by where they start, every-sample frames left out, rec
   CHECK(leaf > 0);
   CHECK(leaf == leaf_lines);
 
-  // What is in every sample is named apart, and is in every folded stack,
-  // where a Lua function's frames carry their current line instead of the
-  // line it starts at ("down (@chunk:8)" is a frame of "down (@chunk:6)").
+  // What is in nearly every sample (95% or more) is named apart, and is in
+  // that many of the folded stacks' samples, where a Lua function's frames
+  // carry their current line instead of the line it starts at
+  // ("down (@chunk:8)" is a frame of "down (@chunk:6)").
   const RunResult folded = analyze({"folded", stream});
   const auto stacks = folded_lines(folded.out);
-  for (const Json &name : cpu["in_every_sample"]) {
+  CHECK_FALSE(cpu["in_nearly_every_sample"].empty());
+  for (const Json &name : cpu["in_nearly_every_sample"]) {
     const std::string fn = name;
     INFO(fn);
     const std::string frames = lua_frames_of(fn);
+    double with = 0;
     for (const auto &s : stacks) {
       bool found = false;
       for (const std::string &f : s.first)
         found = found || f == fn || f.rfind(fn + " (", 0) == 0 ||
                 (!frames.empty() && f.rfind(frames, 0) == 0);
-      CHECK(found);
+      with += found ? s.second : 0;
     }
+    CHECK(with >= 0.95 * all);
   }
-  for (const Json &row : cpu["total"]) CHECK(row["samples"].get<double>() < all);
+  for (const Json &row : cpu["total"]) CHECK(row["samples"].get<double>() < 0.95 * all);
 
   // down() recurses 24 times through line 8: one text line, one flame frame.
   const RunResult text = analyze({"summary", stream});

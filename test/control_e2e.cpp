@@ -18,6 +18,7 @@
 #include <fstream>
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 
 #include "agent_run.h"
@@ -294,6 +295,40 @@ TEST_CASE("several programs in a run: files named by program, the main one summa
   CHECK(all["memory"]["allocated_bytes"].get<double>() >
         alone["memory"]["allocated_bytes"].get<double>());
   CHECK_FALSE(all.contains("processes"));
+}
+
+TEST_CASE("the summary fits a screen by default, and --full has every table") {
+  TempDir dir;
+  const std::string out = dir / "out";
+  const Proc p = run(prof_run({"-o", out, "--cpu", "callgraph", "--", PROF_CTL_PROGRAM,
+                               "cpu-phases", "100"}));
+  INFO(p.err);
+  REQUIRE(p.exit_code == 0);
+  const Proc shown = analyze({"summary", out});
+  INFO(shown.out);
+  CHECK(shown.exit_code == 0);
+  CHECK(lines_with(shown.out, "") <= 60);
+  for (const char *part : {"MEMORY", "peak heap:", "leaked:", "CPU",
+                           "HOTTEST FUNCTIONS: samples in the function itself",
+                           "HOTTEST FUNCTIONS: samples in the function and what it calls", "(--full: "})
+    CHECK(lines_with(shown.out, part) == 1);
+  for (const char *part : {"SIZES", "ALLOCATED:", "HOTTEST STACKS", "STREAMS"})
+    CHECK(lines_with(shown.out, part) == 0);
+  // prof-run prints that summary.
+  CHECK(lines_with(p.err, "(--full: ") == 1);
+  const Proc full = analyze({"summary", "--full", out});
+  for (const char *part : {"SIZES", "ALLOCATED:", "CALLS:", "HOTTEST STACKS", "STREAMS"})
+    CHECK(lines_with(full.out, part) == 1);
+  CHECK(lines_with(full.out, "(--full: ") == 0);
+  // Frames in nearly every sample (_start, main) are left out of the total table.
+  const Json cpu = analyze_json({"summary", out})["cpu"];
+  bool main_left_out = false;
+  for (const Json &f : cpu["in_nearly_every_sample"]) main_left_out |= f == "main";
+  CHECK(main_left_out);
+  for (const Json &row : cpu["total"]) CHECK(row["function"] != "main");
+  // burn() runs itself in every sample: it is the work, and stays.
+  REQUIRE(cpu["total"].size() >= 1);
+  CHECK(cpu["total"][0]["function"] == "burn");
 }
 
 TEST_CASE("prof-run passes SIGTERM and SIGINT on, and its status is the command's") {
@@ -763,6 +798,41 @@ TEST_CASE("LSan suppressions leave matched leaks out and count them") {
 }
 
 // ------------------------------------------------------------------ progress
+
+TEST_CASE("the C library's and the loader's one-time allocations are not leaks by default") {
+  // mem_dlopen leaks 3 x 9009 B from its plugin, and prints to a file: stdio's
+  // buffer and the loader's dl_find_object table stay to the end.
+  TempDir dir;
+  std::vector<std::string> env{std::string("LD_PRELOAD=") + PROF_AGENT_PATH,
+                               "PROF_OUTPUT=" + dir / "prof.%p"};
+  const Proc p = run({PROF_DLOPEN_PROGRAM, PROF_DLOPEN_PLUGIN}, env);
+  INFO(p.err);
+  REQUIRE(p.exit_code == 0);
+  const auto files = memprof_files(dir.path);
+  REQUIRE(files.size() == 1);
+  const Json m = analyze_json({"summary", files[0]})["memory"];
+  CHECK(m["leaked_blocks"] == 3);
+  CHECK(m["leaked_bytes"] == 3 * 9009);
+  std::set<std::string> by_default;
+  for (const Json &u : m["suppressed"]) {
+    CHECK(u["default"] == true);
+    by_default.insert(u["pattern"].get<std::string>());
+  }
+  CHECK(by_default.count("^_IO_file_doallocate$") == 1);
+  const Proc text = analyze({"summary", files[0]});
+  CHECK(lines_with(text.out, "not leaks:") == 1);
+  // Switched off, they are leaks again, and nothing is suppressed.
+  const Json all = analyze_json({"summary", "--no-default-suppressions", files[0]})["memory"];
+  CHECK(all["leaked_blocks"].get<uint64_t>() > 3);
+  CHECK(all["suppressed"].empty());
+  bool stdio = false;
+  for (const Json &r : all["leaks"]) stdio |= has_function(r["stack"], "_IO_file_doallocate");
+  CHECK(stdio);
+  // A user's file adds to the defaults.
+  std::ofstream(dir / "supp") << "leak:plugin_alloc\n";
+  const Json both = analyze_json({"summary", "--suppressions", dir / "supp", files[0]})["memory"];
+  CHECK(both["leaked_blocks"] == 0);
+}
 
 TEST_CASE("progress on stderr while reading a large file, only when stderr is a terminal") {
   TempDir dir;

@@ -225,7 +225,8 @@ Json memory_json(Profile &profile, const SummaryOptions &opt) {
             {"unknown_frees", heap.unknown_frees()}};
   Json suppressed = Json::array();
   for (const SuppressedLeaks &l : profile.suppressed())
-    suppressed.push_back({{"pattern", l.pattern}, {"blocks", l.blocks}, {"bytes", l.bytes}});
+    suppressed.push_back(
+        {{"pattern", l.pattern}, {"default", l.by_default}, {"blocks", l.blocks}, {"bytes", l.bytes}});
   m["suppressed"] = suppressed;
   if (profile.has_object_types()) m["object_types"] = object_types_json(profile);
   Rows rows;
@@ -292,6 +293,9 @@ Json functions_json(const std::map<std::string, double> &by_function, size_t top
   return out;
 }
 
+// The share of the samples from which a function is in "nearly every" one.
+constexpr double kNearlyEvery = 0.95;
+
 Json cpu_json(Profile &profile, const SummaryOptions &opt) {
   const CpuModel &cpu = profile.cpu();
   Json vm = Json::object();
@@ -333,8 +337,10 @@ Json cpu_json(Profile &profile, const SummaryOptions &opt) {
     path.erase(std::unique(path.begin(), path.end()), path.end());
     for (uint32_t label : path) total[label] += s.samples;
   }
-  // XXX: a function in every sample (_start, main, the VM's entry) says
-  // nothing a user can act on: the total table leaves it out, by name.
+  // XXX: a function in (nearly) every sample (_start, main, a thread's
+  // start, the VM's entry and main loop) says nothing a user can act on:
+  // the total table leaves it out, by name, unless it runs itself in half
+  // the samples or more (then it is the work, not a frame around it).
   const double all = cpu.samples();
   Json everywhere = Json::array();
   auto named = [&](const std::vector<double> &samples, bool leave_out_everywhere) {
@@ -342,7 +348,8 @@ Json cpu_json(Profile &profile, const SummaryOptions &opt) {
     for (uint32_t id = 0; id < samples.size(); id++) {
       if (samples[id] == 0) continue;
       const std::string name(functions.names().str(id));
-      if (leave_out_everywhere && samples[id] >= all)
+      const double itself = id < self.size() ? self[id] : 0;
+      if (leave_out_everywhere && samples[id] >= kNearlyEvery * all && itself < 0.5 * all)
         everywhere.push_back(name);
       else
         out[name] = samples[id];
@@ -370,7 +377,7 @@ Json cpu_json(Profile &profile, const SummaryOptions &opt) {
           {"by", opt.lines ? "line" : "function"},
           {"self", self_json},
           {"total", total_json},
-          {"in_every_sample", everywhere},
+          {"in_nearly_every_sample", everywhere},
           {"stacks", stacks},
           {"samplers", cpu.samplers()}};
 }
