@@ -326,6 +326,12 @@ int main(int argc, char **argv) {
   app.set_version_flag("--version", std::string("prof-analyze ") + PROF_VERSION,
                        "the version of libprof");
   app.footer(kExamples);
+  // One line, named as every other message of the tool.
+  app.failure_message([](const CLI::App *, const CLI::Error &e) {
+    std::string what = e.what();
+    if (what == "files is required") what = "a run's folder or profile files are required";
+    return "prof-analyze: " + what + " (see prof-analyze --help)\n";
+  });
   Args args;
   for (const Command &c : kCommands) c.add_options(app.add_subcommand(c.name, c.description), args);
   try {

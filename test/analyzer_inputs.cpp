@@ -67,8 +67,12 @@ TEST_CASE("every command-line error of every command exits 2 with CLI11's messag
     const RunResult r = analyze(line);
     CHECK(r.exit_code == 2);
     CHECK(r.out.empty());
-    CHECK(!r.err.empty());
+    // One line, named as every message of the tool.
+    CHECK(r.err.rfind("prof-analyze: ", 0) == 0);
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
   }
+  CHECK(analyze({"summary"}).err ==
+        "prof-analyze: a run's folder or profile files are required (see prof-analyze --help)\n");
 }
 
 TEST_CASE("an unknown command is named, a range is said in plain numbers") {

@@ -633,6 +633,27 @@ TEST_CASE("bad input: a cut file is reported up to its cut, a corrupt one refuse
   CHECK(analyze({"report", fixture("s_lua_C.sysprof.bin")}).exit_code == 2);
 }
 
+TEST_CASE("bad input: a file cut before its first event is refused, plain or compressed") {
+  for (const char *compress : {"PROF_COMPRESS=0", "PROF_COMPRESS=1"}) {
+    INFO(compress);
+    const RunResult run = run_under_agent({PROF_SITES_PROGRAM}, {compress});
+    REQUIRE(run.exit_code == 0);
+    REQUIRE(run.memprof_files.size() == 1);
+    std::ifstream in(run.memprof_files[0], std::ios::binary);
+    std::vector<uint8_t> bytes(40);
+    REQUIRE(in.read(reinterpret_cast<char *>(bytes.data()), 40));
+    const TempFile cut(bytes);
+    for (const char *cmd : {"summary", "folded"}) {
+      const RunResult r = analyze({cmd, cut.path});
+      CHECK(r.exit_code == 2);
+      CHECK(r.out.empty());
+      CHECK(r.err.rfind("prof-analyze: " + cut.path + ": truncated at byte ", 0) == 0);
+      CHECK(r.err.find("(nothing complete to report)\n") != std::string::npos);
+      CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+    }
+  }
+}
+
 TEST_CASE("sampled, the heap over time and its peak are the writer's exact count") {
   // mem_peak.c: 1000 blocks of 1000 B, down to 200, up to 1700, down to none.
   const RunResult run = run_under_agent({PROF_PEAK_PROGRAM}, {"PROF_SAMPLE_BYTES=512k"});
@@ -674,8 +695,14 @@ TEST_CASE("sampled, the heap over time and its peak are the writer's exact count
   // Allocated bytes stay an estimate, with its confidence interval.
   CHECK(m["allocated_bytes_ci95"].get<double>() > 0);
   size_t points = 0;
-  for (const Json &p : m["over_time"]) points += !p["time_ns"].is_null();
+  for (const Json &p : m["over_time"]) {
+    points += !p["time_ns"].is_null();
+    CHECK((p["rss_bytes"].is_null() || p["rss_bytes"].get<uint64_t>() > 0));  // never a made-up 0
+  }
   CHECK(points == rec.heap_totals.size());
+  // The first heap totals come before the first time mark: RSS unknown.
+  REQUIRE(!m["over_time"].empty());
+  CHECK(m["over_time"][0]["rss_bytes"].is_null());
 }
 
 TEST_CASE("a real program under the agent: its sites, with file, line and inlined calls") {

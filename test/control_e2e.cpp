@@ -834,6 +834,29 @@ TEST_CASE("the C library's and the loader's one-time allocations are not leaks b
   CHECK(both["leaked_blocks"] == 0);
 }
 
+TEST_CASE("sampled, the leaked blocks are estimated in the headline as the tables' allocations") {
+  // leaks 20000: 4 x 64 B, 3 x 128 B and 20000 x 100 B leaked.
+  TempDir dir;
+  const std::string f = profile_ctl({"leaks", "20000"}, &dir, {"PROF_SAMPLE_BYTES=4k"});
+  const Json m = analyze_json({"summary", f})["memory"];
+  const double leaked = m["leaked_blocks"].get<double>();
+  const uint64_t recorded = m["leaked_blocks_recorded"];
+  INFO(leaked << " estimated from " << recorded);
+  CHECK(recorded < 2000);  // about one block in 40 sampled
+  CHECK(leaked > 0.8 * 20007);
+  CHECK(leaked < 1.2 * 20007);
+  // The leaks table's allocations add up to the same estimate, near enough.
+  double in_table = 0;
+  const Json rows = analyze_json({"summary", "--top", "100", f})["memory"]["leaks"];
+  for (const Json &r : rows)
+    in_table += r["alloc_count"].get<double>() - r["frees"].get<double>();
+  CHECK(std::abs(in_table - leaked) < 0.2 * leaked);
+  const Proc text = analyze({"summary", f});
+  CHECK(lines_with(text.out, "leaked:        ~") == 1);
+  CHECK(lines_with(text.out, "blocks (estimated from the " + std::to_string(recorded) +
+                                 " blocks sampled)") == 1);
+}
+
 TEST_CASE("progress on stderr while reading a large file, only when stderr is a terminal") {
   TempDir dir;
   // (Plain: compressed, the file would be far below the size that shows it.)

@@ -36,6 +36,7 @@ void merge_into(StackStats &to, const StackStats &s) {
   to.frees += s.frees;
   to.temporary += s.temporary;
   to.live_blocks += s.live_blocks;
+  to.live_count += s.live_count;
   to.peak_blocks += s.peak_blocks;
   to.min_size = std::min(to.min_size, s.min_size);
   to.max_size = std::max(to.max_size, s.max_size);
@@ -157,7 +158,8 @@ Json point_json(const Profile &profile, const HeapPoint &p) {
           {"time_ns", p.timed ? Json(p.time_ns) : Json(nullptr)},
           {"events", p.events},
           {"heap_bytes", p.heap_bytes},
-          {"rss_bytes", p.timed ? Json(p.rss) : Json(nullptr)}};
+          // (0: before the stream's first time mark, unknown)
+          {"rss_bytes", p.timed && p.rss ? Json(p.rss) : Json(nullptr)}};
 }
 
 // The writer's exact count at the peak, where streams carry heap-total
@@ -198,6 +200,14 @@ Json peak_time(const HeapModel &heap) {
   return t < 0 ? Json(nullptr) : Json(std::round(t * 1e6) / 1e6);
 }
 
+// The leaked blocks as the tables count allocations: each sampled block for
+// the blocks it stands for.
+double estimated_live_blocks(const HeapModel &heap) {
+  double blocks = 0;
+  for (const StackStats &s : heap.stacks()) blocks += s.live_count;
+  return std::round(blocks);
+}
+
 Json memory_json(Profile &profile, const SummaryOptions &opt) {
   const HeapModel &heap = profile.memory();
   // XXX: in sampled streams the calls are estimates, as bytes are; what
@@ -220,7 +230,8 @@ Json memory_json(Profile &profile, const SummaryOptions &opt) {
             {"peak_counted", peak_json(profile)},
             {"peak_time_s", peak_time(heap)},
             {"leaked_bytes", heap.live_bytes()},
-            {"leaked_blocks", heap.live_blocks()},
+            {"leaked_blocks", heap.sampled() ? Json(estimated_live_blocks(heap)) : Json(heap.live_blocks())},
+            {"leaked_blocks_recorded", heap.live_blocks()},
             {"temporary_allocations", heap.temporary()},
             {"unknown_frees", heap.unknown_frees()}};
   Json suppressed = Json::array();

@@ -140,8 +140,12 @@ void memory(const Json &m, const SummaryOptions &opt, std::ostream &out) {
     out << "\n                 counted: the agent's own count of the live heap, in the sizes "
            "the allocator gave (malloc_usable_size)";
   out << "\n"
-      << "  leaked:        " << bytes(m["leaked_bytes"]) << " in "
-      << m["leaked_blocks"].get<uint64_t>() << " blocks\n"
+      << "  leaked:        " << (estimated ? "~" : "") << bytes(m["leaked_bytes"]) << " in "
+      << (estimated ? "~" : "") << count(m["leaked_blocks"]) << " blocks"
+      << (estimated ? " (estimated from the " + std::to_string(m["leaked_blocks_recorded"].get<uint64_t>()) +
+                          " blocks sampled)"
+                    : std::string())
+      << "\n"
       << "  temporary:     " << m["temporary_allocations"].get<uint64_t>()
       << " allocations freed right after they were made (heaptrack's rule, a realloc counting "
          "as a free and an allocation)\n"
