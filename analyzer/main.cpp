@@ -217,6 +217,9 @@ void diff_options(CLI::App *cmd, Args &a) {
   cmd->add_flag("--json", a.opt.json, "JSON instead of text");
   add_metric(cmd, "--sort", a.opt.diff.sort, "the change that orders stacks: ");
   add_full_names(cmd, a);
+  cmd->add_flag("--by-line", a.opt.diff.by_line,
+                "stacks matched by their frames' files and lines (default: by function, so a "
+                "line added above a function moves none of its stacks)");
   cmd->add_option("--top", a.opt.diff.top, "stacks shown (default 20)")->check(kCount);
   cmd->add_option("--stack-depth", a.opt.diff.stack_depth,
                   "frames shown per stack in text, 0 for all (default 12)")
