@@ -1,11 +1,14 @@
 #include "commands.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <map>
 #include <functional>
 #include <iostream>
 #include <memory>
 #include <stdexcept>
 
+#include "read/run_folder.h"
 #include "render/json_text.h"
 
 namespace prof {
@@ -17,11 +20,19 @@ using Json = nlohmann::json;
 // window the stream missed, as a warning and a corrupt or unreadable file as
 // an error (exit code 2). Callers print nothing before every file is read.
 template <class Read>
-int read_files(const std::vector<std::string> &files, Read &&read) {
+int read_files(const std::vector<std::string> &files, Read &&read, bool warn = true) {
   for (const std::string &path : files) {
     try {
       const StreamContext &ctx = read(path);
       const ReadEnd &end = ctx.end;
+      // XXX: cut before its first event (or sample), a plain stream holds
+      // its prologue and a compressed one nothing: both are nothing to report.
+      if (end.truncated && ctx.events == 0) {
+        std::cerr << "prof-analyze: " << path << ": truncated at byte " << end.offset << ": "
+                  << end.reason << " (nothing complete to report)\n";
+        return 2;
+      }
+      if (!warn) continue;
       if (end.truncated)
         std::cerr << "prof-analyze: warning: " << path << ": truncated at byte " << end.offset
                   << " (" << end.reason << "); reporting the records before it\n";
@@ -87,18 +98,57 @@ void print(const CommandOptions &opt, const std::vector<std::vector<std::string>
 
 // Reads a group of files into a profile, then leaves the suppressed leaks out.
 int read_profile(const CommandOptions &opt, const std::vector<std::string> &files,
-                 Profile &profile) {
+                 Profile &profile, bool warn = true) {
   Suppressions suppressions;
   try {
     if (!opt.suppressions.empty()) suppressions = Suppressions::load(opt.suppressions);
+    if (opt.default_suppressions) suppressions.add_defaults();
   } catch (const std::exception &e) {
     std::cerr << "prof-analyze: " << e.what() << "\n";
     return 2;
   }
   const int rc = read_files(
-      files, [&](const std::string &path) -> const StreamContext & { return profile.read(path); });
+      files, [&](const std::string &path) -> const StreamContext & { return profile.read(path); },
+      warn);
   if (rc == 0) profile.suppress_leaks(suppressions);
   return rc;
+}
+
+}  // namespace
+
+namespace {
+
+// Whether memory metric m is in streams with allocation events (libprof's,
+// LuaJIT's) and in LLVM MemProf's (measures, but no frees: no leaks, no peak).
+bool metric_in(const MemoryMetric &m, bool events, bool llvm) {
+  const std::string name = m.name;
+  if (m.measured) return llvm;
+  if (name == "leaked-bytes" || name == "peak-bytes") return events;
+  return events || llvm;
+}
+
+// 0, or 2 with one line naming `metric` (given as `option`) when the
+// profile's streams have nothing for it, and the metrics they have.
+int check_metric_applies(const std::string &option, const std::string &metric,
+                         const Profile &profile) {
+  bool events = false, llvm = false;
+  for (const auto &s : profile.streams()) {
+    if (s->file.kind() != SectionKind::Memprof) continue;
+    (s->file.llvm_memprof() ? llvm : events) = true;
+  }
+  if (!events && !llvm) return 0;  // CPU streams: check_options_apply's line
+  std::string has;
+  const MemoryMetric *asked = nullptr;
+  for (const MemoryMetric &m : memory_metrics()) {
+    if (metric_in(m, events, llvm)) has += std::string(has.empty() ? "" : ", ") + m.name;
+    if (m.name == metric) asked = &m;
+  }
+  if (!asked || metric_in(*asked, events, llvm)) return 0;
+  std::cerr << "prof-analyze: " << option << " " << metric << ": "
+            << (asked->measured ? "only LLVM MemProf profiles measure it"
+                                : "LLVM MemProf profiles record no frees")
+            << "; these streams have " << has << "\n";
+  return 2;
 }
 
 }  // namespace
@@ -112,6 +162,11 @@ int check_options_apply(const CommandOptions &opt, const Profile &profile) {
                 << " is a CPU profile (sysprof)\n";
       return 2;
     }
+  for (const std::string &o : opt.memory_only)
+    if (o == "--metric" || o == "--sort")
+      if (const int rc = check_metric_applies(o, o == "--metric" ? opt.folded.metric : opt.diff.sort,
+                                              profile))
+        return rc;
   for (const std::string &o : opt.cpu_only)
     if (memory && !cpu) {
       std::cerr << "prof-analyze: " << o << " applies to CPU profiles; " << file
@@ -155,7 +210,94 @@ int run_report(const CommandOptions &opt, std::ostream &out) {
   return 0;
 }
 
+namespace {
+
+// One process image of a run (one file), for the list beside the main
+// program's summary.
+struct ProcessImage {
+  std::string file, program;  // program: the executable's file name (else the file's)
+  uint64_t pid = 0;
+  double allocated_bytes = 0, peak_bytes = 0, leaked_bytes = 0, samples = 0;
+};
+
+// Reads each file alone (warnings are left to the main program's reading).
+int survey(const CommandOptions &opt, std::vector<ProcessImage> &images) {
+  for (const std::string &file : opt.files) {
+    Profile p(opt.profile);
+    if (const int rc = read_profile(opt, {file}, p, false)) return rc;
+    const StreamContext &ctx = *p.streams().front();
+    ProcessImage i;
+    i.file = file;
+    i.program = basename_of(ctx.exe.empty() ? file : ctx.exe);
+    i.pid = ctx.pid;
+    i.allocated_bytes = p.memory().allocated_bytes();
+    i.peak_bytes = p.memory().peak_bytes();
+    i.leaked_bytes = p.memory().live_bytes();
+    i.samples = p.cpu().samples();
+    images.push_back(i);
+  }
+  return 0;
+}
+
+// The program the run was for: of the executables, the one whose processes
+// allocated the most bytes, then took the most CPU samples.
+std::string main_program(const std::vector<ProcessImage> &images) {
+  std::map<std::string, std::pair<double, double>> by_program;
+  for (const ProcessImage &i : images) {
+    auto &v = by_program[i.program];
+    v.first += i.allocated_bytes;
+    v.second += i.samples;
+  }
+  auto best = by_program.begin();
+  for (auto it = by_program.begin(); it != by_program.end(); ++it)
+    if (it->second > best->second) best = it;
+  return best->first;
+}
+
+Json processes_json(const std::vector<ProcessImage> &images, const std::string &program) {
+  Json out = Json::array();
+  for (const ProcessImage &i : images)
+    out.push_back({{"program", i.program},
+                   {"pid", i.pid},
+                   {"file", i.file},
+                   {"main", i.program == program},
+                   {"allocated_bytes", i.allocated_bytes},
+                   {"peak_bytes", i.peak_bytes},
+                   {"leaked_bytes", i.leaked_bytes},
+                   {"samples", i.samples}});
+  std::stable_sort(out.begin(), out.end(), [](const Json &a, const Json &b) {
+    if (a["main"] != b["main"]) return a["main"].get<bool>();
+    return a["allocated_bytes"].get<double>() > b["allocated_bytes"].get<double>();
+  });
+  return out;
+}
+
+}  // namespace
+
 int run_summary(const CommandOptions &opt, std::ostream &out) {
+  // Several executables (a shell script, a version manager's shim, the
+  // commands it ran): the summary is the main program's, the others listed.
+  if (!opt.per_process && !opt.all_processes && opt.files.size() > 1) {
+    std::vector<ProcessImage> images;
+    if (const int rc = survey(opt, images)) return rc;
+    const std::string program = main_program(images);
+    if (std::any_of(images.begin(), images.end(),
+                    [&](const ProcessImage &i) { return i.program != program; })) {
+      CommandOptions main = opt;
+      main.files.clear();
+      for (const ProcessImage &i : images)
+        if (i.program == program) main.files.push_back(i.file);
+      std::vector<std::unique_ptr<Profile>> profiles;
+      if (const int rc = read_groups(main, profiles)) return rc;
+      Json summary = summary_json(*profiles[0], opt.summary);
+      summary["processes"] = processes_json(images, program);
+      if (opt.json)
+        out << json_text(summary, 1) << "\n";
+      else
+        render_summary(summary, opt.summary, out);
+      return 0;
+    }
+  }
   std::vector<std::unique_ptr<Profile>> profiles;
   if (const int rc = read_groups(opt, profiles)) return rc;
   print(
@@ -186,12 +328,14 @@ int run_folded(const CommandOptions &opt, std::ostream &out) {
 
 int run_diff(const CommandOptions &opt, std::ostream &out) {
   Profile before(opt.profile), after(opt.profile);
-  if (const int rc = read_profile(opt, {opt.files[0]}, before)) return rc;
-  if (const int rc = read_profile(opt, {opt.files[1]}, after)) return rc;
+  if (const int rc = read_profile(opt, expand_run_folders({opt.files[0]}), before)) return rc;
+  if (const int rc = read_profile(opt, expand_run_folders({opt.files[1]}), after)) return rc;
   if (!before.has_memory() || !after.has_memory()) {
     std::cerr << "prof-analyze: diff compares memory (memprof) profiles\n";
     return 2;
   }
+  for (const Profile *p : {&before, &after})
+    if (const int rc = check_options_apply(opt, *p)) return rc;
   const nlohmann::json d = diff_json(before, after, opt.diff);
   if (opt.json)
     out << json_text(d, 1) << "\n";

@@ -25,12 +25,16 @@ struct CommandOptions {
   std::vector<std::string> files;
   bool json = false;
   bool per_process = false;  // one report per file instead of merging them
+  // summary: every process merged, also of several executables (else the
+  // main program's alone, the others one line each).
+  bool all_processes = false;
   ReportOptions report;
   SummaryOptions summary;
   ProfileOptions profile;
   FoldedOptions folded;
   DiffOptions diff;
   std::string suppressions;  // an LSan suppressions file for leak reports ("": none)
+  bool default_suppressions = true;  // and the C library's one-time allocations (suppressions.h)
   std::string output;        // -o: the file written once the command succeeds ("": stdout)
   bool icicle = false;       // flame graphs: the root at the top
   // Options given that apply only to memory or only to CPU streams
@@ -56,8 +60,11 @@ int run_chart(const CommandOptions &opt, std::ostream &out);
 int run_html(const CommandOptions &opt, std::ostream &out);
 int run_pprof(const CommandOptions &opt, std::ostream &out);
 int run_speedscope(const CommandOptions &opt, std::ostream &out);
-// Runs a command into opt.output, written only if it succeeds, or stdout.
-int run_to_output(const CommandOptions &opt, int (*run)(const CommandOptions &, std::ostream &));
+// Runs a command into opt.output, written only if it succeeds, or stdout
+// unless stdout is a terminal (then 2, with a line saying what it `writes`:
+// "an SVG picture").
+int run_to_output(const CommandOptions &opt, int (*run)(const CommandOptions &, std::ostream &),
+                  const char *writes);
 
 // Reads the files into profiles, one per group (all files, or each alone
 // with --per-process); the exit code, 0 when every group was read.

@@ -100,10 +100,14 @@ int run_speedscope(const CommandOptions &opt, std::ostream &out) {
   });
 }
 
-int run_to_output(const CommandOptions &opt, int (*run)(const CommandOptions &, std::ostream &)) {
+int run_to_output(const CommandOptions &opt, int (*run)(const CommandOptions &, std::ostream &),
+                  const char *writes) {
   if (opt.output.empty()) {
-    if (run == run_pprof && isatty(STDOUT_FILENO)) {
-      std::cerr << "prof-analyze: pprof writes a binary file: give -o FILE\n";
+    // XXX: a page of SVG or HTML (or pprof's gzip) on a terminal is of use
+    // to no one, and may leave the terminal in a strange state.
+    if (isatty(STDOUT_FILENO)) {
+      std::cerr << "prof-analyze: this command writes " << writes
+                << ", not for a terminal: give -o FILE (or redirect its output)\n";
       return 2;
     }
     return run(opt, std::cout);

@@ -15,6 +15,7 @@
 #include <CLI/CLI.hpp>
 
 #include "commands.h"
+#include "read/run_folder.h"
 #include "report/folded.h"
 
 namespace {
@@ -110,15 +111,19 @@ void add_suppressions(CLI::App *cmd, Args &a) {
                   "known leaks, in LeakSanitizer's format (leak:PATTERN lines), left out of "
                   "the leaks and counted")
       ->check(CLI::ExistingFile);
+  cmd->add_flag("--no-default-suppressions{false}", a.opt.default_suppressions,
+                "keep the C library's and the loader's one-time allocations (link maps, stdio "
+                "buffers, locales, TLS) among the leaks");
 }
 
 // The inputs of the reports: files, --per-process, --json, the window.
 void add_streams(CLI::App *cmd, Args &a) {
   cmd->add_option("files", a.opt.files,
-                  "profile streams (.memprof / .sysprof, libprof's or LuaJIT's); several "
-                  "(a parent and its forked children) are merged")
+                  "profile streams (.memprof / .sysprof, libprof's or LuaJIT's), or a run's "
+                  "folder (the profiles in it); several (a parent and its forked children) are "
+                  "merged")
       ->required()
-      ->check(CLI::ExistingFile);
+      ->check(CLI::ExistingPath);
   cmd->add_flag("--per-process", a.opt.per_process, "one report per file instead of merging");
   cmd->add_flag("--json", a.opt.json, "JSON instead of text");
   add_window(cmd, a);
@@ -128,9 +133,9 @@ void add_streams(CLI::App *cmd, Args &a) {
 
 // Pictures and exports: the inputs and filters of `folded`, and -o.
 void add_export(CLI::App *cmd, Args &a) {
-  cmd->add_option("files", a.opt.files, "profile streams, as for folded")
+  cmd->add_option("files", a.opt.files, "profile streams or a run's folder, as for folded")
       ->required()
-      ->check(CLI::ExistingFile);
+      ->check(CLI::ExistingPath);
   cmd->add_flag("--per-process", a.opt.per_process,
                 "each file apart (flame graphs: under a [pid N] root; pprof: a pid label; "
                 "speedscope: profiles per process)");
@@ -169,11 +174,19 @@ void report_options(CLI::App *cmd, Args &a) {
 
 void summary_options(CLI::App *cmd, Args &a) {
   add_streams(cmd, a);
+  cmd->add_flag("--all-processes", a.opt.all_processes,
+                "files of several executables merged into one report (default: the main "
+                "program's report, the one that allocated the most, and a line per process)");
   add_suppressions(cmd, a);
-  cmd->add_option("--top", a.opt.summary.top, "rows per table (default 10)")->check(kCount);
+  cmd->add_flag("--full", a.opt.summary.full,
+                "every table (default: one screen: totals, peak, leaks, temporaries, hottest "
+                "functions)");
+  cmd->add_option("--top", a.opt.summary.top,
+                  "rows per table (default 3, with --full or --json 10)")
+      ->check(kCount);
   cmd->add_option("--stack-depth", a.opt.summary.stack_depth,
-                  "frames shown per stack in text, 0 for all (default 12); memory stacks "
-                  "start at the first frame that is not the allocator's")
+                  "frames shown per stack in text, 0 for all (default 4, with --full 12); "
+                  "memory stacks start at the first frame that is not the allocator's")
       ->check(kDepth);
   cmd->add_flag("--lines", a.opt.summary.lines,
                 "CPU: the hottest tables by line (function and file:line) instead of by function");
@@ -195,11 +208,18 @@ void folded_options(CLI::App *cmd, Args &a) {
 }
 
 void diff_options(CLI::App *cmd, Args &a) {
-  cmd->add_option("before", a.before, "the profile before")->required()->check(CLI::ExistingFile);
-  cmd->add_option("after", a.after, "the profile after")->required()->check(CLI::ExistingFile);
+  cmd->add_option("before", a.before, "the profile before, or its run's folder")
+      ->required()
+      ->check(CLI::ExistingPath);
+  cmd->add_option("after", a.after, "the profile after, or its run's folder")
+      ->required()
+      ->check(CLI::ExistingPath);
   cmd->add_flag("--json", a.opt.json, "JSON instead of text");
   add_metric(cmd, "--sort", a.opt.diff.sort, "the change that orders stacks: ");
   add_full_names(cmd, a);
+  cmd->add_flag("--by-line", a.opt.diff.by_line,
+                "stacks matched by their frames' files and lines (default: by function, so a "
+                "line added above a function moves none of its stacks)");
   cmd->add_option("--top", a.opt.diff.top, "stacks shown (default 20)")->check(kCount);
   cmd->add_option("--stack-depth", a.opt.diff.stack_depth,
                   "frames shown per stack in text, 0 for all (default 12)")
@@ -233,11 +253,21 @@ int run_diff(Args &a) {
   a.opt.files = {a.before, a.after};
   return prof::run_diff(a.opt, std::cout);
 }
-int run_flamegraph(Args &a) { return prof::run_to_output(a.opt, prof::run_flamegraph); }
-int run_chart(Args &a) { return prof::run_to_output(a.opt, prof::run_chart); }
-int run_html(Args &a) { return prof::run_to_output(a.opt, prof::run_html); }
-int run_pprof(Args &a) { return prof::run_to_output(a.opt, prof::run_pprof); }
-int run_speedscope(Args &a) { return prof::run_to_output(a.opt, prof::run_speedscope); }
+int run_flamegraph(Args &a) {
+  return prof::run_to_output(a.opt, prof::run_flamegraph, "an SVG picture");
+}
+int run_chart(Args &a) {
+  return prof::run_to_output(a.opt, prof::run_chart, "an SVG picture");
+}
+int run_html(Args &a) {
+  return prof::run_to_output(a.opt, prof::run_html, "an HTML page");
+}
+int run_pprof(Args &a) {
+  return prof::run_to_output(a.opt, prof::run_pprof, "a binary pprof file");
+}
+int run_speedscope(Args &a) {
+  return prof::run_to_output(a.opt, prof::run_speedscope, "a speedscope JSON file");
+}
 
 const Command kCommands[] = {
     {"report",
@@ -282,12 +312,29 @@ std::string unknown_command(const std::string &name) {
   return "unknown command '" + name + "' (the commands: " + known + ")";
 }
 
+const char kExamples[] = R"(Examples:
+  prof-analyze summary prof-app-1234           a run's folder (prof-run -o), or its files
+  prof-analyze summary --full prof-app-1234    every table
+  prof-analyze flamegraph prof-app-1234/prof.*.memprof -o memory.svg
+  prof-analyze html prof-app-1234 -o report.html
+  prof-analyze diff before-run after-run       what changed, per stack
+  prof-analyze COMMAND --help                  a command's options)";
+
 }  // namespace
 
 int main(int argc, char **argv) {
   CLI::App app{"prof-analyze: reports, flame-graph stacks and JSON from libprof's and LuaJIT's "
                "memprof/sysprof streams"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("prof-analyze ") + PROF_VERSION,
+                       "the version of libprof");
+  app.footer(kExamples);
+  // One line, named as every other message of the tool.
+  app.failure_message([](const CLI::App *, const CLI::Error &e) {
+    std::string what = e.what();
+    if (what == "files is required") what = "a run's folder or profile files are required";
+    return "prof-analyze: " + what + " (see prof-analyze --help)\n";
+  });
   Args args;
   for (const Command &c : kCommands) c.add_options(app.add_subcommand(c.name, c.description), args);
   try {
@@ -300,13 +347,19 @@ int main(int argc, char **argv) {
     // (105, 106, 109, ...) become the 2 of every other refusal.
     return app.exit(e) == 0 ? 0 : 2;
   }
-  args.opt.profile.snap_top = args.opt.summary.top;
   const CLI::App *cmd = app.get_subcommands().front();
+  // One screen by default: fewer rows, shorter stacks (JSON is whole).
+  if (cmd->get_name() == "summary" && !args.opt.summary.full && !args.opt.json) {
+    if (!cmd->count("--top")) args.opt.summary.top = 3;
+    if (!cmd->count("--stack-depth")) args.opt.summary.stack_depth = 4;
+  }
+  args.opt.profile.snap_top = args.opt.summary.top;
   for (const char *o : {"--metric", "--sort", "--heap-snap-interval", "--heap-snap-events"})
     if (cmd->get_option_no_throw(o) && cmd->count(o)) args.opt.memory_only.push_back(o);
   if (cmd->get_option_no_throw("--by-vmstate") && cmd->count("--by-vmstate"))
     args.opt.cpu_only.push_back("--by-vmstate");
   try {
+    args.opt.files = prof::expand_run_folders(args.opt.files);
     return command_named(cmd->get_name())->run(args);
   } catch (const std::bad_alloc &) {
     std::cerr << "prof-analyze: out of memory\n";

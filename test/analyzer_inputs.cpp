@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <sys/stat.h>
 
 #include "agent_run.h"
 #include "analyzer_streams.h"
@@ -21,6 +22,15 @@ RunResult analyze(std::vector<std::string> args) {
 
 void write_bytes(const std::string &path, const std::string &bytes) {
   std::ofstream(path, std::ios::binary) << bytes;
+}
+
+// One zstd frame holding `text` (under 256 bytes) as one raw block, whole.
+std::string zstd_frame(const std::string &text) {
+  const uint32_t block = uint32_t(text.size()) << 3 | 1;  // last block, raw
+  std::string frame("\x28\xb5\x2f\xfd\x20", 5);      // single segment, 1-byte size
+  frame += char(text.size());
+  frame += {char(block & 0xff), char(block >> 8 & 0xff), char(block >> 16)};
+  return frame + text;
 }
 
 }  // namespace
@@ -57,8 +67,12 @@ TEST_CASE("every command-line error of every command exits 2 with CLI11's messag
     const RunResult r = analyze(line);
     CHECK(r.exit_code == 2);
     CHECK(r.out.empty());
-    CHECK(!r.err.empty());
+    // One line, named as every message of the tool.
+    CHECK(r.err.rfind("prof-analyze: ", 0) == 0);
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
   }
+  CHECK(analyze({"summary"}).err ==
+        "prof-analyze: a run's folder or profile files are required (see prof-analyze --help)\n");
 }
 
 TEST_CASE("an unknown command is named, a range is said in plain numbers") {
@@ -91,9 +105,22 @@ TEST_CASE("a file of another tool's format is named, any other non-profile refus
       {"cpu.pb.gz", gzip, "a pprof profile (gzip), not a profile stream; read it with go tool pprof"},
       {"perf.data", "PERFILE2" + std::string(100, '\0'), "a perf.data file (perf record)"},
       {"stream.gz", gzip, "a gzip-compressed file, not a profile stream (if it holds one, gunzip it first)"},
-      {"other.zst", whole_zstd, "a zstd-compressed file that is not a libprof stream"},
+      {"other.zst", whole_zstd, "a zstd-compressed text file, not a profile stream"},
+      {"other-binary.zst", zstd_frame(std::string("\x01\x02\x03\x04\x05\x06\x07\x08", 8)),
+       "a zstd-compressed file that is not a libprof stream"},
       {"cut.memprof", zstd, "truncated at byte 0: input ends inside"},
-      {"twenty", "0123456789abcdefghij", "corrupt at byte 0: not a LuaJIT profiler stream"},
+      {"twenty", "0123456789abcdefghij",
+       "a text file, not a profile stream (profiles are binary files named prof.<pid>.memprof or "
+       ".sysprof)"},
+      {"notes.txt.zst", zstd_frame("some notes\n"), "a zstd-compressed text file, not a profile stream"},
+      // heaptrack's files by their content, whatever their name.
+      {"app.out.zst", zstd_frame("v 10100 3\nX ./app\n"),
+       "a heaptrack file, not a profile stream; read it with heaptrack_print or heaptrack_gui"},
+      {"app.out", "v 10100 3\nX ./app\n", "a heaptrack file"},
+      {"Heap.heapsnapshot", "{\"snapshot\":{\"meta\":{\"node_fields\":[\"type\"]}}}",
+       "a Chrome heap snapshot (.heapsnapshot), not a profile stream; open it in Chrome DevTools' "
+       "Memory tab"},
+      {"binary", std::string("\x01\x02\x03\x04zzzz", 8), "corrupt at byte 0: not a LuaJIT profiler stream"},
   };
   for (const Case &c : cases) {
     INFO(c.name);
@@ -108,9 +135,12 @@ TEST_CASE("a file of another tool's format is named, any other non-profile refus
       CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
     }
   }
-  const RunResult directory = analyze({"summary", dir.path});
+  const std::string folder = dir / "folder";
+  REQUIRE(mkdir(folder.c_str(), 0755) == 0);
+  const RunResult directory = analyze({"summary", folder});
   CHECK(directory.exit_code == 2);
-  CHECK(directory.err.find("is actually a directory: " + dir.path) != std::string::npos);
+  CHECK(directory.err == "prof-analyze: " + folder + ": no profile in this folder (files named "
+                         "*.memprof* or *.sysprof*, as prof-run and PROF_OUTPUT write them)\n");
 }
 
 TEST_CASE("an option the streams have nothing for is an error, and -o says why it cannot write") {
@@ -132,6 +162,18 @@ TEST_CASE("an option the streams have nothing for is an error, and -o says why i
     CHECK(analyze({command, cpu, "--by-vmstate"}).exit_code == 0);
     CHECK(analyze({command, memory, "--metric", "leaked-bytes"}).exit_code == 0);
   }
+  // LLVM MemProf's measures are not in libprof's streams: named, not an empty graph.
+  for (const char *command : {"folded", "flamegraph"})
+    for (const char *metric : {"access-count", "lifetime-ms"}) {
+      INFO(command << " " << metric);
+      const RunResult r = analyze({command, memory, "--metric", metric});
+      CHECK(r.exit_code == 2);
+      CHECK(r.out.empty());
+      CHECK(r.err == std::string("prof-analyze: --metric ") + metric +
+                         ": only LLVM MemProf profiles measure it; these streams have "
+                         "alloc-bytes, alloc-count, leaked-bytes, peak-bytes\n");
+    }
+  CHECK(analyze({"diff", memory, memory, "--sort", "cpu-migrations"}).exit_code == 2);
   CHECK(analyze({"summary", cpu, "--heap-snap-events", "5"}).exit_code == 2);
   const RunResult missing = analyze({"flamegraph", memory, "-o", dir / "no/such/dir/f.svg"});
   CHECK(missing.exit_code == 2);

@@ -530,11 +530,40 @@ TEST_CASE("CPU samples of a libprof stream: weights, threads, VM states, guest f
   CHECK(cpu["samplers"] == Json::array({"perf task-clock, CALLGRAPH mode, every 1000 us"}));
   CHECK(cpu["self"][0] == Json{{"function", "0x3000"}, {"samples", 4}, {"percent", 80.0}});
   // 0x1000 is in all 5 samples: left out of the total table, by name.
-  CHECK(cpu["in_every_sample"] == Json::array({"0x1000"}));
+  CHECK(cpu["in_nearly_every_sample"] == Json::array({"0x1000"}));
   CHECK(cpu["total"][0] == Json{{"function", "0x2000"}, {"samples", 4}, {"percent", 80.0}});
   CHECK(analyze({"folded", stream.path}).out == "0x1000;0x2000;0x3000 4\n0x1000;@g.lua:9 1\n");
   CHECK(analyze({"folded", "--by-vmstate", stream.path}).out ==
         "LFUNC;0x1000;@g.lua:9 1\nNATIVE;0x1000;0x2000;0x3000 4\n");
+}
+
+TEST_CASE("the total CPU table leaves out functions in 95% or more of the samples") {
+  VecOut o;
+  put_prologue(o, SectionKind::Symtab, false);
+  put_symtab_final(o);
+  put_prologue(o, SectionKind::Sysprof, true);
+  put_ext(o, ext::Process{77, 1, 0, "/bin/y"});
+  put_ext(o, ext::Sampler{1, 2, 1000000});
+  put_ext(o, ext::Thread{7});
+  SysprofSample s;
+  s.vmstate = kVmstNative;
+  // 0x1000 is in 20 of 20 samples, 0x2000 (a thread's start) in 19: both
+  // left out; 0x3000 in 10, 0x5000 in 9, 0x4000 in 1.
+  for (const auto &[stack, weight] :
+       std::vector<std::pair<std::vector<uint64_t>, uint64_t>>{
+           {{0x3000, 0x2000, 0x1000}, 10}, {{0x5000, 0x2000, 0x1000}, 9}, {{0x4000, 0x1000}, 1}}) {
+    s.host = stack;
+    put_ext(o, ext::Weight{weight});
+    put_sysprof_sample(o, s);
+  }
+  put_sysprof_epilogue(o);
+  const TempFile stream(o.b);
+  const Json cpu = Json::parse(analyze({"summary", "--json", stream.path}).out)["cpu"];
+  CHECK(cpu["samples"] == 20);
+  CHECK(cpu["in_nearly_every_sample"] == Json::array({"0x1000", "0x2000"}));
+  REQUIRE(cpu["total"].size() == 3);
+  CHECK(cpu["total"][0] == Json{{"function", "0x3000"}, {"samples", 10}, {"percent", 50.0}});
+  CHECK(cpu["self"][0] == Json{{"function", "0x3000"}, {"samples", 10}, {"percent", 50.0}});
 }
 
 TEST_CASE("a stream its process did not finish is read whole, with one warning") {
@@ -604,6 +633,27 @@ TEST_CASE("bad input: a cut file is reported up to its cut, a corrupt one refuse
   CHECK(analyze({"report", fixture("s_lua_C.sysprof.bin")}).exit_code == 2);
 }
 
+TEST_CASE("bad input: a file cut before its first event is refused, plain or compressed") {
+  for (const char *compress : {"PROF_COMPRESS=0", "PROF_COMPRESS=1"}) {
+    INFO(compress);
+    const RunResult run = run_under_agent({PROF_SITES_PROGRAM}, {compress});
+    REQUIRE(run.exit_code == 0);
+    REQUIRE(run.memprof_files.size() == 1);
+    std::ifstream in(run.memprof_files[0], std::ios::binary);
+    std::vector<uint8_t> bytes(40);
+    REQUIRE(in.read(reinterpret_cast<char *>(bytes.data()), 40));
+    const TempFile cut(bytes);
+    for (const char *cmd : {"summary", "folded"}) {
+      const RunResult r = analyze({cmd, cut.path});
+      CHECK(r.exit_code == 2);
+      CHECK(r.out.empty());
+      CHECK(r.err.rfind("prof-analyze: " + cut.path + ": truncated at byte ", 0) == 0);
+      CHECK(r.err.find("(nothing complete to report)\n") != std::string::npos);
+      CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+    }
+  }
+}
+
 TEST_CASE("sampled, the heap over time and its peak are the writer's exact count") {
   // mem_peak.c: 1000 blocks of 1000 B, down to 200, up to 1700, down to none.
   const RunResult run = run_under_agent({PROF_PEAK_PROGRAM}, {"PROF_SAMPLE_BYTES=512k"});
@@ -645,8 +695,14 @@ TEST_CASE("sampled, the heap over time and its peak are the writer's exact count
   // Allocated bytes stay an estimate, with its confidence interval.
   CHECK(m["allocated_bytes_ci95"].get<double>() > 0);
   size_t points = 0;
-  for (const Json &p : m["over_time"]) points += !p["time_ns"].is_null();
+  for (const Json &p : m["over_time"]) {
+    points += !p["time_ns"].is_null();
+    CHECK((p["rss_bytes"].is_null() || p["rss_bytes"].get<uint64_t>() > 0));  // never a made-up 0
+  }
   CHECK(points == rec.heap_totals.size());
+  // The first heap totals come before the first time mark: RSS unknown.
+  REQUIRE(!m["over_time"].empty());
+  CHECK(m["over_time"][0]["rss_bytes"].is_null());
 }
 
 TEST_CASE("a real program under the agent: its sites, with file, line and inlined calls") {

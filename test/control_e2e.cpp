@@ -18,6 +18,7 @@
 #include <fstream>
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 
 #include "agent_run.h"
@@ -228,6 +229,108 @@ TEST_CASE("prof-run keeps the command's exit code and summarises the files") {
         0);
 }
 
+TEST_CASE("each run keeps its own folder, and the analyzer reads a run's folder") {
+  TempDir dir;
+  const std::string out = dir / "out";
+  const Proc first = run(prof_run({"-o", out, "--", PROF_CTL_PROGRAM, "leaks", "3"}));
+  INFO(first.err);
+  REQUIRE(first.exit_code == 0);
+  CHECK(lines_with(first.err, "1 profile file(s) in " + out) == 1);
+  // A second run into the same folder is refused before it starts.
+  const Proc again = run(prof_run({"-o", out, "--", PROF_CTL_PROGRAM, "exit", "42"}));
+  CHECK(again.exit_code == 2);
+  CHECK(again.err == "prof-run: " + out + " is not empty: give a new folder (each run keeps its "
+                     "profiles apart)\n");
+  REQUIRE(memprof_files(out).size() == 1);
+  CHECK(memprof_files(out)[0].rfind(out + "/prof.ctl_prog.", 0) == 0);  // named by its program
+  // The folder is read as its profile, the flame graph written into it skipped.
+  REQUIRE(exists(out + "/memory.svg"));
+  const Json by_folder = analyze_json({"summary", out});
+  const Json by_file = analyze_json({"summary", memprof_files(out)[0]});
+  CHECK(by_folder["memory"]["allocated_blocks"] == by_file["memory"]["allocated_blocks"]);
+  CHECK(by_folder["memory"]["leaked_blocks"] == by_file["memory"]["leaked_blocks"]);
+  CHECK(by_folder["memory"]["leaked_blocks"] >= 4 + 3 + 3);
+  CHECK(analyze({"flamegraph", out, "-o", dir / "f.svg"}).exit_code == 0);
+  const Proc empty = analyze({"summary", dir / "out/.."});  // holds only folders
+  CHECK(empty.exit_code == 2);
+  CHECK(empty.err.rfind("prof-analyze: " + dir / "out/..: no profile in this folder", 0) == 0);
+}
+
+TEST_CASE("several programs in a run: files named by program, the main one summarised") {
+  TempDir dir;
+  const std::string out = dir / "out";
+  // A shell that runs ls, then ctl_prog, which allocates the most.
+  const std::string script = std::string("ls / >/dev/null; ") + PROF_CTL_PROGRAM + " leaks 5000";
+  const Proc p = run(prof_run({"-q", "-o", out, "--", "sh", "-c", script}));
+  INFO(p.err);
+  REQUIRE(p.exit_code == 0);
+  std::vector<std::string> ctl, sh, ls;
+  for (const std::string &f : memprof_files(out)) {
+    const std::string name = f.substr(out.size() + 1);
+    if (name.rfind("prof.ctl_prog.", 0) == 0) ctl.push_back(f);
+    if (name.rfind("prof.sh.", 0) == 0) sh.push_back(f);
+    if (name.rfind("prof.ls.", 0) == 0) ls.push_back(f);
+  }
+  REQUIRE(ctl.size() == 1);
+  CHECK(sh.size() >= 1);
+  CHECK(ls.size() == 1);
+  const Json s = analyze_json({"summary", out});
+  const Json alone = analyze_json({"summary", ctl[0]});
+  // The headline is ctl_prog's alone, the others one line each.
+  CHECK(s["memory"]["leaked_blocks"] == alone["memory"]["leaked_blocks"]);
+  CHECK(s["memory"]["allocated_bytes"] == alone["memory"]["allocated_bytes"]);
+  REQUIRE(s["processes"].size() == memprof_files(out).size());
+  CHECK(s["processes"][0]["program"] == "ctl_prog");
+  CHECK(s["processes"][0]["main"] == true);
+  CHECK(s["processes"][0]["file"] == ctl[0]);
+  size_t mains = 0;
+  for (const Json &row : s["processes"]) mains += row["main"].get<bool>();
+  CHECK(mains == 1);
+  const Proc text = analyze({"summary", out});
+  CHECK(text.out.rfind("PROCESSES: " + std::to_string(memprof_files(out).size()) +
+                           ", of 3 programs; below is ctl_prog's summary",
+                       0) == 0);
+  // --all-processes merges them all, as before.
+  const Json all = analyze_json({"summary", "--all-processes", out});
+  CHECK(all["memory"]["allocated_bytes"].get<double>() >
+        alone["memory"]["allocated_bytes"].get<double>());
+  CHECK_FALSE(all.contains("processes"));
+}
+
+TEST_CASE("the summary fits a screen by default, and --full has every table") {
+  TempDir dir;
+  const std::string out = dir / "out";
+  const Proc p = run(prof_run({"-o", out, "--cpu", "callgraph", "--", PROF_CTL_PROGRAM,
+                               "cpu-phases", "100"}));
+  INFO(p.err);
+  REQUIRE(p.exit_code == 0);
+  const Proc shown = analyze({"summary", out});
+  INFO(shown.out);
+  CHECK(shown.exit_code == 0);
+  CHECK(lines_with(shown.out, "") <= 60);
+  for (const char *part : {"MEMORY", "peak heap:", "leaked:", "CPU",
+                           "HOTTEST FUNCTIONS: samples in the function itself",
+                           "HOTTEST FUNCTIONS: samples in the function and what it calls", "(--full: "})
+    CHECK(lines_with(shown.out, part) == 1);
+  for (const char *part : {"SIZES", "ALLOCATED:", "HOTTEST STACKS", "STREAMS"})
+    CHECK(lines_with(shown.out, part) == 0);
+  // prof-run prints that summary.
+  CHECK(lines_with(p.err, "(--full: ") == 1);
+  const Proc full = analyze({"summary", "--full", out});
+  for (const char *part : {"SIZES", "ALLOCATED:", "CALLS:", "HOTTEST STACKS", "STREAMS"})
+    CHECK(lines_with(full.out, part) == 1);
+  CHECK(lines_with(full.out, "(--full: ") == 0);
+  // Frames in nearly every sample (_start, main) are left out of the total table.
+  const Json cpu = analyze_json({"summary", out})["cpu"];
+  bool main_left_out = false;
+  for (const Json &f : cpu["in_nearly_every_sample"]) main_left_out |= f == "main";
+  CHECK(main_left_out);
+  for (const Json &row : cpu["total"]) CHECK(row["function"] != "main");
+  // burn() runs itself in every sample: it is the work, and stays.
+  REQUIRE(cpu["total"].size() >= 1);
+  CHECK(cpu["total"][0]["function"] == "burn");
+}
+
 TEST_CASE("prof-run passes SIGTERM and SIGINT on, and its status is the command's") {
   for (const int sig : {SIGTERM, SIGINT}) {
     TempDir dir;
@@ -328,7 +431,7 @@ TEST_CASE("CPU flags reach the agent's environment, and bad ones stop before run
   CHECK(lines_with(p.out, "PROF_CPU=callgraph") == 1);
   CHECK(lines_with(p.out, "PROF_INTERVAL=500us") == 1);
   CHECK(lines_with(p.out, "PROF_MEMORY=0") == 1);
-  CHECK(lines_with(p.out, "PROF_OUTPUT=" + dir.path + "/prof.%p") == 1);
+  CHECK(lines_with(p.out, "PROF_OUTPUT=" + dir.path + "/prof.%e.%p") == 1);
   // CPU alone runs the agent's build without allocator hooks.
   CHECK(lines_with(p.out, "LD_PRELOAD=") == 1);
   CHECK(lines_with(p.out, "/libprof-cpu.so") == 1);
@@ -337,6 +440,77 @@ TEST_CASE("CPU flags reach the agent's environment, and bad ones stop before run
   CHECK(bad.exit_code == 2);
   CHECK(lines_with(bad.err, "") == 1);
   CHECK_FALSE(exists(dir / "ready"));
+}
+
+TEST_CASE("every value is checked before the command runs: a bad one is one line and exit 2") {
+  TempDir dir;
+  struct Bad {
+    std::vector<std::string> options, env;
+    std::string says;
+  };
+  const std::vector<Bad> bad = {
+      {{"--sample-bytes", "abc"}, {},
+       "prof-run: --sample-bytes: invalid PROF_SAMPLE_BYTES='abc' (expected bytes, e.g. 512k; 0 "
+       "records every event)\n"},
+      {{"--interval", "5us"}, {},
+       "prof-run: --interval: invalid PROF_INTERVAL='5us' (expected 100us..10s, e.g. 1ms, 500us)\n"},
+      {{"--depth", "0"}, {}, "prof-run: --depth: invalid PROF_DEPTH='0' (expected 1..1024)\n"},
+      {{"--toggle-signal", "KILL"}, {},
+       "prof-run: --toggle-signal: invalid PROF_TOGGLE_SIGNAL='9' (expected a signal a handler can "
+       "catch: 1..64 but 9, 19, 32, 33)\n"},
+      // The environment's own PROF_* values, named as the variable they are.
+      {{}, {"PROF_MMAP=maybe"}, "prof-run: invalid PROF_MMAP='maybe' (expected 0 or 1)\n"},
+  };
+  for (const Bad &b : bad) {
+    std::vector<std::string> args{"-o", dir / "out"};
+    args.insert(args.end(), b.options.begin(), b.options.end());
+    args.insert(args.end(), {"--", PROF_CTL_PROGRAM, "signals", dir.path});
+    const Proc p = run(prof_run(args), b.env);
+    INFO(p.err);
+    CHECK(p.exit_code == 2);
+    CHECK(p.err == b.says);
+    CHECK_FALSE(exists(dir / "ready"));  // the command never ran
+    CHECK_FALSE(exists(dir / "out"));
+  }
+  const Proc good = run(prof_run({"-q", "-o", dir / "good", "--depth", "4", "--", PROF_CTL_PROGRAM,
+                                  "exit", "3"}),
+                        {"PROF_DEPTH=0"});
+  INFO(good.err);
+  CHECK(good.exit_code == 3);  // an option's value stands before the environment's
+  CHECK(good.err.empty());
+  CHECK(memprof_files(dir / "good").size() == 1);
+}
+
+TEST_CASE("both tools have --version and --help, and pictures are not written to a terminal") {
+  for (const std::string &tool : {std::string(PROF_RUN_SCRIPT), std::string(PROF_ANALYZER_PATH)}) {
+    INFO(tool);
+    const Proc v = run({tool, "--version"});
+    CHECK(v.exit_code == 0);
+    CHECK(v.err.empty());
+    const std::string name = tool.substr(tool.rfind('/') + 1);
+    CHECK(v.out.rfind(name + " ", 0) == 0);
+    CHECK(std::count(v.out.begin(), v.out.end(), '\n') == 1);
+    const Proc h = run({tool, "--help"});
+    CHECK(h.exit_code == 0);
+    CHECK(lines_with(h.out, "Examples:") == 1);
+  }
+  const Proc h = run(prof_run({"--help"}));
+  for (const char *var : {"PROF_OUTPUT", "PROF_DEPTH", "PROF_SAMPLE_BYTES", "PROF_CPU",
+                          "PROF_INTERVAL", "PROF_TOGGLE_SIGNAL", "PROF_COMPRESS", "PROF_FOLLOW"})
+    CHECK(lines_with(h.out, var) >= 1);
+  TempDir dir;
+  const std::string f = profile_ctl({"leaks", "3"}, &dir);
+  for (const char *command : {"flamegraph", "chart", "html", "pprof", "speedscope"}) {
+    INFO(command);
+    const Proc t = run_on_terminal({PROF_ANALYZER_PATH, command, f});
+    CHECK(t.exit_code == 2);
+    CHECK(t.out.find("not for a terminal: give -o FILE (or redirect its output)") !=
+          std::string::npos);
+    CHECK(t.out.find("<svg") == std::string::npos);
+    CHECK(t.out.find("<html") == std::string::npos);
+    CHECK(t.out.size() < 200);
+    CHECK(analyze({command, f}).exit_code == 0);  // into a file or a pipe
+  }
 }
 
 TEST_CASE("children are followed by default and not with --no-follow") {
@@ -624,6 +798,64 @@ TEST_CASE("LSan suppressions leave matched leaks out and count them") {
 }
 
 // ------------------------------------------------------------------ progress
+
+TEST_CASE("the C library's and the loader's one-time allocations are not leaks by default") {
+  // mem_dlopen leaks 3 x 9009 B from its plugin, and prints to a file: stdio's
+  // buffer and the loader's dl_find_object table stay to the end.
+  TempDir dir;
+  std::vector<std::string> env{std::string("LD_PRELOAD=") + PROF_AGENT_PATH,
+                               "PROF_OUTPUT=" + dir / "prof.%p"};
+  const Proc p = run({PROF_DLOPEN_PROGRAM, PROF_DLOPEN_PLUGIN}, env);
+  INFO(p.err);
+  REQUIRE(p.exit_code == 0);
+  const auto files = memprof_files(dir.path);
+  REQUIRE(files.size() == 1);
+  const Json m = analyze_json({"summary", files[0]})["memory"];
+  CHECK(m["leaked_blocks"] == 3);
+  CHECK(m["leaked_bytes"] == 3 * 9009);
+  std::set<std::string> by_default;
+  for (const Json &u : m["suppressed"]) {
+    CHECK(u["default"] == true);
+    by_default.insert(u["pattern"].get<std::string>());
+  }
+  CHECK(by_default.count("^_IO_file_doallocate$") == 1);
+  const Proc text = analyze({"summary", files[0]});
+  CHECK(lines_with(text.out, "not leaks:") == 1);
+  // Switched off, they are leaks again, and nothing is suppressed.
+  const Json all = analyze_json({"summary", "--no-default-suppressions", files[0]})["memory"];
+  CHECK(all["leaked_blocks"].get<uint64_t>() > 3);
+  CHECK(all["suppressed"].empty());
+  bool stdio = false;
+  for (const Json &r : all["leaks"]) stdio |= has_function(r["stack"], "_IO_file_doallocate");
+  CHECK(stdio);
+  // A user's file adds to the defaults.
+  std::ofstream(dir / "supp") << "leak:plugin_alloc\n";
+  const Json both = analyze_json({"summary", "--suppressions", dir / "supp", files[0]})["memory"];
+  CHECK(both["leaked_blocks"] == 0);
+}
+
+TEST_CASE("sampled, the leaked blocks are estimated in the headline as the tables' allocations") {
+  // leaks 20000: 4 x 64 B, 3 x 128 B and 20000 x 100 B leaked.
+  TempDir dir;
+  const std::string f = profile_ctl({"leaks", "20000"}, &dir, {"PROF_SAMPLE_BYTES=4k"});
+  const Json m = analyze_json({"summary", f})["memory"];
+  const double leaked = m["leaked_blocks"].get<double>();
+  const uint64_t recorded = m["leaked_blocks_recorded"];
+  INFO(leaked << " estimated from " << recorded);
+  CHECK(recorded < 2000);  // about one block in 40 sampled
+  CHECK(leaked > 0.8 * 20007);
+  CHECK(leaked < 1.2 * 20007);
+  // The leaks table's allocations add up to the same estimate, near enough.
+  double in_table = 0;
+  const Json rows = analyze_json({"summary", "--top", "100", f})["memory"]["leaks"];
+  for (const Json &r : rows)
+    in_table += r["alloc_count"].get<double>() - r["frees"].get<double>();
+  CHECK(std::abs(in_table - leaked) < 0.2 * leaked);
+  const Proc text = analyze({"summary", f});
+  CHECK(lines_with(text.out, "leaked:        ~") == 1);
+  CHECK(lines_with(text.out, "blocks (estimated from the " + std::to_string(recorded) +
+                                 " blocks sampled)") == 1);
+}
 
 TEST_CASE("progress on stderr while reading a large file, only when stderr is a terminal") {
   TempDir dir;

@@ -92,20 +92,20 @@ TEST_CASE("the installed prof-run preloads the installed agents and adapter") {
   INFO(mem.err);
   REQUIRE(mem.exit_code == 0);
   CHECK(env_value(mem.out, "LD_PRELOAD") == at.lib("libprof.so"));
-  CHECK(env_value(mem.out, "PROF_OUTPUT") == at.work + "/out/prof.%p");
+  CHECK(env_value(mem.out, "PROF_OUTPUT") == at.work + "/out/prof.%e.%p");
   // Both adapters: lua5.4's, then luajit's (each loads only its own module).
   CHECK(env_value(mem.out, "LUA_CPATH") ==
         at.lib("lua/5.4/?.so") + ";" + at.lib("lua/5.1/?.so") + ";;");
 
   const RunResult cpu = run_bare(
-      {at.bin("prof-run"), "-q", "-o", "out", "--no-memory", "--cpu", "callgraph", "--", "env"});
+      {at.bin("prof-run"), "-q", "-o", "out-cpu", "--no-memory", "--cpu", "callgraph", "--", "env"});
   INFO(cpu.err);
   REQUIRE(cpu.exit_code == 0);
   CHECK(env_value(cpu.out, "LD_PRELOAD") == at.lib("libprof-cpu.so"));
 
   // A LUA_CPATH of the user's keeps its entries after the adapter's.
   setenv("LUA_CPATH", "/elsewhere/?.so", 1);
-  const RunResult own = run_bare({at.bin("prof-run"), "-q", "-o", "out", "--", "env"});
+  const RunResult own = run_bare({at.bin("prof-run"), "-q", "-o", "out-own", "--", "env"});
   CHECK(env_value(own.out, "LUA_CPATH") ==
         at.lib("lua/5.4/?.so") + ";" + at.lib("lua/5.1/?.so") + ";/elsewhere/?.so");
 }

@@ -83,7 +83,7 @@ TEST_CASE("object types e2e: N tables and M strings of lua5.4, by type in the su
   CHECK(figure(small, "other", "alloc_count") > 0);
   CHECK(figure(small, "untyped", "alloc_count") > 0);
 
-  const RunResult text = analyze({"summary", small.run.memprof_files[0]});
+  const RunResult text = analyze({"summary", "--full", small.run.memprof_files[0]});
   REQUIRE(text.exit_code == 0);
   CHECK(text.out.find("OBJECT TYPES") != std::string::npos);
 }

@@ -182,6 +182,7 @@ double HeapModel::scaled(uint64_t size) const {
   history_.touch(stack);
   change_live(s, w);
   s.live_blocks++;
+  s.live_count += count;
   return count;
 }
 
@@ -205,7 +206,9 @@ double HeapModel::scaled(uint64_t size) const {
   history_.touch(b.stack);
   change_live(s, -(b.weight > 0 ? double(b.weight) : double(b.size)));
   s.live_blocks--;
-  return b.weight > 0 && b.size ? double(b.weight) / double(b.size) : 1.0;
+  const double count = b.weight > 0 && b.size ? double(b.weight) / double(b.size) : 1.0;
+  s.live_count = s.live_blocks ? s.live_count - count : 0;  // (no float residue once none)
+  return count;
 }
 
 void HeapModel::alloc(uint32_t stack, uint64_t addr, uint64_t size) {
@@ -389,6 +392,7 @@ void HeapModel::drop_leaks(uint32_t stack) {
   leaked_blocks_ -= s.live_blocks;
   s.live_bytes = 0;
   s.live_blocks = 0;
+  s.live_count = 0;
 }
 
 double time_of_event(const std::vector<HeapPoint> &points, uint32_t file, uint64_t events) {

@@ -82,6 +82,7 @@ struct StackStats {
   double alloc_bytes = 0, alloc_count = 0;  // estimated (scaled when sampled)
   double live_bytes = 0, peak_bytes = 0;    // now / at its stream's peak
   uint64_t allocs = 0, frees = 0, temporary = 0, live_blocks = 0;  // recorded blocks
+  double live_count = 0;  // the live blocks, estimated as alloc_count is (heap domain only)
   uint64_t peak_blocks = 0;  // recorded blocks at its stream's peak (heap domain only)
   uint64_t min_size = UINT64_MAX, max_size = 0;
   uint64_t min_life = UINT64_MAX, max_life = 0, sum_life = 0;

@@ -242,6 +242,7 @@ void Profile::suppress_leaks(const Suppressions &suppressions) {
   for (size_t i = 0; i < used.size(); i++)
     if (used[i].blocks) {
       used[i].pattern = suppressions.patterns()[i];
+      used[i].by_default = suppressions.is_default(i);
       suppressed_.push_back(used[i]);
     }
 }

@@ -43,6 +43,7 @@ struct ProfileOptions {
 // The leaks a suppression pattern left out.
 struct SuppressedLeaks {
   std::string pattern;
+  bool by_default = false;  // one of the default suppressions
   uint64_t blocks = 0;
   double bytes = 0;
 };

@@ -72,6 +72,33 @@ Suppressions Suppressions::load(const std::string &path) {
   return s;
 }
 
+const char *const kDefaultSuppressions[] = {
+    // The loader: libraries' link maps, names, dependencies and versions,
+    // the dl_find_object tables, threads' TLS (kept with cached stacks).
+    "^_dl_new_object$",
+    "^_dl_map_object$",
+    "^_dl_map_object_deps$",
+    "^_dl_check_map_versions$",
+    "^_dl_find_object_update$",
+    "^_dl_allocate_tls$",
+    // stdio's buffers of the streams open at exit (stdin, stdout).
+    "^_IO_file_doallocate$",
+    // Locales, character set conversions, name service modules, getpw*'s
+    // static result buffers.
+    "^setlocale$",
+    "^__wcsmbs_load_conv$",
+    "^__nss_database_get$",
+    "^getpwuid$",
+    "^getpwnam$",
+};
+const size_t kDefaultSuppressionCount = sizeof kDefaultSuppressions / sizeof *kDefaultSuppressions;
+
+void Suppressions::add_defaults() {
+  patterns_.insert(patterns_.begin(), kDefaultSuppressions,
+                   kDefaultSuppressions + kDefaultSuppressionCount);
+  defaults_ = kDefaultSuppressionCount;
+}
+
 int Suppressions::match(const std::vector<Frame> &stack) const {
   for (size_t i = 0; i < patterns_.size(); i++)
     for (const Frame &f : stack)

@@ -28,12 +28,24 @@ class Suppressions {
   // Reads a file; throws std::runtime_error ("FILE:LINE: reason") on a bad line.
   static Suppressions load(const std::string &path);
 
+  // The default suppressions first: the C library's and the loader's
+  // one-time allocations, which a program cannot free (kDefaultSuppressions).
+  void add_defaults();
+  // Whether pattern i is one of the defaults.
+  bool is_default(size_t i) const { return i < defaults_; }
+
   const std::vector<std::string> &patterns() const { return patterns_; }
   // The index of the first pattern matching a frame of the stack, or -1.
   int match(const std::vector<Frame> &stack) const;
 
  private:
   std::vector<std::string> patterns_;
+  size_t defaults_ = 0;  // patterns_[0, defaults_) are the defaults
 };
+
+// The default suppressions, as leak: patterns (functions, anchored), each
+// an allocation glibc or its loader makes once and keeps to the end.
+extern const char *const kDefaultSuppressions[];
+extern const size_t kDefaultSuppressionCount;
 
 }  // namespace prof

@@ -44,6 +44,54 @@ ProfileFile::ProfileFile(const std::string &path) : path_(path) {
   }
 }
 
+namespace {
+
+// The first bytes of a file, up to `max`, decompressed when it is zstd;
+// fewer when it ends (or its compression is cut) before.
+std::string head_of(const std::string &path, size_t max) {
+  std::string head;
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return head;
+  try {
+    ByteReader reader(fd);
+    while (head.size() < max) head.push_back(char(reader.u8()));
+  } catch (const std::exception &) {
+    // the end of the file, or of what decompresses: the bytes before it
+  }
+  close(fd);
+  return head;
+}
+
+// Text a person could read: no control bytes but tabs and line ends.
+bool is_text(const std::string &bytes) {
+  for (const char c : bytes) {
+    const unsigned char b = static_cast<unsigned char>(c);
+    if (b < 0x20 && b != '\t' && b != '\n' && b != '\r') return false;
+  }
+  return !bytes.empty();
+}
+
+bool starts_with(const std::string &s, const char *prefix) { return s.rfind(prefix, 0) == 0; }
+
+// What plain (or decompressed) content is: "" when none we name.
+std::string content_kind(const std::string &head) {
+  if (starts_with(head, "lj")) return "";  // a profile stream: its reader's error stands
+  const size_t start = head.find_first_not_of(" \t\r\n");
+  const std::string json = start == std::string::npos ? "" : head.substr(start);
+  if (starts_with(head, "v ") && head.find('\n') != std::string::npos &&
+      head.find_first_not_of("0123456789abcdef ", 2) == head.find('\n'))
+    return "a heaptrack file, not a profile stream; read it with heaptrack_print or heaptrack_gui";
+  if (starts_with(json, "{\"snapshot\"") || starts_with(json, "{\"snapshot\" "))
+    return "a Chrome heap snapshot (.heapsnapshot), not a profile stream; open it in Chrome "
+           "DevTools' Memory tab";
+  if (is_text(head))
+    return "a text file, not a profile stream (profiles are binary files named "
+           "prof.<pid>.memprof or .sysprof)";
+  return "";
+}
+
+}  // namespace
+
 std::string foreign_file_kind(const std::string &path) {
   unsigned char head[8] = {};
   ssize_t n = -1;
@@ -66,12 +114,12 @@ std::string foreign_file_kind(const std::string &path) {
       return "a pprof profile (gzip), not a profile stream; read it with go tool pprof";
     return "a gzip-compressed file, not a profile stream (if it holds one, gunzip it first)";
   }
-  if (n >= 4 && head[0] == 0x28 && head[1] == 0xb5 && head[2] == 0x2f && head[3] == 0xfd) {
-    if (heaptrack) return "a heaptrack file, not a profile stream; read it with heaptrack_print";
-    return "a zstd-compressed file that is not a libprof stream";
-  }
-  if (heaptrack && n >= 2 && head[0] == 'v' && head[1] == ' ')
-    return "a heaptrack file, not a profile stream; read it with heaptrack_print";
+  const bool zstd = n >= 4 && head[0] == 0x28 && head[1] == 0xb5 && head[2] == 0x2f && head[3] == 0xfd;
+  const std::string kind = content_kind(head_of(path, 256));
+  if (!kind.empty()) return zstd && !starts_with(kind, "a heaptrack") ? "a zstd-compressed " + kind.substr(2) : kind;
+  if (heaptrack)  // cut before its first line, or a format it moved to
+    return "a heaptrack file, not a profile stream; read it with heaptrack_print or heaptrack_gui";
+  if (zstd) return "a zstd-compressed file that is not a libprof stream";
   return "";
 }
 

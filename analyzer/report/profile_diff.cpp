@@ -5,6 +5,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "model/frame_names.h"
 #include "model/name_tree.h"
 #include "report/memprof_report.h"
 #include "report/summary.h"
@@ -42,9 +43,25 @@ std::string build_label(const Frame &f) {
   return f.function.substr(0, at + 1) + basename_of(f.function.substr(at + 1));
 }
 
+// A frame as two builds or two versions of a script name its function: a
+// host function by its name alone, a Lua function by the line it starts at
+// (function_name), chunks by basename; a line added above it moves no
+// stack.
+std::string build_function(const Frame &f) {
+  if (f.kind != Frame::Kind::Guest) return f.function;
+  if (f.file.empty()) return build_label(f);  // a location alone (LuaJIT's streams)
+  // A named Lua function by its name and chunk, wherever it starts; an
+  // anonymous one by the line it starts at.
+  const std::string fn = function_name(f), chunk = "@" + basename_of(f.file.substr(1));
+  const size_t named = fn.find(" (@");
+  if (named != std::string::npos) return fn.substr(0, named) + " (" + chunk + ")";
+  return chunk + ":" + std::to_string(f.first_line);
+}
+
 // The stacks of both profiles by their frames' labels (NameTree nodes): a
 // side's figures, and the call-tree node of its first stack there.
 struct Sides {
+  std::string (*name)(const Frame &) = build_function;
   NameTree labels;
   struct Side {
     std::vector<Figures> figures;
@@ -53,7 +70,7 @@ struct Sides {
 
   void add(Profile &p, Side &s) {
     const std::vector<StackStats> &stacks = p.memory().stacks();
-    NameProjection by_label(p.calls(), labels, build_label, NameTree::kRoot);
+    NameProjection by_label(p.calls(), labels, name, NameTree::kRoot);
     for (uint32_t id = 0; id < stacks.size(); id++) {
       if (stacks[id].allocs == 0) continue;
       const uint32_t call = p.node(id), node = by_label.node(call);
@@ -101,6 +118,7 @@ Json diff_json(Profile &before, Profile &after, const DiffOptions &opt) {
       size_t(std::find(kSortNames.begin(), kSortNames.end(), opt.sort) - kSortNames.begin());
   if (sort == kSortNames.size()) throw std::invalid_argument("unknown figure " + opt.sort);
   Sides sides;
+  if (opt.by_line) sides.name = build_label;
   Sides::Side &b = sides.side[0], &a = sides.side[1];
   sides.add(before, b);
   sides.add(after, a);

@@ -2,8 +2,10 @@
 // -d): per stack, the change of bytes allocated, allocation calls, bytes
 // leaked and bytes held at the peak, largest changes first.
 //
-// Invariants: stacks are matched by their frames' labels (function, file,
-// line), as merged streams are, since stack ids are per stream; a stack in
+// Invariants: stacks are matched by their frames' functions (host functions
+// by name, Lua functions by the line they start at, chunks by basename), so
+// a line added to a file moves no stack, or with by_line by their frames'
+// labels (function, file, line), as merged streams are; a stack in
 // one profile only compares with 0; stacks whose four figures are all
 // unchanged are left out; ties are ordered by their frames.
 #pragma once
@@ -23,6 +25,7 @@ struct DiffOptions {
   std::string sort = "alloc-bytes";
   size_t top = 20;                   // stacks shown
   size_t stack_depth = 12;           // frames per stack in text (0: all)
+  bool by_line = false;              // stacks matched by file and line, not by function
 };
 
 // {"before": totals, "after": totals, "sort", "stacks": [ { figure: {"before",

@@ -21,6 +21,9 @@ struct SummaryOptions {
   size_t top = 10;          // rows per table
   size_t stack_depth = 12;  // frames per stack in text (0: all)
   bool lines = false;       // CPU tables by line instead of by function
+  // Text: every table; else one screen (totals, peak, leaks, temporaries,
+  // hottest functions) and a line naming what --full adds.
+  bool full = false;
 };
 
 nlohmann::json summary_json(Profile &profile, const SummaryOptions &opt);
@@ -33,7 +36,9 @@ nlohmann::json stack_json(const std::vector<Frame> &root_first);
 // The text of such JSON frames, indented, at most `depth` (0: all) lines of
 // them, a frame repeated N times in a row one line "frame ×N", frames of a
 // module's stripped code in a row one line "module: N functions without
-// symbols (0x...)".
-void render_stack(const nlohmann::json &frames, size_t depth, std::ostream &out);
+// symbols (0x...)", or, without show_stripped, left out (one screen's
+// summary: the named frames only).
+void render_stack(const nlohmann::json &frames, size_t depth, std::ostream &out,
+                  bool show_stripped = true);
 
 }  // namespace prof

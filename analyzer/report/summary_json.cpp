@@ -36,6 +36,7 @@ void merge_into(StackStats &to, const StackStats &s) {
   to.frees += s.frees;
   to.temporary += s.temporary;
   to.live_blocks += s.live_blocks;
+  to.live_count += s.live_count;
   to.peak_blocks += s.peak_blocks;
   to.min_size = std::min(to.min_size, s.min_size);
   to.max_size = std::max(to.max_size, s.max_size);
@@ -157,7 +158,8 @@ Json point_json(const Profile &profile, const HeapPoint &p) {
           {"time_ns", p.timed ? Json(p.time_ns) : Json(nullptr)},
           {"events", p.events},
           {"heap_bytes", p.heap_bytes},
-          {"rss_bytes", p.timed ? Json(p.rss) : Json(nullptr)}};
+          // (0: before the stream's first time mark, unknown)
+          {"rss_bytes", p.timed && p.rss ? Json(p.rss) : Json(nullptr)}};
 }
 
 // The writer's exact count at the peak, where streams carry heap-total
@@ -198,6 +200,14 @@ Json peak_time(const HeapModel &heap) {
   return t < 0 ? Json(nullptr) : Json(std::round(t * 1e6) / 1e6);
 }
 
+// The leaked blocks as the tables count allocations: each sampled block for
+// the blocks it stands for.
+double estimated_live_blocks(const HeapModel &heap) {
+  double blocks = 0;
+  for (const StackStats &s : heap.stacks()) blocks += s.live_count;
+  return std::round(blocks);
+}
+
 Json memory_json(Profile &profile, const SummaryOptions &opt) {
   const HeapModel &heap = profile.memory();
   // XXX: in sampled streams the calls are estimates, as bytes are; what
@@ -220,12 +230,14 @@ Json memory_json(Profile &profile, const SummaryOptions &opt) {
             {"peak_counted", peak_json(profile)},
             {"peak_time_s", peak_time(heap)},
             {"leaked_bytes", heap.live_bytes()},
-            {"leaked_blocks", heap.live_blocks()},
+            {"leaked_blocks", heap.sampled() ? Json(estimated_live_blocks(heap)) : Json(heap.live_blocks())},
+            {"leaked_blocks_recorded", heap.live_blocks()},
             {"temporary_allocations", heap.temporary()},
             {"unknown_frees", heap.unknown_frees()}};
   Json suppressed = Json::array();
   for (const SuppressedLeaks &l : profile.suppressed())
-    suppressed.push_back({{"pattern", l.pattern}, {"blocks", l.blocks}, {"bytes", l.bytes}});
+    suppressed.push_back(
+        {{"pattern", l.pattern}, {"default", l.by_default}, {"blocks", l.blocks}, {"bytes", l.bytes}});
   m["suppressed"] = suppressed;
   if (profile.has_object_types()) m["object_types"] = object_types_json(profile);
   Rows rows;
@@ -292,6 +304,9 @@ Json functions_json(const std::map<std::string, double> &by_function, size_t top
   return out;
 }
 
+// The share of the samples from which a function is in "nearly every" one.
+constexpr double kNearlyEvery = 0.95;
+
 Json cpu_json(Profile &profile, const SummaryOptions &opt) {
   const CpuModel &cpu = profile.cpu();
   Json vm = Json::object();
@@ -333,8 +348,10 @@ Json cpu_json(Profile &profile, const SummaryOptions &opt) {
     path.erase(std::unique(path.begin(), path.end()), path.end());
     for (uint32_t label : path) total[label] += s.samples;
   }
-  // XXX: a function in every sample (_start, main, the VM's entry) says
-  // nothing a user can act on: the total table leaves it out, by name.
+  // XXX: a function in (nearly) every sample (_start, main, a thread's
+  // start, the VM's entry and main loop) says nothing a user can act on:
+  // the total table leaves it out, by name, unless it runs itself in half
+  // the samples or more (then it is the work, not a frame around it).
   const double all = cpu.samples();
   Json everywhere = Json::array();
   auto named = [&](const std::vector<double> &samples, bool leave_out_everywhere) {
@@ -342,7 +359,8 @@ Json cpu_json(Profile &profile, const SummaryOptions &opt) {
     for (uint32_t id = 0; id < samples.size(); id++) {
       if (samples[id] == 0) continue;
       const std::string name(functions.names().str(id));
-      if (leave_out_everywhere && samples[id] >= all)
+      const double itself = id < self.size() ? self[id] : 0;
+      if (leave_out_everywhere && samples[id] >= kNearlyEvery * all && itself < 0.5 * all)
         everywhere.push_back(name);
       else
         out[name] = samples[id];
@@ -370,7 +388,7 @@ Json cpu_json(Profile &profile, const SummaryOptions &opt) {
           {"by", opt.lines ? "line" : "function"},
           {"self", self_json},
           {"total", total_json},
-          {"in_every_sample", everywhere},
+          {"in_nearly_every_sample", everywhere},
           {"stacks", stacks},
           {"samplers", cpu.samplers()}};
 }

@@ -1,8 +1,9 @@
 // render_summary(): the native summary as text, read off its JSON.
-#include <cstdio>
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <iomanip>
+#include <map>
 #include <sstream>
 
 #include "report/memprof_report.h"
@@ -39,7 +40,7 @@ std::string stripped_module(const Json &f) {
 }
 
 // One row of a stack table: its figure, then MemProf's MIB fields.
-void row(const Json &r, const std::string &figure, size_t depth, std::ostream &out) {
+void row(const Json &r, const std::string &figure, size_t depth, bool full, std::ostream &out) {
   out << "  " << figure << "  " << count(r["alloc_count"]) << " allocations";
   if (!r["size"].is_null())
     out << ", size " << r["size"]["min"].get<uint64_t>() << ".." << r["size"]["max"].get<uint64_t>()
@@ -61,7 +62,7 @@ void row(const Json &r, const std::string &figure, size_t depth, std::ostream &o
         << ") ms, " << count(m["lifetime_overlaps"]) << " overlaps, "
         << count(m["cpu_migrations"]) << " CPU migrations\n";
   }
-  render_stack(r["stack"], depth, out);
+  render_stack(r["stack"], depth, out, full);
 }
 
 // LLVM MemProf measures: what the runtime saw of each context's blocks.
@@ -81,7 +82,7 @@ void measured(const Json &m, const SummaryOptions &opt, std::ostream &out) {
   };
   for (const Table &t : kTables) {
     out << "\n" << t.title << "\n";
-    for (const Json &r : m[t.key]) row(r, bytes(r["alloc_bytes"]), opt.stack_depth, out);
+    for (const Json &r : m[t.key]) row(r, bytes(r["alloc_bytes"]), opt.stack_depth, opt.full, out);
   }
 }
 
@@ -91,6 +92,21 @@ std::string peak_time_text(const Json &seconds) {
   char buf[48];
   snprintf(buf, sizeof buf, " at %.3f s", seconds.get<double>());
   return buf;
+}
+
+// A heap snapshot (--heap-snap-interval, --heap-snap-events) and its holders.
+void snapshot(const Json &s, const SummaryOptions &opt, std::ostream &out) {
+  out << "\n===== HEAP SNAPSHOT, pid " << s["pid"].get<uint64_t>() << ", ";
+  if (s["time_ns"].is_null())
+    out << s["events"].get<uint64_t>() << " events passed";
+  else
+    out << std::fixed << std::setprecision(3) << double(s["time_ns"].get<uint64_t>()) / 1e9
+        << std::defaultfloat << " seconds passed";
+  out << ": heap " << bytes(s["heap_bytes"]) << "\n";
+  for (const Json &h : s["holders"]) {
+    out << "  " << bytes(h["bytes"]) << "\n";
+    render_stack(h["stack"], opt.stack_depth, out);
+  }
 }
 
 void memory(const Json &m, const SummaryOptions &opt, std::ostream &out) {
@@ -120,14 +136,23 @@ void memory(const Json &m, const SummaryOptions &opt, std::ostream &out) {
     out << (m["peak_counted"].size() > 1 ? "\n    pid " + std::to_string(p["pid"].get<uint64_t>()) + ":" : "")
         << " (counted " << bytes(p["counted_bytes"]) << " at " << at << " s)";
   }
+  if (!m["peak_counted"].empty())
+    out << "\n                 counted: the agent's own count of the live heap, in the sizes "
+           "the allocator gave (malloc_usable_size)";
   out << "\n"
-      << "  leaked:        " << bytes(m["leaked_bytes"]) << " in "
-      << m["leaked_blocks"].get<uint64_t>() << " blocks\n"
+      << "  leaked:        " << (estimated ? "~" : "") << bytes(m["leaked_bytes"]) << " in "
+      << (estimated ? "~" : "") << count(m["leaked_blocks"]) << " blocks"
+      << (estimated ? " (estimated from the " + std::to_string(m["leaked_blocks_recorded"].get<uint64_t>()) +
+                          " blocks sampled)"
+                    : std::string())
+      << "\n"
       << "  temporary:     " << m["temporary_allocations"].get<uint64_t>()
       << " allocations freed right after they were made (heaptrack's rule, a realloc counting "
          "as a free and an allocation)\n"
-      << "  unknown frees: " << m["unknown_frees"].get<uint64_t>()
-      << " frees and reallocations of pointers never seen allocated\n";
+      ;
+  if (opt.full || m["unknown_frees"].get<uint64_t>())
+    out << "  unknown frees: " << m["unknown_frees"].get<uint64_t>()
+        << " frees and reallocations of pointers never seen allocated\n";
   if (!m["missed_events"].empty()) {
     out << "  uncertain:     leaks and frees, the agent having missed events (";
     const char *sep = "";
@@ -135,32 +160,50 @@ void memory(const Json &m, const SummaryOptions &opt, std::ostream &out) {
       out << sep << kv.key() << " " << kv.value().get<uint64_t>(), sep = ", ";
     out << ")\n";
   }
-  for (const Json &u : m["suppressed"])
+  double by_default = 0;
+  uint64_t default_blocks = 0;
+  for (const Json &u : m["suppressed"]) {
+    if (u["default"].get<bool>()) {
+      by_default += u["bytes"].get<double>();
+      default_blocks += u["blocks"].get<uint64_t>();
+      continue;
+    }
     out << "  suppressed:    " << bytes(u["bytes"]) << " in " << u["blocks"].get<uint64_t>()
         << " leaked blocks by leak:" << u["pattern"].get<std::string>() << "\n";
+  }
+  if (default_blocks)
+    out << "  not leaks:     " << bytes(Json(by_default)) << " in " << default_blocks
+        << " blocks the C library and the loader keep to the end (--no-default-suppressions)\n";
 
-  if (m.contains("object_types")) render_object_types(m["object_types"], out);
+  if (opt.full && m.contains("object_types")) render_object_types(m["object_types"], out);
 
   struct Table {
     const char *key, *title, *figure, *unit;  // unit: "" for bytes
+    bool on_one_screen;
   };
   static const Table kTables[] = {
-      {"peak", "PEAK HEAP: stacks holding it at the peak", "peak_bytes", ""},
-      {"leaks", "LEAKS: stacks holding memory at the end", "live_bytes", ""},
-      {"allocated", "ALLOCATED: stacks by bytes allocated", "alloc_bytes", ""},
-      {"calls", "CALLS: stacks by allocations", "alloc_count", " calls"},
+      {"peak", "PEAK HEAP: stacks holding it at the peak", "peak_bytes", "", true},
+      {"leaks", "LEAKS: stacks holding memory at the end", "live_bytes", "", true},
+      {"allocated", "ALLOCATED: stacks by bytes allocated", "alloc_bytes", "", false},
+      {"calls", "CALLS: stacks by allocations", "alloc_count", " calls", false},
       {"temporary", "TEMPORARY: stacks by allocations freed right after they were made", "temporary",
-       " temporary"},
+       " temporary", true},
   };
   for (const Table &t : kTables) {
+    if (!opt.full && !t.on_one_screen) continue;
+    if (!opt.full && m[t.key].empty()) continue;
     out << "\n" << t.title << "\n";
     for (const Json &r : m[t.key]) {
       const Json figure = r[t.figure].get<double>();
-      row(r, *t.unit ? count(figure) + t.unit : bytes(figure), opt.stack_depth, out);
+      row(r, *t.unit ? count(figure) + t.unit : bytes(figure), opt.stack_depth, opt.full, out);
     }
   }
 
   if (!m["measured"].is_null()) measured(m["measured"], opt, out);
+  for (const Json &s : m["snapshots"]) snapshot(s, opt, out);  // asked for
+  if (m["snapshots_dropped"].get<uint64_t>())
+    out << "  (" << m["snapshots_dropped"].get<uint64_t>() << " more snapshots not kept)\n";
+  if (!opt.full) return;
 
   out << "\nSIZES: allocations by size\n";
   for (const Json &b : m["size_histogram"])
@@ -185,21 +228,6 @@ void memory(const Json &m, const SummaryOptions &opt, std::ostream &out) {
       out << "\n";
     }
   }
-  for (const Json &s : m["snapshots"]) {
-    out << "\n===== HEAP SNAPSHOT, pid " << s["pid"].get<uint64_t>() << ", ";
-    if (s["time_ns"].is_null())
-      out << s["events"].get<uint64_t>() << " events passed";
-    else
-      out << std::fixed << std::setprecision(3) << double(s["time_ns"].get<uint64_t>()) / 1e9
-          << " seconds passed";
-    out << ": heap " << bytes(s["heap_bytes"]) << "\n";
-    for (const Json &h : s["holders"]) {
-      out << "  " << bytes(h["bytes"]) << "\n";
-      render_stack(h["stack"], opt.stack_depth, out);
-    }
-  }
-  if (m["snapshots_dropped"].get<uint64_t>())
-    out << "  (" << m["snapshots_dropped"].get<uint64_t>() << " more snapshots not kept)\n";
 
   const Json &mm = m["mmap"];
   if (mm["maps"].get<uint64_t>() || mm["unmaps"].get<uint64_t>()) {
@@ -229,7 +257,7 @@ void cpu(const Json &c, const SummaryOptions &opt, std::ostream &out) {
   out << "  in the profiler ([libprof]): " << count(c["in_agent"]) << " ("
       << std::fixed << std::setprecision(1) << (samples > 0 ? 100 * in_agent / samples : 0.0)
       << std::defaultfloat << "%)\n";
-  if (c["threads"].size() > 1) {
+  if (opt.full && c["threads"].size() > 1) {
     out << "  by thread:\n";
     for (const Json &t : c["threads"])
       out << "    pid " << t["pid"].get<uint64_t>() << " tid " << t["tid"].get<uint64_t>() << ": "
@@ -250,12 +278,15 @@ void cpu(const Json &c, const SummaryOptions &opt, std::ostream &out) {
   out << "\nHOTTEST " << by << ": samples in the " << (by == "LINES" ? "line" : "function")
       << " and what it calls\n";
   functions(c["total"]);
-  if (!c["in_every_sample"].empty()) {
-    out << "  (left out, in every sample: ";
-    const char *sep = "";
-    for (const Json &f : c["in_every_sample"]) out << sep << f.get<std::string>(), sep = ", ";
+  if (!c["in_nearly_every_sample"].empty()) {
+    const Json &left_out = c["in_nearly_every_sample"];
+    const size_t shown = opt.full ? left_out.size() : std::min<size_t>(left_out.size(), 6);
+    out << "  (left out, in 95% or more of the samples: ";
+    for (size_t i = 0; i < shown; i++) out << (i ? ", " : "") << left_out[i].get<std::string>();
+    if (shown < left_out.size()) out << " and " << left_out.size() - shown << " more";
     out << ")\n";
   }
+  if (!opt.full) return;
   out << "\nHOTTEST STACKS\n";
   for (const Json &s : c["stacks"]) {
     out << "  " << count(s["samples"]) << " samples, " << s["vmstate"].get<std::string>() << "\n";
@@ -263,9 +294,44 @@ void cpu(const Json &c, const SummaryOptions &opt, std::ostream &out) {
   }
 }
 
+// The run's processes when the summary is its main program's: one line
+// each, the main program's first, the others by bytes allocated.
+void processes(const Json &list, std::ostream &out) {
+  constexpr size_t kShown = 5;
+  std::map<std::string, size_t> others;
+  std::string main;
+  for (const Json &p : list)
+    if (p["main"].get<bool>())
+      main = p["program"];
+    else
+      others[p["program"]]++;
+  out << "PROCESSES: " << list.size() << ", of " << others.size() + 1 << " programs; below is "
+      << main << "'s summary, the program that allocated the most (--all-processes: all merged)\n";
+  size_t shown = 0;
+  for (const Json &p : list) {
+    if (shown++ == kShown) break;
+    out << "  " << (p["main"].get<bool>() ? "* " : "  ") << std::left << std::setw(16)
+        << p["program"].get<std::string>() << std::right << " pid " << std::setw(7)
+        << p["pid"].get<uint64_t>() << "  allocated " << std::setw(9) << bytes(p["allocated_bytes"])
+        << "  peak " << std::setw(9) << bytes(p["peak_bytes"]) << "  leaked " << std::setw(9)
+        << bytes(p["leaked_bytes"]);
+    if (p["samples"].get<double>() > 0) out << "  " << count(p["samples"]) << " CPU samples";
+    out << "  " << basename_of(p["file"].get<std::string>()) << "\n";
+  }
+  if (list.size() > kShown) {
+    std::map<std::string, size_t> rest;
+    for (size_t i = kShown; i < list.size(); i++) rest[list[i]["program"]]++;
+    out << "  ... " << list.size() - kShown << " more:";
+    const char *sep = " ";
+    for (const auto &kv : rest) out << sep << kv.first << " x" << kv.second, sep = ", ";
+    out << "\n";
+  }
+  out << "\n";
+}
+
 }  // namespace
 
-void render_stack(const Json &frames, size_t depth, std::ostream &out) {
+void render_stack(const Json &frames, size_t depth, std::ostream &out, bool show_stripped) {
   size_t shown = 0, done = 0;
   while (done < frames.size()) {
     if (depth && shown == depth) {
@@ -280,6 +346,10 @@ void render_stack(const Json &frames, size_t depth, std::ostream &out) {
     while (!module.empty() && done + stripped < frames.size() &&
            stripped_module(frames[done + stripped]) == module)
       stripped++;
+    if (stripped > 0 && !show_stripped) {  // one screen: named frames only
+      done += stripped;
+      continue;
+    }
     if (stripped > 1) {
       out << "      " << module << ": " << stripped << " functions without symbols (";
       for (size_t i = 0; i < stripped; i++)
@@ -299,16 +369,28 @@ void render_stack(const Json &frames, size_t depth, std::ostream &out) {
     shown++;
   }
   if (frames.empty()) out << "      [no stack]\n";
+  else if (shown == 0) out << "      (" << frames.size() << " frames without symbols)\n";
 }
 
 void render_summary(const Json &summary, const SummaryOptions &opt, std::ostream &out) {
   std::ostringstream text;
+  if (summary.contains("processes")) processes(summary["processes"], text);
   for (const Json &s : summary["streams"])
     if (!s["window"].is_null()) text << window_line(s["window"], s["pid"].get<uint64_t>()) << "\n";
   if (!summary["memory"].is_null()) memory(summary["memory"], opt, text);
   if (!summary["cpu"].is_null()) {
     if (!summary["memory"].is_null()) text << "\n";
     cpu(summary["cpu"], opt, text);
+  }
+  if (!opt.full) {
+    text << "\n(--full: "
+         << (summary["memory"].is_null() ? "" : "frames without symbols, stacks by bytes "
+                                                 "allocated and by calls, object types, sizes, "
+                                                 "the heap over time, mmap, ")
+         << (summary["cpu"].is_null() ? "" : "the hottest stacks, threads, ")
+         << "the agent's counters and the streams)\n";
+    out << text.str();
+    return;
   }
   if (!summary["agent"].empty()) {
     text << "\nAGENT COUNTERS\n";

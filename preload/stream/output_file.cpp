@@ -1,6 +1,7 @@
 #include "stream/output_file.h"
 
 #include <cerrno>
+#include <errno.h>  // program_invocation_short_name
 #include <cstdint>
 #include <cstring>
 #include <fcntl.h>
@@ -25,7 +26,19 @@ bool expand_output_path(const char *tmpl, pid_t pid, const char *suffix, char *o
   size_t n = 0;
   auto room = [&](size_t k) { return n + k < cap; };
   for (const char *p = tmpl; *p; p++) {
-    if (p[0] == '%' && p[1] == 'p') {
+    if (p[0] == '%' && p[1] == 'e') {
+      // The program's name as it was started (argv[0]'s last part), kept to
+      // characters that need no quoting in a shell.
+      const char *name = program_invocation_short_name;
+      for (size_t i = 0; name && name[i] && i < 64; i++) {
+        if (!room(1)) return false;
+        const char c = name[i];
+        const bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                           (c >= '0' && c <= '9') || c == '.' || c == '-' || c == '_' || c == '+';
+        out[n++] = plain ? c : '_';
+      }
+      p++;
+    } else if (p[0] == '%' && p[1] == 'p') {
       if (!room(24)) return false;
       n += put_decimal(uint64_t(pid), out + n);
       p++;

@@ -13,7 +13,8 @@
 
 namespace prof {
 
-// Expands `tmpl` (%p = pid, %% = %) and appends ".<suffix>" ("memprof",
+// Expands `tmpl` (%p = pid, %e = the program's name, argv[0]'s last part
+// with characters other than [A-Za-z0-9._+-] as '_', %% = %) and appends ".<suffix>" ("memprof",
 // "sysprof"). Returns false when the result does not fit.
 bool expand_output_path(const char *tmpl, pid_t pid, const char *suffix, char *out,
                         size_t cap);
