@@ -3,10 +3,10 @@
 ** reads), kept root first so that the next walk pays for what changed:
 ** walking down from the innermost frame, the first frame the trail holds at
 ** the same slot of the same thread, with the same PC and re-entry flag from
-** the frame above, is checked with everything below it (two slots a frame:
-** function and link, two more under a continuation) and, if they all hold,
-** the trail's frames from there down are the walk's. The top of the trail
-** is then rewritten, its bottom left in place.
+** the frame above, is checked with everything below it (a frame's function
+** and link slots, one slot without GC64, and those of a continuation's) and,
+** if they all hold, the trail's frames from there down are the walk's. The
+** top of the trail is then rewritten, its bottom left in place.
 **
 ** Why that is exact: a frame's guest frame is a function of those slots, of
 ** the PC and flag the frame above gives it, and of objects that do not

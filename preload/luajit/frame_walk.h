@@ -6,8 +6,8 @@
 ** Invariants callers rely on:
 ** - No allocation, lock, stdio or Lua API call; every loop is bounded.
 ** - With `safe` set, every read of the VM goes through lj_safe_read and is
-**   checked (stack slots must lie in the state's stack, tags must be
-**   functions, PCs must lie in their prototype's bytecode): a VM caught
+**   checked (stack slots must lie in the state's stack, functions must be
+**   tagged and typed so, PCs must lie in their prototype's bytecode): a VM caught
 **   half-way gives fewer frames or line 0, never a fault. Without it the
 **   caller vouches that the VM is at a point where its frames are whole
 **   (inside its allocator).

@@ -106,9 +106,12 @@ static void *profiling_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
 void universe_name_stack(const struct Universe *u) {
   struct VmCapture c;
   vm_capture(u->g, u->main, false, VM_CAPTURE_MAX_FRAMES, &u->code, NULL, NULL, &c);
-  symbols_publish_frames(c.frames, c.kinds, c.n);
-  for (int i = 0; i < c.n; i++)
-    if (c.kinds[i] == FRAME_KIND_LUA) symbols_name_nested((const LJProto *)(uintptr_t)c.frames[i].addr, 8);
+  /* (Not symbols_publish_frames: the wrapper's one call of it stays inlined.) */
+  for (int i = 0; i < c.n; i++) {
+    if (c.kinds[i] != FRAME_KIND_LUA) continue;
+    symbols_name_proto((const LJProto *)(uintptr_t)c.frames[i].addr);
+    symbols_name_nested((const LJProto *)(uintptr_t)c.frames[i].addr, 8);
+  }
 }
 
 struct Universe *universe_of(const char *g) {
