@@ -21,6 +21,7 @@ namespace {
 
 const std::string kTables = PROF_LUAJIT_TEST_DIR "/tarantool_tables.lua";
 const std::string kBurn = PROF_LUAJIT_TEST_DIR "/tarantool_burn.lua";
+const std::string kFfi = PROF_LUAJIT_TEST_DIR "/tarantool_ffi.lua";
 // sizeof(GCtab) without GC64: 32-bit references (lj_obj.h of Tarantool's
 // fork, compiled with LUAJIT_DISABLE_GC64 semantics).
 constexpr uint64_t kTableBytes = 32;
@@ -43,9 +44,10 @@ std::string analyze(const std::vector<std::string> &args) {
 std::string first_line(const std::string &out) { return out.substr(0, out.find('\n')); }
 
 // The run's only memory stream, plain (its addresses tell the VM's blocks).
-RunResult run_tables(int n, const std::vector<std::string> &env = {"PROF_COMPRESS=0"}) {
+RunResult run_tables(int n, const std::vector<std::string> &env = {"PROF_COMPRESS=0"},
+                     const std::string &jit = "off") {
   use_module();
-  RunResult r = run_under_agent({"tarantool", kTables, std::to_string(n)}, env);
+  RunResult r = run_under_agent({"tarantool", kTables, std::to_string(n), jit}, env);
   INFO(r.out << r.err);
   REQUIRE(r.signal == 0);
   REQUIRE(r.exit_code == 0);
@@ -104,6 +106,30 @@ TEST_CASE("tarantool e2e: N tables made at one line are N events there, and in t
   CHECK(at_large - at_small == uint64_t(n));
 }
 
+TEST_CASE("tarantool e2e: with the JIT on, the tables are charged to the line or its trace",
+          "[tarantool]") {
+  const int n = 5000;
+  const RunResult r = run_tables(n, {"PROF_COMPRESS=0"}, "on");
+  CHECK(r.err == "");
+  const VmStream s = read_vm_stream(r.memprof_files[0]);
+  CHECK_FALSE(s.truncated);
+  const uint64_t interpreted =
+      s.count(prof::MemprofRecord::Alloc, "tarantool_tables.lua:7", kTableBytes);
+  const uint64_t traced =
+      s.count(prof::MemprofRecord::Alloc, "TRACE@tarantool_tables.lua:7", kTableBytes);
+  // As with the stock VM (luajit_e2e.cpp): a trace exit at each growth of
+  // keep's array makes its table again in the interpreter.
+  CHECK(interpreted + traced >= uint64_t(n));
+  CHECK(interpreted + traced <= uint64_t(n) + 13);
+  CHECK(traced > uint64_t(n) / 2);
+  CHECK(s.traces >= 1);
+  const std::regex trace_row(R"(TRACE \[[1-9][0-9]*\] started at @.*/tarantool_tables\.lua:7: ([0-9]+) events)");
+  std::smatch m;
+  const std::string report = analyze({"report", r.memprof_files[0]});
+  REQUIRE(std::regex_search(report, m, trace_row));
+  CHECK(std::stoull(m[1]) == traced);
+}
+
 TEST_CASE("tarantool e2e: CPU samples carry the Lua frames of the function that burns",
           "[tarantool]") {
   use_module();
@@ -143,6 +169,26 @@ TEST_CASE("tarantool e2e: CPU samples carry the Lua frames of the function that 
   }
   CHECK(burning > s.samples.size() * 6 / 10);
   CHECK(under_pcall > 0);
+}
+
+TEST_CASE("tarantool e2e: an FFI callback's frames sit above the C code that called it",
+          "[tarantool]") {
+  use_module();
+  const RunResult r = run_under_agent({"tarantool", kFfi, "200000"},
+                                      {"PROF_CPU=callgraph", "PROF_MEMORY=0"});
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out == "true\n");
+  CHECK(r.err == "");
+  REQUIRE(r.sysprof_files.size() == 1);
+  // Every whole stack through the comparator (lines 8-9) has, from the root:
+  // the main chunk's call at line 13, qsort, then the comparator.
+  const Placement p = placement(analyze({"folded", r.sysprof_files[0]}),
+                                std::regex(R"(@.*/tarantool_ffi\.lua:(8|9))"),
+                                std::regex(R"(\(main chunk\) \(@.*/tarantool_ffi\.lua:13\))"),
+                                std::regex("qsort.*"), std::regex("lua_main"));
+  CHECK(p.whole > 20);
+  CHECK(p.placed == p.whole);
 }
 
 TEST_CASE("tarantool e2e: LuaJIT's events carry no object type", "[tarantool]") {
