@@ -12,6 +12,7 @@ packages=(
   lua5.4 liblua5.4-dev               # the Lua 5.4 guest adapter and its end-to-end tests
   luajit libluajit-5.1-dev           # the LuaJIT guest adapter and its end-to-end tests
   nginx-light apache2-utils libpcre3 # nginx with OpenResty's Lua module under ab (below)
+  tarantool                          # its LuaJIT built without GC64, for the LuaJIT adapter's tests
   zlib1g-dev                         # gzip for the pprof export
   libzstd-dev zstd                   # compressed streams (libzstd.a, linked into the agent); tests use the CLI
   libprotobuf-dev protobuf-compiler  # the pprof export's profile.proto

@@ -277,40 +277,15 @@ uint64_t leaf_count(const std::string &folded, const std::regex &frame, bool any
   return n;
 }
 
-// Among the folded stacks whose host part reaches main and that run the
-// FFI script's comparator interpreted (a frame @...luajit_ffi.lua:9-11),
-// how many samples have a frame of qsort (qsort_r, msort_...) between the
-// line that called qsort (18) and the comparator's frame.
-struct FfiPlacement {
-  uint64_t whole = 0, placed = 0;
-};
-FfiPlacement ffi_placement(const std::string &folded) {
+// In the FFI script's folded stacks reaching main: qsort (qsort_r,
+// msort_...) between the line that called it (18) and the comparator's
+// interpreted frame (@...luajit_ffi.lua:9-11).
+Placement ffi_placement(const std::string &folded) {
   // (Lua frames are named by their function where the source says it:
   // "compare (@.../luajit_ffi.lua:9)".)
-  const std::regex comparator(R"(compare \(@.*/luajit_ffi\.lua:(9|10|11)\))");
-  const std::regex caller(R"(\(main chunk\) \(@.*/luajit_ffi\.lua:18\))");
-  const std::regex sort(R"((qsort|msort).*)");
-  FfiPlacement p;
-  std::istringstream lines(folded);
-  for (std::string line; std::getline(lines, line);) {
-    const size_t space = line.rfind(' ');
-    if (space == std::string::npos) continue;
-    std::vector<std::string> frames;
-    std::istringstream names(line.substr(0, space));
-    for (std::string f; std::getline(names, f, ';');) frames.push_back(f);
-    auto first = [&](const std::regex &re) {
-      for (size_t i = 0; i < frames.size(); i++)
-        if (std::regex_match(frames[i], re)) return i;
-      return frames.size();
-    };
-    const size_t at = first(comparator);
-    if (at == frames.size() || first(std::regex("main")) == frames.size()) continue;
-    const uint64_t count = std::stoull(line.substr(space + 1));
-    p.whole += count;
-    const size_t call = first(caller), in_sort = first(sort);
-    if (call < in_sort && in_sort < at) p.placed += count;
-  }
-  return p;
+  return placement(folded, std::regex(R"(compare \(@.*/luajit_ffi\.lua:(9|10|11)\))"),
+                   std::regex(R"(\(main chunk\) \(@.*/luajit_ffi\.lua:18\))"),
+                   std::regex(R"((qsort|msort).*)"), std::regex("main"));
 }
 
 RunResult run_sampled(const std::string &mode, const std::vector<std::string> &argv) {
@@ -463,7 +438,7 @@ TEST_CASE("luajit e2e: FFI calls and callbacks under 1 kHz CALLGRAPH sampling", 
     CHECK(in_callback > 0);
     // Merged with the host stack, the comparator's frames sit above qsort,
     // which sits above the line that called it (18).
-    const FfiPlacement p = ffi_placement(analyze("folded " + r.sysprof_files[0]));
+    const Placement p = ffi_placement(analyze("folded " + r.sysprof_files[0]));
     CHECK(p.whole > 0);
     CHECK(p.placed == p.whole);
   }

@@ -3,10 +3,10 @@
 ** reads), kept root first so that the next walk pays for what changed:
 ** walking down from the innermost frame, the first frame the trail holds at
 ** the same slot of the same thread, with the same PC and re-entry flag from
-** the frame above, is checked with everything below it (two slots a frame:
-** function and link, two more under a continuation) and, if they all hold,
-** the trail's frames from there down are the walk's. The top of the trail
-** is then rewritten, its bottom left in place.
+** the frame above, is checked with everything below it (a frame's function
+** and link slots, one slot without GC64, and those of a continuation's) and,
+** if they all hold, the trail's frames from there down are the walk's. The
+** top of the trail is then rewritten, its bottom left in place.
 **
 ** Why that is exact: a frame's guest frame is a function of those slots, of
 ** the PC and flag the frame above gives it, and of objects that do not
@@ -36,8 +36,10 @@
 
 struct TrailEntry {
   const uint64_t *frame;   /* its link slot */
-  uint64_t fn, link;       /* the slots below and at it */
-  uint64_t cont[2];        /* under a continuation link: the two slots below the function */
+  uint64_t fn, link;       /* its function slot and its link slot, as read (one
+                              slot without FR2, its link in the high half) */
+  uint64_t cont[2];        /* under a continuation link: the slots of the continuation
+                              and of its PC, as read (one slot without FR2) */
   const uint32_t *pc_in;   /* the PC the frame above gave it */
   bool reentered_in;       /* the frame above was entered from native code */
   uint8_t nout;            /* guest frames it gave: 0 to 2 */
@@ -74,16 +76,17 @@ const struct TrailThread *frame_trail_thread(const struct FrameTrail *t, const L
 /* -1 if entry k of part th (at the frame the walk is at, which gave it pc
 ** and reentered) and every entry below it, in this part and the parts
 ** under it, still hold; else the highest entry of th that does not, so
-** that no entry from there up can. */
+** that no entry from there up can. o: the VM's layout (lj_layout.h). */
 int frame_trail_check(const struct FrameTrail *t, const struct TrailThread *th, int k,
-                      const uint32_t *pc, bool reentered);
+                      const uint32_t *pc, bool reentered, const struct LjLayout *o);
 
 /* Makes t the walk just taken: its steps t->fresh[0..nfresh) (walk order,
 ** fresh_of_thread[i] of threads[i]) gave frames[0..nframes), over trail
 ** entries [0, keep] (keep -1: none); threads[0..nthreads): the threads
-** walked, innermost first. */
+** walked, innermost first, on layout o. */
 void frame_trail_remember(struct FrameTrail *t, int keep, int nfresh, const int *fresh_of_thread,
                           const struct prof_guest_frame *frames, const uint8_t *kinds,
-                          int nframes, const LJState *const *threads, int nthreads);
+                          int nframes, const LJState *const *threads, int nthreads,
+                          const struct LjLayout *o);
 
 #endif /* PROF_LUAJIT_FRAME_TRAIL_H */

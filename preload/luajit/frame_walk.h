@@ -6,8 +6,8 @@
 ** Invariants callers rely on:
 ** - No allocation, lock, stdio or Lua API call; every loop is bounded.
 ** - With `safe` set, every read of the VM goes through lj_safe_read and is
-**   checked (stack slots must lie in the state's stack, tags must be
-**   functions, PCs must lie in their prototype's bytecode): a VM caught
+**   checked (stack slots must lie in the state's stack, functions must be
+**   tagged and typed so, PCs must lie in their prototype's bytecode): a VM caught
 **   half-way gives fewer frames or line 0, never a fault. Without it the
 **   caller vouches that the VM is at a point where its frames are whole
 **   (inside its allocator).
@@ -52,17 +52,19 @@ struct FrameWalk {
   bool clean;               /* the last thread's walk ended at its bottom */
 };
 
-/* Appends L's frames from base down, innermost first. top_pc: the PC the VM
+/* Appends L's frames from base down, innermost first, on the verified
+** build's layout (lj_build.h). top_pc: the PC the VM
 ** saved for the innermost frame if it is a Lua one, else NULL. */
 void frame_walk(struct FrameWalk *w, const LJState *L, const uint64_t *base,
                 const uint32_t *top_pc);
 
 /* The line of the instruction before pc in pt (lj_debug_line of the frame
 ** PC pc names), 0 when pc is outside pt's bytecode. pt is read directly or,
-** if safe, checked. */
-uint32_t frame_walk_line(const LJProto *pt, const uint32_t *pc, bool safe);
+** if safe, checked, as layout o places its fields. */
+uint32_t frame_walk_line(const LJProto *pt, const uint32_t *pc, bool safe,
+                         const struct LjLayout *o);
 
 /* pc for the innermost frame of L from its innermost cframe, or NULL. */
-const uint32_t *frame_walk_saved_pc(const LJState *L, bool safe);
+const uint32_t *frame_walk_saved_pc(const LJState *L, bool safe, const struct LjLayout *o);
 
 #endif /* PROF_LUAJIT_FRAME_WALK_H */

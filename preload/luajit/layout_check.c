@@ -34,6 +34,7 @@ static const char kNest[] =
     "  return s\n"                                              /* 13 */
     "end\n"                                                     /* 14 */
     "return mid() + m + co() + (ok and 0 or 1), hot, hot()\n";  /* 15 */
+static const char kName[] = "=prof_luajit layout check";
 enum { kProbeCalls = 3, kHotLine = 12, kMaxFrames = 32 };
 
 struct Check {
@@ -72,7 +73,8 @@ static bool compare_walk(struct Check *c, lua_State *L) {
     const struct prof_guest_frame *f = &cap.frames[level];
     if (ar.what[0] == 'L' || ar.what[0] == 'm') {
       if (cap.kinds[level] != FRAME_KIND_LUA ||
-          f->addr != (uint64_t)(uintptr_t)lj_func_proto(fn) || f->line != (uint64_t)ar.currentline)
+          f->addr != (uint64_t)(uintptr_t)lj_func_proto(fn, lj_build->layout) ||
+          f->line != (uint64_t)ar.currentline)
         return fail(c, "frame %d reads %d:%lu, the VM says line %d", level, cap.kinds[level],
                        (unsigned long)f->line, ar.currentline);
     } else if (cap.kinds[level] == FRAME_KIND_LUA) {
@@ -86,7 +88,7 @@ static bool compare_walk(struct Check *c, lua_State *L) {
 static int probe(lua_State *L) {
   struct Check *c = g_check;
   uint64_t cur = 0;
-  if (!read_u64(c->g + LJ_G_CUR_L, &cur) || cur != (uintptr_t)L)
+  if (!lj_safe_read(&cur, c->g + lj_build->g_cur_L, lj_build->layout->ref) || cur != (uintptr_t)L)
     fail(c, "cur_L is not the running thread");
   else if (compare_walk(c, L))
     c->probes++;
@@ -101,21 +103,25 @@ static bool check_trace(struct Check *c, lua_State *L, int hot) {
   const bool on = lua_isfunction(L, -1) && lua_pcall(L, 0, 1, 0) == 0 && lua_toboolean(L, -1);
   lua_pop(L, 2);
   if (!on) return true;
-  const LJProto *pt = lj_func_proto(lua_topointer(L, hot));
+  const struct LjLayout *o = lj_build->layout;
+  const LJProto *pt = lj_func_proto(lua_topointer(L, hot), o);
   const char *J = lj_jit_state(c->g);
   uint64_t trace = 0;
   uint32_t sizetrace = 0;
-  if (!read_u64(J + LJ_J_TRACE, &trace) || !lj_safe_read(&sizetrace, J + LJ_J_SIZETRACE, 4) ||
-      !trace || sizetrace == 0 || sizetrace > (1u << 16))
+  if (!read_u64(J + lj_build->j_trace, &trace) ||
+      !lj_safe_read(&sizetrace, J + lj_build->j_sizetrace, 4) || !trace || sizetrace == 0 ||
+      sizetrace > (1u << 16))
     return fail(c, "the trace array");
   for (uint32_t n = 1; n < sizetrace; n++) {
     uint64_t at = 0;
-    LJTrace T;
-    if (!read_u64((const char *)(uintptr_t)trace + 8 * n, &at)) return fail(c, "the trace array");
-    if (!at || !lj_safe_read(&T, (const void *)(uintptr_t)at, sizeof T)) continue;
-    if (T.gct != LJ_GCT_TRACE || T.traceno != n) return fail(c, "trace %u", n);
-    if (T.startpt == (uint64_t)(uintptr_t)pt &&
-        frame_walk_line(pt, T.startpc + 1, true) == kHotLine)
+    char T[LJ_COPY_MAX];
+    if (!lj_safe_read(&at, (const char *)(uintptr_t)trace + o->ref * n, o->ref))
+      return fail(c, "the trace array");
+    if (!at || !lj_safe_read(T, (const void *)(uintptr_t)at, o->T_size)) continue;
+    if (lj_gct(T, o) != LJ_GCT_TRACE || lj_u16(T, o->T_traceno) != n) return fail(c, "trace %u", n);
+    const uint32_t *startpc = (const uint32_t *)(uintptr_t)lj_ref(T, o->T_startpc, o);
+    if (lj_ref(T, o->T_startpt, o) == (uint64_t)(uintptr_t)pt &&
+        frame_walk_line(pt, startpc + 1, true, o) == kHotLine)
       return true;
   }
   /* XXX: the JIT may refuse the loop (jit.opt settings, a full trace
@@ -126,31 +132,38 @@ static bool check_trace(struct Check *c, lua_State *L, int hot) {
 /* The state's own fields: its allocator, its main thread, the collector's
 ** total, as the Lua API gives them; true with c->g set. */
 static bool check_fields(struct Check *c, lua_State *L) {
-  LJState st;
-  if (!lj_safe_read(&st, L, sizeof st)) return fail(c, "lua_State unreadable");
-  c->g = (const char *)(uintptr_t)st.glref;
+  const struct LjLayout *o = lj_build->layout;
+  char st[LJ_COPY_MAX];
+  if (!lj_safe_read(st, L, o->L_size)) return fail(c, "lua_State unreadable");
+  c->g = (const char *)(uintptr_t)lj_ref(st, o->L_glref, o);
   uint64_t allocf = 0, allocd = 0, mainth = 0, total = 0;
   void *ud = NULL;
   const lua_Alloc f = lua_getallocf(L, &ud);
-  if (!read_u64(c->g + LJ_G_ALLOCF, &allocf) || !read_u64(c->g + LJ_G_ALLOCD, &allocd) ||
-      allocf != (uintptr_t)f || allocd != (uintptr_t)ud)
+  if (!read_u64(c->g + lj_build->g_allocf, &allocf) ||
+      !read_u64(c->g + lj_build->g_allocd, &allocd) || allocf != (uintptr_t)f ||
+      allocd != (uintptr_t)ud)
     return fail(c, "global_State's allocator");
-  if (!read_u64(c->g + LJ_G_MAINTHREF, &mainth) || mainth != (uintptr_t)lj_main_thread(c->g))
+  if (!lj_safe_read(&mainth, c->g + lj_build->g_mainthref, o->ref) ||
+      mainth != (uintptr_t)lj_main_thread(c->g))
     return fail(c, "the main thread's place");
   const int kb = lua_gc(L, LUA_GCCOUNT, 0), b = lua_gc(L, LUA_GCCOUNTB, 0);
-  if (!read_u64(c->g + LJ_G_GC_TOTAL, &total) || total != (uint64_t)kb * 1024 + (uint64_t)b)
+  if (!lj_safe_read(&total, c->g + lj_build->g_gc_total, o->ref) ||
+      total != (uint64_t)kb * 1024 + (uint64_t)b)
     return fail(c, "the collector's total");
-  if (st.top - st.base != lua_gettop(L) || st.base <= st.stack ||
-      st.base >= st.stack + st.stacksize)
+  const uint64_t *base = (const uint64_t *)(uintptr_t)lj_u64(st, o->L_base);
+  const uint64_t *top = (const uint64_t *)(uintptr_t)lj_u64(st, o->L_top);
+  const uint64_t *stack = (const uint64_t *)(uintptr_t)lj_ref(st, o->L_stack, o);
+  if (top - base != lua_gettop(L) || base <= stack || base >= stack + lj_u32(st, o->L_stacksize))
     return fail(c, "the stack");
   return true;
 }
 
 /* The VM's code from its dispatch table, and the running C function. */
 static bool check_running(struct Check *c, lua_State *L, lua_CFunction self) {
-  const LJState *st = (const LJState *)L;
+  const struct LjLayout *o = lj_build->layout;
+  const uint64_t *base = NULL;
   uint64_t fnv = 0;
-  LJFunc fn;
+  char fn[LJ_COPY_MAX];
   uint64_t dispatch[LJ_GG_DISPATCH_LEN];
   if (!lj_safe_read(dispatch, lj_dispatch(c->g), sizeof dispatch))
     return fail(c, "the dispatch table");
@@ -158,31 +171,53 @@ static bool check_running(struct Check *c, lua_State *L, lua_CFunction self) {
   vm_code_find(c->g, &code);
   /* The interpreter's handlers and fast functions: one block of some 16 KiB. */
   if (code.lo == 0 || code.hi - code.lo > (1u << 18)) return fail(c, "the dispatch table");
-  if (!read_u64(st->base - 2, &fnv) || lj_tag(fnv) != ~LJ_GCT_FUNC ||
-      !lj_safe_read(&fn, (const void *)(uintptr_t)lj_gcref(fnv), sizeof fn) ||
-      fn.ffid != LJ_FF_C || fn.f != (void *)self)
+  /* (A C function's frame: its link is a size, its function slot tagged
+  ** under GC64, its reference the slot's low half otherwise.) */
+  if (!read_u64((const char *)L + o->L_base, (uint64_t *)&base) ||
+      !read_u64(base - 1 - o->fr2, &fnv) || (o->fn_tagged && lj_tag(fnv, o) != ~LJ_GCT_FUNC) ||
+      !lj_safe_read(fn, (const void *)(uintptr_t)lj_gcref(fnv, o), o->fn_size) ||
+      lj_gct(fn, o) != LJ_GCT_FUNC || lj_u8(fn, o->fn_ffid) != LJ_FF_C ||
+      lj_u64(fn, o->fn_f) != (uintptr_t)self)
     return fail(c, "the running function's slot");
   return true;
+}
+
+/* The chunk's nested prototypes: hot's among its GC constants. */
+static bool check_nested(struct Check *c, const LJProto *chunk, const LJProto *hot) {
+  const struct LjLayout *o = lj_build->layout;
+  char pt[LJ_COPY_MAX];
+  if (!lj_safe_read(pt, chunk, o->pt_size)) return fail(c, "GCproto");
+  const uint64_t k = lj_ref(pt, o->pt_k, o);
+  const uint32_t n = lj_u32(pt, o->pt_sizekgc);
+  for (uint32_t i = 1; i <= n && i < 64; i++) {
+    uint64_t child = 0;
+    if (!lj_safe_read(&child, lj_proto_kgc_at(k, i, o), o->ref)) break;
+    if (child == (uintptr_t)hot) return true;
+  }
+  return fail(c, "GCproto's constants");
 }
 
 /* The prototypes, the frame walk and the traces, on the check chunk. */
 static bool check_walk(struct Check *c, lua_State *L) {
   const int top = lua_gettop(L);
-  if (luaL_loadbuffer(L, kNest, sizeof kNest - 1, "=prof_luajit layout check") != 0) {
+  if (luaL_loadbuffer(L, kNest, sizeof kNest - 1, kName) != 0) {
     lua_settop(L, top);
     return fail(c, "the check chunk does not load");
   }
-  const LJProto *chunk = lj_func_proto(lua_topointer(L, -1));
-  LJProto pt;
-  LJStr name;
-  if (!lj_safe_read(&pt, chunk, sizeof pt) || pt.gct != LJ_GCT_PROTO ||
-      !lj_safe_read(&name, (const void *)(uintptr_t)pt.chunkname, sizeof name) ||
-      name.len != strlen("=prof_luajit layout check")) {
+  const struct LjLayout *o = lj_build->layout;
+  const LJProto *chunk = lj_func_proto(lua_topointer(L, -1), o);
+  char pt[LJ_COPY_MAX], name[LJ_COPY_MAX];
+  if (!lj_safe_read(pt, chunk, o->pt_size) || lj_gct(pt, o) != LJ_GCT_PROTO ||
+      !lj_safe_read(name, (const void *)(uintptr_t)lj_ref(pt, o->pt_chunkname, o),
+                    lj_build->str_size + sizeof kName) ||
+      lj_gct(name, o) != LJ_GCT_STR || lj_u32(name, lj_build->str_len) != sizeof kName - 1 ||
+      memcmp(name + lj_build->str_size, kName, sizeof kName) != 0) {
     lua_settop(L, top);
     return fail(c, "GCproto");
   }
   c->probes = 0;
   g_check = c;
+  lua_pushvalue(L, -1); /* the chunk stays, its prototype with it */
   lua_pushcfunction(L, probe);
   const int status = lua_pcall(L, 1, 2, 0);
   g_check = NULL;
@@ -190,27 +225,33 @@ static bool check_walk(struct Check *c, lua_State *L) {
     fail(c, "the check chunk failed: %s", lua_tostring(L, -1));
   } else if (c->probes != kProbeCalls && !c->why[0]) {
     fail(c, "%d of %d probes agreed", c->probes, kProbeCalls);
-  } else if (!c->why[0]) {
-    check_trace(c, L, top + 2);
+  } else if (!c->why[0] &&
+             check_nested(c, chunk, lj_func_proto(lua_topointer(L, top + 3), o))) {
+    check_trace(c, L, top + 3);
   }
   lua_settop(L, top);
   return c->why[0] == 0;
 }
 
-/* The build L's VM looks like, for a refusal: GC64 or not (where
-** global_State's allocator is found), OpenResty's by its own API. */
-static const char *build_seen(lua_State *L) {
+/* Whether L's global_State's allocator lies where build b puts it. */
+static bool allocator_found(lua_State *L, const struct LjBuild *b) {
   void *ud = NULL;
   const uint64_t f = (uintptr_t)lua_getallocf(L, &ud);
-  uint64_t g64 = 0, allocf = 0;
-  uint32_t g32 = 0;
-  if (lj_safe_read(&g64, (const char *)L + 16, 8) && read_u64((const void *)(uintptr_t)g64, &allocf) &&
-      allocf == f)
-    return dlsym(RTLD_DEFAULT, "lua_setexdata") ? "OpenResty LuaJIT 2.1 (GC64)" : "LuaJIT 2.1 (GC64)";
-  if (lj_safe_read(&g32, (const char *)L + 8, 4) && read_u64((const void *)(uintptr_t)g32, &allocf) &&
-      allocf == f)
-    return "LuaJIT 2.1 without GC64 (32-bit references, as Tarantool's)";
-  return "an unknown LuaJIT build";
+  uint64_t g = 0, allocf = 0;
+  return lj_safe_read(&g, (const char *)L + b->layout->L_glref, b->layout->ref) &&
+         read_u64((const char *)(uintptr_t)g + b->g_allocf, &allocf) && allocf == f;
+}
+
+/* The row of the build L's VM looks like, for a refusal: one whose
+** allocator is found, its program's own symbol first; -1 if none. */
+static int build_seen(lua_State *L) {
+  for (int i = 0; i < LJ_NBUILDS; i++)
+    if (lj_builds[i].marker && dlsym(RTLD_DEFAULT, lj_builds[i].marker) &&
+        allocator_found(L, &lj_builds[i]))
+      return i;
+  for (int i = 0; i < LJ_NBUILDS; i++)
+    if (!lj_builds[i].marker && allocator_found(L, &lj_builds[i])) return i;
+  return -1;
 }
 
 bool layout_check(lua_State *L, lua_CFunction self, char *why, size_t why_len) {
@@ -229,11 +270,10 @@ bool layout_check(lua_State *L, lua_CFunction self, char *why, size_t why_len) {
   }
   lj_build = NULL;
   /* The reason to give: the row of the build it looks like, else the first's. */
-  const char *seen = build_seen(L);
-  int row = 0;
-  for (int i = 0; i < LJ_NBUILDS; i++)
-    if (strcmp(lj_builds[i].name, seen) == 0) row = i;
-  snprintf(why, why_len, "internals differ from %s: %s", seen, reasons[row]);
+  const int seen = build_seen(L);
+  snprintf(why, why_len, "internals differ from %s: %s",
+           seen >= 0 ? lj_builds[seen].name : "an unknown LuaJIT build",
+           reasons[seen >= 0 ? seen : 0]);
   return false;
 }
 

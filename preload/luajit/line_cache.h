@@ -25,15 +25,18 @@ struct LineEntry {
 };
 extern struct LineEntry line_cache_entries[LINE_CACHE_SLOTS];
 
-/* frame_walk_line(pt, pc, false) into the cache's entry e for pc. */
-uint32_t line_cache_fill(struct LineEntry *e, const LJProto *pt, const uint32_t *pc);
+/* frame_walk_line(pt, pc, false, o) into the cache's entry e for pc. */
+uint32_t line_cache_fill(struct LineEntry *e, const LJProto *pt, const uint32_t *pc,
+                         const struct LjLayout *o);
 
-/* frame_walk_line(pt, pc, false), from the cache when it holds pc (inline:
-** every walked frame asks). */
-static inline uint32_t line_cache_line(const LJProto *pt, const uint32_t *pc) {
+/* frame_walk_line(pt, pc, false, o), from the cache when it holds pc
+** (inline: every walked frame asks). */
+static inline __attribute__((always_inline)) uint32_t line_cache_line(const LJProto *pt,
+                                                                      const uint32_t *pc,
+                                                                      const struct LjLayout *o) {
   struct LineEntry *e = &line_cache_entries[((uintptr_t)pc >> 2) & (LINE_CACHE_SLOTS - 1)];
   if (e->pc == pc && e->pt == pt && pc) return e->line;
-  return line_cache_fill(e, pt, pc);
+  return line_cache_fill(e, pt, pc, o);
 }
 /* Drops every entry (a prototype was freed). */
 void line_cache_forget(void);

@@ -83,7 +83,7 @@ static bool start_process(lua_State *L, const char **why) {
   prof_guest_cfunc_symbol((uint64_t)(uintptr_t)luaopen_prof_luajit, "luaopen_prof_luajit");
   walk_check_start();
   struct VmCode code;
-  vm_code_find((const char *)(uintptr_t)((const LJState *)L)->glref, &code);
+  vm_code_find(lj_state_g(L), &code);
   g_reentry = publish_vm_code(code.lo);
   atexit(drain_at_exit);
   prof_register_guest(luajit_backtrace, NULL);
@@ -93,7 +93,7 @@ static bool start_process(lua_State *L, const char **why) {
 
 /* Profiles L's VM once its build is verified: a universe of its own. */
 static const char *start_universe(lua_State *L, struct Universe **out, char *why, size_t size) {
-  const char *g = (const char *)(uintptr_t)((const LJState *)L)->glref;
+  const char *g = lj_state_g(L);
   if ((*out = universe_of(g))) return NULL;
   if (!layout_check_state(L, why, size)) return why;
   if (!(*out = universe_start(L, g_reentry)))
@@ -119,6 +119,7 @@ static const char *start_profiling(lua_State *L, struct Universe **u, char *why,
   /* New prototypes named as they come (a state attached at its making had
   ** no jit library to ask then). */
   if (!(*u)->proto_events) (*u)->proto_events = proto_events_attach(L);
+  universe_name_stack(*u);
   return NULL;
 }
 

@@ -1,14 +1,16 @@
 #include "proto_events.h"
 
-#include "lj_layout.h"
+#include "lj_build.h"
 #include "symbols.h"
 
 /* The handler: its argument is the new prototype, a value of a type the
 ** Lua API does not read. */
 static int on_new_proto(lua_State *L) {
-  const LJState *s = (const LJState *)L;
-  if (s->top > s->base && lj_tag(s->base[0]) == ~LJ_GCT_PROTO)
-    symbols_name_proto((const LJProto *)(uintptr_t)lj_gcref(s->base[0]));
+  const struct LjLayout *o = lj_build->layout;
+  const uint64_t *base = (const uint64_t *)(uintptr_t)lj_u64(L, o->L_base);
+  const uint64_t *top = (const uint64_t *)(uintptr_t)lj_u64(L, o->L_top);
+  if (top > base && lj_tag(base[0], o) == ~LJ_GCT_PROTO)
+    symbols_name_proto((const LJProto *)(uintptr_t)lj_gcref(base[0], o));
   return 0;
 }
 

@@ -86,9 +86,11 @@ static void remove_seen(uint64_t addr) {
 }
 
 static void publish_proto(const LJProto *pt) {
-  const LJStr *chunk = (const LJStr *)(uintptr_t)pt->chunkname;
-  prof_guest_symbol((uint64_t)(uintptr_t)pt, chunk ? lj_str_data(chunk) : "=?",
-                    (uint64_t)(pt->firstline > 0 ? pt->firstline : 0));
+  const struct LjLayout *o = lj_build->layout;
+  const LJStr *chunk = (const LJStr *)(uintptr_t)lj_ref(pt, o->pt_chunkname, o);
+  const int32_t firstline = (int32_t)lj_u32(pt, o->pt_firstline);
+  prof_guest_symbol((uint64_t)(uintptr_t)pt, chunk ? lj_str_data(chunk, lj_build->str_size) : "=?",
+                    (uint64_t)(firstline > 0 ? firstline : 0));
   add_seen((uint64_t)(uintptr_t)pt);
 }
 
@@ -115,6 +117,18 @@ void symbols_name_proto(const LJProto *pt) {
   if (seen && !is_seen((uint64_t)(uintptr_t)pt)) publish_proto(pt);
 }
 
+void symbols_name_nested(const LJProto *pt, int depth) {
+  const struct LjLayout *o = lj_build->layout;
+  const uint64_t k = lj_ref(pt, o->pt_k, o);
+  const uint32_t n = lj_u32(pt, o->pt_sizekgc);
+  for (uint32_t i = 1; i <= n; i++) {
+    const LJProto *child = (const LJProto *)(uintptr_t)lj_ref(lj_proto_kgc_at(k, i, o), 0, o);
+    if (!child || lj_gct(child, o) != LJ_GCT_PROTO) continue;
+    symbols_name_proto(child);
+    if (depth > 0) symbols_name_nested(child, depth - 1);
+  }
+}
+
 void symbols_name_cfunc(uint64_t addr, const char *name) {
   prof_guest_cfunc_symbol(addr, name);
   add_seen(addr);
@@ -136,17 +150,19 @@ void symbols_publish_frames(const struct prof_guest_frame *frames, const uint8_t
 
 void symbols_publish_trace(const char *g, uint32_t traceno) {
   if (!traces || traceno >= MAX_TRACES) return;
+  const struct LjLayout *o = lj_build->layout;
   const char *J = lj_jit_state(g);
-  const uint64_t *trace = *(uint64_t *const *)(J + LJ_J_TRACE);
-  const uint32_t sizetrace = *(const uint32_t *)(J + LJ_J_SIZETRACE);
-  if (!trace || traceno >= sizetrace || !trace[traceno]) return;
-  const LJTrace *T = (const LJTrace *)(uintptr_t)trace[traceno];
+  const char *trace = (const char *)(uintptr_t)lj_u64(J, lj_build->j_trace);
+  const uint32_t sizetrace = lj_u32(J, lj_build->j_sizetrace);
+  if (!trace || traceno >= sizetrace || !lj_ref(trace, o->ref * traceno, o)) return;
+  const LJTrace *T = (const LJTrace *)(uintptr_t)lj_ref(trace, o->ref * traceno, o);
   if (traces[traceno] == (uint64_t)(uintptr_t)T) return;
   traces[traceno] = (uint64_t)(uintptr_t)T;
-  const LJProto *pt = (const LJProto *)(uintptr_t)T->startpt;
+  const LJProto *pt = (const LJProto *)(uintptr_t)lj_ref(T, o->T_startpt, o);
   if (!is_seen((uint64_t)(uintptr_t)pt)) publish_proto(pt);
   /* memprof's trace line: the line of the starting instruction itself. */
-  prof_guest_trace_symbol(traceno, (uint64_t)(uintptr_t)pt, frame_walk_line(pt, T->startpc + 1, false));
+  const uint32_t *startpc = (const uint32_t *)(uintptr_t)lj_ref(T, o->T_startpc, o);
+  prof_guest_trace_symbol(traceno, (uint64_t)(uintptr_t)pt, frame_walk_line(pt, startpc + 1, false, o));
 }
 
 void symbols_note_frames(const struct prof_guest_frame *frames, const uint8_t *kinds, int n) {
@@ -179,11 +195,11 @@ void symbols_drain_pending(void) {
 }
 
 bool symbols_block_freed(const void *p, size_t size) {
-  if (!seen || size < sizeof(LJProto)) return false;
-  const LJProto *pt = p;
+  const struct LjLayout *o = lj_build->layout;
+  if (!seen || size < o->pt_size) return false;
   /* XXX: inferred: a block whose header says prototype and whose size is
   ** the prototype's own. */
-  if (pt->gct != LJ_GCT_PROTO || pt->sizept != size) return false;
+  if (lj_gct(p, o) != LJ_GCT_PROTO || lj_u32(p, o->pt_sizept) != size) return false;
   remove_seen((uint64_t)(uintptr_t)p);
   if (*recent_slot((uint64_t)(uintptr_t)p) == (uint64_t)(uintptr_t)p) *recent_slot((uint64_t)(uintptr_t)p) = 0;
   return true;
@@ -195,12 +211,13 @@ static void publish_table(lua_State *L, const char *prefix) {
   while (lua_next(L, -2)) {
     if (lua_type(L, -2) == LUA_TSTRING && lua_type(L, -1) == LUA_TFUNCTION) {
       const LJFunc *fn = lua_topointer(L, -1);
+      const uint8_t ffid = lj_u8(fn, lj_build->layout->fn_ffid);
       char name[128];
       snprintf(name, sizeof name, "%s%s%s", prefix, *prefix ? "." : "", lua_tostring(L, -2));
-      if (fn->ffid == LJ_FF_C)
-        symbols_name_cfunc((uint64_t)(uintptr_t)fn->f, name);
-      else if (fn->ffid > LJ_FF_C) /* a built-in: its frames name it by its id */
-        prof_guest_cfunc_symbol(fn->ffid, name);
+      if (ffid == LJ_FF_C)
+        symbols_name_cfunc(lj_u64(fn, lj_build->layout->fn_f), name);
+      else if (ffid > LJ_FF_C) /* a built-in: its frames name it by its id */
+        prof_guest_cfunc_symbol(ffid, name);
     }
     lua_pop(L, 1);
   }

@@ -31,6 +31,9 @@ bool symbols_init(void);
 bool symbols_ready(void);
 /* Names prototype pt, unless it was already. */
 void symbols_name_proto(const LJProto *pt);
+/* Names the prototypes nested in pt (its functions' and theirs, depth
+** levels down), as symbols_name_proto does: normal context, direct reads. */
+void symbols_name_nested(const LJProto *pt, int depth);
 /* Names the C frames at addr name (frames never name them otherwise). */
 void symbols_name_cfunc(uint64_t addr, const char *name);
 /* Names the prototypes and C functions of frames not named yet (kinds:

@@ -27,7 +27,7 @@ static bool block_freed(struct Universe *u, const void *p, size_t size) {
   if (symbols_block_freed(p, size)) {
     line_cache_forget();
     frame_trail_forget(&u->trail);
-  } else if (size > offsetof(LJFunc, gct) && ((const LJFunc *)p)->gct == LJ_GCT_FUNC) {
+  } else if (size > lj_build->layout->ref + 1u && lj_gct(p, lj_build->layout) == LJ_GCT_FUNC) {
     /* XXX: inferred from the header: a block that only looks like a
     ** function costs the trail, never a wrong frame. */
     frame_trail_forget(&u->trail);
@@ -52,7 +52,7 @@ static __attribute__((noinline)) void *recorded_alloc(struct Universe *u, unsign
   struct prof_guest_walk walk;
   /* The collector's own calls (nearly every free) are charged INTERNAL, as
   ** memprof does, without a stack: where the step began says nothing. */
-  if (*(const int32_t *)(u->g + LJ_G_VMSTATE) == ~LJ_STATE_GC) {
+  if ((int32_t)lj_u32(u->g, lj_build->g_vmstate) == ~LJ_STATE_GC) {
     c.n = c.fresh = 0;
     c.site = (struct prof_guest_site){PROF_SITE_INTERNAL, 0, 0};
   } else {
@@ -103,6 +103,17 @@ static void *profiling_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
   return u->orig(u->orig_ud, ptr, osize, nsize);
 }
 
+void universe_name_stack(const struct Universe *u) {
+  struct VmCapture c;
+  vm_capture(u->g, u->main, false, VM_CAPTURE_MAX_FRAMES, &u->code, NULL, NULL, &c);
+  /* (Not symbols_publish_frames: the wrapper's one call of it stays inlined.) */
+  for (int i = 0; i < c.n; i++) {
+    if (c.kinds[i] != FRAME_KIND_LUA) continue;
+    symbols_name_proto((const LJProto *)(uintptr_t)c.frames[i].addr);
+    symbols_name_nested((const LJProto *)(uintptr_t)c.frames[i].addr, 8);
+  }
+}
+
 struct Universe *universe_of(const char *g) {
   for (int i = 0; i < UNIVERSES_MAX; i++)
     if (__atomic_load_n(&universes[i].g, __ATOMIC_ACQUIRE) == g) return &universes[i];
@@ -112,9 +123,9 @@ struct Universe *universe_of(const char *g) {
 struct Universe *universe_start(lua_State *L, uint64_t reentry) {
   struct Universe *u = universe_of(NULL);
   if (!u) return NULL;
-  const char *g = (const char *)(uintptr_t)((const LJState *)L)->glref;
+  const char *g = lj_state_g(L);
   *u = (struct Universe){.main = (const LJState *)lj_main_thread(g),
-                         .bytes_before = *(const uint64_t *)(g + LJ_G_GC_TOTAL)};
+                         .bytes_before = lj_g_ref(g, lj_build->g_gc_total)};
   vm_code_find(g, &u->code);
   u->code.reentry = reentry;
   u->orig = lua_getallocf(L, &u->orig_ud);

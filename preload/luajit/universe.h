@@ -57,4 +57,11 @@ struct Universe *universe_of(const char *g);
 ** taken. reentry: the VM code's re-entry mark (vm_capture.h), 0 if none. */
 struct Universe *universe_start(lua_State *L, uint64_t reentry);
 
+/* Names the functions on u's stack now and those nested in them (normal
+** context, the VM at a clean point: a C function it runs): those made before
+** the module loaded, such as the chunk that requires it and its functions,
+** whose frames CPU samples would otherwise show before any allocator call
+** named them (an analyzer names a frame by the symbols before it). */
+void universe_name_stack(const struct Universe *u);
+
 #endif /* PROF_LUAJIT_UNIVERSE_H */

@@ -40,24 +40,27 @@ static void charge(struct VmCapture *c) {
 /* Under JIT code the innermost frame is where the trace started, at its
 ** start line (memprof's and sysprof's name for a trace). */
 static inline __attribute__((always_inline)) void name_trace_frame(const char *g, const bool safe,
-                                                                    int max, struct VmCapture *c) {
+                                                                    int max, struct VmCapture *c,
+                                                                    const struct LjLayout *o) {
   const char *J = lj_jit_state(g);
   uint64_t trace = 0, at = 0;
   uint32_t sizetrace = 0;
-  LJTrace copy;
-  const LJTrace *T = NULL;
-  if (!read_word(safe, &trace, J + LJ_J_TRACE, sizeof trace) || !trace ||
-      !read_word(safe, &sizetrace, J + LJ_J_SIZETRACE, sizeof sizetrace) ||
+  char copy[LJ_COPY_MAX];
+  const void *T = NULL;
+  if (!read_word(safe, &trace, J + lj_build->j_trace, sizeof trace) || !trace ||
+      !read_word(safe, &sizetrace, J + lj_build->j_sizetrace, sizeof sizetrace) ||
       (uint32_t)c->vmstate >= sizetrace ||
-      !read_word(safe, &at, (const char *)(uintptr_t)trace + 8 * (uint32_t)c->vmstate, sizeof at) ||
-      !at || !(T = view_object(safe, &copy, (const void *)(uintptr_t)at, sizeof copy)) ||
-      T->gct != LJ_GCT_TRACE || !T->startpt)
+      !read_word(safe, &at, (const char *)(uintptr_t)trace + o->ref * (uint32_t)c->vmstate, o->ref) ||
+      !at || !(T = view_object(safe, copy, (const void *)(uintptr_t)at, o->T_size)) ||
+      lj_gct(T, o) != LJ_GCT_TRACE || !lj_ref(T, o->T_startpt, o))
     return;
-  const LJProto *pt = (const LJProto *)(uintptr_t)T->startpt;
+  const uint64_t startpt = lj_ref(T, o->T_startpt, o);
+  const LJProto *pt = (const LJProto *)(uintptr_t)startpt;
+  const uint32_t *startpc = (const uint32_t *)(uintptr_t)lj_ref(T, o->T_startpc, o);
   const struct prof_guest_frame start = {
-      PROF_FRAME_LFUNC, T->startpt,
-      safe ? frame_walk_line(pt, T->startpc + 1, true) : line_cache_line(pt, T->startpc + 1)};
-  if (c->n > 0 && c->kinds[0] == FRAME_KIND_LUA && c->frames[0].addr == T->startpt) {
+      PROF_FRAME_LFUNC, startpt,
+      safe ? frame_walk_line(pt, startpc + 1, true, o) : line_cache_line(pt, startpc + 1, o)};
+  if (c->n > 0 && c->kinds[0] == FRAME_KIND_LUA && c->frames[0].addr == startpt) {
     c->frames[0].line = start.line;
     return;
   }
@@ -89,37 +92,39 @@ void vm_code_find(const char *g, struct VmCode *code) {
 /* The interpreter's frame base and PC if regs caught it in its own code. */
 static bool interpreter_regs(const LJState *L, bool safe, const struct VmCode *code,
                              const struct VmRegs *regs, const uint64_t **base,
-                             const uint32_t **pc) {
+                             const uint32_t **pc, const struct LjLayout *o) {
   if (!code || !regs || regs->ip < code->lo || regs->ip >= code->hi ||
       regs->dispatch != code->dispatch || (regs->base & 7))
     return false;
-  uint64_t *stack = NULL;
+  uint64_t stack = 0; /* (little-endian: a narrower reference fills the low bytes) */
   uint32_t stacksize = 0;
-  if (!read_word(safe, &stack, (const char *)&L->stack, sizeof stack) ||
-      !read_word(safe, &stacksize, (const char *)&L->stacksize, sizeof stacksize))
+  if (!read_word(safe, &stack, (const char *)L + o->L_stack, o->ref) ||
+      !read_word(safe, &stacksize, (const char *)L + o->L_stacksize, sizeof stacksize))
     return false;
   const uint64_t *b = (const uint64_t *)(uintptr_t)regs->base;
-  if (b < stack + 2 || b >= stack + stacksize) return false;
+  const uint64_t *first = (const uint64_t *)(uintptr_t)stack;
+  if (b < first + 1 + o->fr2 || b >= first + stacksize) return false;
   *base = b;
   *pc = (const uint32_t *)(uintptr_t)regs->pc;
   return true;
 }
 
-/* vm_capture, with reads direct or checked as safe says (a constant once
-** inlined). */
+/* vm_capture, with reads direct or checked as safe says, on layout o (both
+** constants once inlined). */
 static inline __attribute__((always_inline)) void capture(const char *g, const LJState *main,
                                                           const bool safe, int max,
                                                           const struct VmCode *code,
                                                           const struct VmRegs *regs,
                                                           struct FrameTrail *trail,
-                                                          struct VmCapture *c) {
+                                                          struct VmCapture *c,
+                                                          const struct LjLayout *o) {
   c->n = 0;
   c->cut = false;
   c->fresh = 0;
   c->vmstate = ~LJ_STATE_INTERP;
   uint64_t cur = 0, jit_base = 0;
-  if (!read_word(safe, &c->vmstate, g + LJ_G_VMSTATE, sizeof c->vmstate) ||
-      !read_word(safe, &cur, g + LJ_G_CUR_L, sizeof cur)) {
+  if (!read_word(safe, &c->vmstate, g + lj_build->g_vmstate, sizeof c->vmstate) ||
+      !read_word(safe, &cur, g + lj_build->g_cur_L, o->ref)) {
     c->site = (struct prof_guest_site){PROF_SITE_INTERNAL, 0, 0};
     return;
   }
@@ -130,13 +135,13 @@ static inline __attribute__((always_inline)) void capture(const char *g, const L
                         .trail = trail, .fresh = trail ? trail->fresh : NULL, .matched = -1};
   const uint64_t *base = NULL;
   const uint32_t *top_pc = NULL;
-  if (c->vmstate >= 0 && read_word(safe, &jit_base, g + LJ_G_JIT_BASE, sizeof jit_base) &&
+  if (c->vmstate >= 0 && read_word(safe, &jit_base, g + lj_build->g_jit_base, o->ref) &&
       jit_base) {
     base = (const uint64_t *)(uintptr_t)jit_base;
   } else if (!(~c->vmstate == LJ_STATE_INTERP &&
-                 interpreter_regs(L, safe, code, regs, &base, &top_pc))) {
-    read_word(safe, &base, (const char *)&L->base, sizeof base);
-    top_pc = frame_walk_saved_pc(L, safe);
+                 interpreter_regs(L, safe, code, regs, &base, &top_pc, o))) {
+    read_word(safe, &base, (const char *)L + o->L_base, sizeof base);
+    top_pc = frame_walk_saved_pc(L, safe, o);
   }
   /* The threads walked (the trail's frames included) and their steps. */
   const LJState *threads[2] = {L, main};
@@ -150,7 +155,7 @@ static inline __attribute__((always_inline)) void capture(const char *g, const L
   }
   if (L != main && w.n < w.max && w.matched < 0) {
     const uint64_t *main_base = NULL;
-    clean = clean && read_word(safe, &main_base, (const char *)&main->base, sizeof main_base) &&
+    clean = clean && read_word(safe, &main_base, (const char *)main + o->L_base, sizeof main_base) &&
             main_base;
     if (main_base) {
       frame_walk(&w, main, main_base, NULL);
@@ -164,21 +169,40 @@ static inline __attribute__((always_inline)) void capture(const char *g, const L
   if (trail) {
     if (clean && c->n <= max - 2 && w.nfresh < TRAIL_MAX)
       frame_trail_remember(trail, w.matched, w.nfresh, fresh_of_thread, c->frames, c->kinds,
-                           c->fresh, threads, nthreads);
+                           c->fresh, threads, nthreads, o);
     else
       frame_trail_forget(trail);
   }
-  if (c->vmstate >= 0) name_trace_frame(g, safe, max, c);
+  if (c->vmstate >= 0) name_trace_frame(g, safe, max, c, o);
   charge(c);
+}
+
+/* The captures the allocator wrapper of a GC64 VM does not make, out of
+** its way: the checked one (signal handlers) and the direct one of a VM
+** without GC64. */
+static __attribute__((noinline)) void capture_checked(const char *g, const LJState *main, int max,
+                                                      const struct VmCode *code,
+                                                      const struct VmRegs *regs,
+                                                      struct VmCapture *c) {
+  capture(g, main, true, max, code, regs, NULL, c, lj_build->layout);
+}
+static __attribute__((noinline)) void capture_ref32(const char *g, const LJState *main, int max,
+                                                    const struct VmCode *code,
+                                                    const struct VmRegs *regs,
+                                                    struct FrameTrail *trail,
+                                                    struct VmCapture *c) {
+  capture(g, main, false, max, code, regs, trail, c, &lj_layout_ref32);
 }
 
 void vm_capture(const char *g, const LJState *main, bool safe, int max,
                 const struct VmCode *code, const struct VmRegs *regs, struct FrameTrail *trail,
                 struct VmCapture *c) {
   if (safe)
-    capture(g, main, true, max, code, regs, NULL, c);
+    capture_checked(g, main, max, code, regs, c);
+  else if (lj_build->layout->fr2)
+    capture(g, main, false, max, code, regs, trail, c, &lj_layout_gc64);
   else
-    capture(g, main, false, max, code, regs, trail, c);
+    capture_ref32(g, main, max, code, regs, trail, c);
 }
 
 int vm_capture_prof_state(const struct VmCapture *c) {

@@ -1,7 +1,7 @@
 #include "luajit_streams.h"
 
 #include <fcntl.h>
-#include <optional>
+#include <sstream>
 #include <stdexcept>
 #include <unistd.h>
 
@@ -154,17 +154,18 @@ CpuStream read_cpu_stream(const std::string &path) {
   out.truncated = !read_stream(path, names, [&](prof::ByteReader &in) {
     prof::SysprofReader reader(in);
     prof::SysprofSample s;
-    std::optional<prof::ext::TraceSample> trace;  // the next sample's (ext.h, trace-sample)
+    prof::ext::TraceSample trace{};  // the next sample's (ext.h, trace-sample), if traced
+    bool traced = false;
     while (reader.next(s)) {
       if (s.record == prof::SysprofRecord::Symbol) names.add(s.symbol);
       if (s.record == prof::SysprofRecord::Ext) {
-        if (const auto *t = std::get_if<prof::ext::TraceSample>(&s.ext)) trace = *t;
+        if (const auto *t = std::get_if<prof::ext::TraceSample>(&s.ext)) trace = *t, traced = true;
       }
       if (s.record != prof::SysprofRecord::Sample) continue;
-      if (trace) {
+      if (traced) {
         s.vmstate = prof::kVmstTrace;
-        s.traceno = trace->traceno, s.trace_addr = trace->addr, s.trace_line = trace->line;
-        trace.reset();
+        s.traceno = trace.traceno, s.trace_addr = trace.addr, s.trace_line = trace.line;
+        traced = false;
       }
       samples.push_back(s);
     }
@@ -176,4 +177,29 @@ CpuStream read_cpu_stream(const std::string &path) {
     out.samples.push_back(std::move(c));
   }
   return out;
+}
+
+Placement placement(const std::string &folded, const std::regex &callee,
+                    const std::regex &caller, const std::regex &middle, const std::regex &root) {
+  Placement p;
+  std::istringstream lines(folded);
+  for (std::string line; std::getline(lines, line);) {
+    const size_t space = line.rfind(' ');
+    if (space == std::string::npos) continue;
+    std::vector<std::string> frames;
+    std::istringstream names(line.substr(0, space));
+    for (std::string f; std::getline(names, f, ';');) frames.push_back(f);
+    auto first = [&](const std::regex &re) {
+      for (size_t i = 0; i < frames.size(); i++)
+        if (std::regex_match(frames[i], re)) return i;
+      return frames.size();
+    };
+    const size_t at = first(callee);
+    if (at == frames.size() || first(root) == frames.size()) continue;
+    const uint64_t count = std::stoull(line.substr(space + 1));
+    p.whole += count;
+    const size_t call = first(caller), in_middle = first(middle);
+    if (call < in_middle && in_middle < at) p.placed += count;
+  }
+  return p;
 }

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <map>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -49,3 +50,14 @@ struct CpuStream {
 };
 
 CpuStream read_cpu_stream(const std::string &path);
+
+// Among the folded stacks (prof-analyze folded: root first, ';'-separated,
+// a space, the count) that run `callee` and whose host part reaches `root`,
+// the samples in all of them and in those where a frame matching `middle`
+// lies between the first matching `caller` and the callee's: native code
+// (qsort) that a Lua caller called and that called back into Lua.
+struct Placement {
+  uint64_t whole = 0, placed = 0;
+};
+Placement placement(const std::string &folded, const std::regex &callee,
+                    const std::regex &caller, const std::regex &middle, const std::regex &root);
