@@ -19,21 +19,39 @@ static void *map_zeroed(size_t size) {
   return p == MAP_FAILED ? NULL : p;
 }
 
-void running_state_bind(lua_State *L) {
+void running_state_switch(lua_State *main) {
   struct ThreadSlot *s = &lua54_slot;
-  lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_MAINTHREAD);
-  lua_State *main = lua_tothread(L, -1);
-  lua_pop(L, 1);
   if (!s->cache) s->cache = map_zeroed(sizeof(struct LineCache));
   if (!s->trail) s->trail = map_zeroed(sizeof(struct WalkTrail));
   SIGNAL_FENCE();
   s->main = main;
+  SIGNAL_FENCE();
+}
+
+void running_state_bind(lua_State *L) {
+  lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_MAINTHREAD);
+  lua_State *main = lua_tothread(L, -1);
+  lua_pop(L, 1);
+  running_state_switch(main);
 }
 
 void running_state_unbind(lua_State *main) {
   if (lua54_slot.main != main) return;
   lua54_slot.main = NULL;
   SIGNAL_FENCE();
+}
+
+void running_state_resume_enter(lua_State *co) {
+  lua_rawgeti(co, LUA_REGISTRYINDEX, LUA_RIDX_MAINTHREAD);
+  lua_State *main = lua_tothread(co, -1);
+  lua_pop(co, 1);
+  if (main && main != lua54_slot.main) running_state_switch(main);
+  resume_links_enter(&lua54_slot.top, co);
+}
+
+void running_state_resume_leave(lua_State *co) {
+  (void)co;
+  resume_links_leave(&lua54_slot.top);
 }
 
 /* lua_resume with co on top of this thread's resume stack meanwhile. */

@@ -1,0 +1,247 @@
+#include "puc_check.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <lauxlib.h>
+
+#include "puc_layout.h"
+#include "puc_walk.h"
+
+#define LAY puc_layout
+
+/* Functions nested as the walk must see them: a plain call (line 3), a tail
+** call (line 6, so `tail` vanishes and `leaf` is marked), calls under a
+** coroutine and under pcall. `probe` compares the walk with lua_getstack. */
+static const char kNest[] =
+    "local probe, cocreate, coresume, pcall = ...\n"  /* 1 */
+    "local function leaf()\n"                          /* 2 */
+    "  return probe() + 0\n"                           /* 3 */
+    "end\n"                                            /* 4 */
+    "local function tail()\n"                          /* 5 */
+    "  return leaf()\n"                                /* 6 */
+    "end\n"                                            /* 7 */
+    "local function mid()\n"                           /* 8 */
+    "  local n = tail()\n"                             /* 9 */
+    "  return n\n"                                     /* 10 */
+    "end\n"                                            /* 11 */
+    "local co = cocreate(function() return mid() end)\n"
+    "local ok, n = coresume(co)\n"
+    "local ok2, m = pcall(mid)\n"
+    "return ok and ok2 and n + m + mid()\n";
+/* The nest's prototypes: the chunk, leaf, tail, mid and the coroutine's. */
+enum { kProbeCalls = 3, kNestProtos = 5, kMaxFrames = 96 };
+
+struct Check {
+  bool all_safe;
+  lua_Alloc orig;
+  void *orig_ud;
+  const void *g;
+  int protos_seen;        /* prototypes allocated as the wrapper sees them */
+  bool proto_size_differs;
+  const void *candidate;  /* 5.1: as puc_alloc.c */
+  int probes, tails_seen;
+  char *why;
+  size_t why_len;
+};
+
+static bool fail(struct Check *c, const char *fmt, ...) {
+  if (c->why[0]) return false; /* keep the first reason */
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(c->why, c->why_len, fmt, ap);
+  va_end(ap);
+  return false;
+}
+
+/* A mismatch between the layout table and this VM. */
+#define differs(c, fmt, ...) \
+  fail((c), "internals differ from %s: " fmt, LAY.release, ##__VA_ARGS__)
+
+static bool read_mirror(const struct Check *c, void *dst, const void *src, size_t n) {
+  if (!c->all_safe) {
+    memcpy(dst, src, n);
+    return true;
+  }
+  return safe_read(dst, src, n);
+}
+
+static void *checking_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
+  struct Check *c = ud;
+  if (c->candidate) {
+    const void *head = NULL;
+    unsigned char tt = 0;
+    if (read_mirror(c, &head, (const char *)c->g + LAY.global_allgc, sizeof head) &&
+        head == c->candidate && read_mirror(c, &tt, (const char *)head + LAY.gc_tt, 1) &&
+        tt == LAY.proto_tag)
+      c->protos_seen++;
+    c->candidate = NULL;
+  }
+  void *block = c->orig(c->orig_ud, ptr, osize, nsize);
+  if (!ptr && block) {
+    if (LAY.alloc_tagged && osize == LAY.proto_tag) {
+      c->protos_seen++;
+      if (nsize != LAY.proto_size) c->proto_size_differs = true;
+    } else if (!LAY.alloc_tagged && nsize == LAY.proto_size) {
+      c->candidate = block;
+    }
+  }
+  return block;
+}
+
+/* Whether p is the prototype lua_getinfo described in ar. */
+static bool proto_matches(const struct Check *c, const void *p, const lua_Debug *ar) {
+  unsigned char proto[256];
+  char text[160];
+  if (LAY.proto_size > sizeof proto || !read_mirror(c, proto, p, LAY.proto_size) ||
+      proto[LAY.gc_tt] != LAY.proto_tag || puc_int(proto, LAY.proto_linedefined) != ar->linedefined)
+    return false;
+  const char *source = puc_ptr(proto, LAY.proto_source);
+  const size_t len = strlen(ar->source) + 1;
+  const size_t n = len < sizeof text ? len : sizeof text;
+  return source && read_mirror(c, text, source + LAY.string_bytes, n) &&
+         memcmp(text, ar->source, n) == 0;
+}
+
+/* Compares the walk of L with lua_getstack/lua_getinfo, level by level. */
+static bool compare_walk(struct Check *c, lua_State *L) {
+  struct prof_guest_frame frames[kMaxFrames];
+  const void *closures[kMaxFrames];
+  bool tails[kMaxFrames];
+  struct PucWalk w = {.all_safe = c->all_safe, .clean_point = true, .frames = frames,
+                      .max = kMaxFrames, .steps_left = kMaxFrames + 64,
+                      .closures = closures, .tails = tails};
+  puc_walk_state(&w, L, true);
+  lua_Debug ar;
+  int at = 0; /* the walk's frame for the level */
+  for (int level = 0; lua_getstack(L, level, &ar); level++) {
+#if LUA_VERSION_NUM >= 502
+    lua_getinfo(L, "Sltf", &ar);
+    const bool tail = ar.istailcall != 0;
+#else
+    lua_getinfo(L, "Slf", &ar);
+    if (strcmp(ar.what, "tail") == 0) { /* 5.1: a call lost to a tail call */
+      lua_pop(L, 1);
+      continue;
+    }
+    const bool tail = at < w.n && tails[at];
+#endif
+    const void *fn = lua_topointer(L, -1);
+    const lua_CFunction cf = lua_tocfunction(L, -1);
+    lua_pop(L, 1);
+    if (at >= w.n) return differs(c, "the walk found %d frames, lua_getstack more", w.n);
+    const struct prof_guest_frame *f = &frames[at];
+    if (ar.what[0] == 'C') {
+      if (f->type != PROF_FRAME_CFUNC || f->addr != (uint64_t)(uintptr_t)cf)
+        return differs(c, "C function at level %d", level);
+      at++;
+      continue;
+    }
+    const uint64_t line = ar.currentline > 0 ? (uint64_t)ar.currentline : 0;
+    if (f->type != PROF_FRAME_LFUNC || closures[at] != fn || f->line != line ||
+        tails[at] != tail)
+      return differs(c, "Lua frame at level %d (%s:%d)", level, ar.short_src, ar.currentline);
+    if (!proto_matches(c, (const void *)(uintptr_t)f->addr, &ar))
+      return differs(c, "prototype at level %d (%s:%d)", level, ar.short_src, ar.linedefined);
+    c->tails_seen += tails[at];
+    at++;
+  }
+  if (at != w.n) return differs(c, "the walk found %d frames, lua_getstack %d", w.n, at);
+  return true;
+}
+
+static int probe(lua_State *L) {
+  struct Check *c = lua_touserdata(L, lua_upvalueindex(1));
+  c->probes++;
+  compare_walk(c, L);
+  lua_pushinteger(L, 1);
+  return 1;
+}
+
+/* Runs the nest; false (reason set) if it could not run or the walks differ. */
+static bool run_nest(struct Check *c, lua_State *L) {
+  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
+  const int loaded = lua_gettop(L);
+  c->protos_seen = 0;
+  if (luaL_loadbufferx(L, kNest, sizeof kNest - 1, "=prof_lua layout check", "t") != LUA_OK)
+    return fail(c, "cannot load the check: %s", lua_tostring(L, -1));
+  if (c->protos_seen != kNestProtos || c->proto_size_differs)
+    return differs(c, "prototypes (%d of %d seen at %u bytes)", c->protos_seen, kNestProtos,
+                   (unsigned)LAY.proto_size);
+  lua_pushlightuserdata(L, c);
+  lua_pushcclosure(L, probe, 1);
+  lua_getfield(L, loaded, "coroutine");
+  lua_getfield(L, loaded, "_G");
+  if (!lua_istable(L, -1) || !lua_istable(L, -2))
+    return fail(c, "needs the base and coroutine libraries");
+  lua_getfield(L, -2, "create");
+  lua_getfield(L, -3, "resume");
+  lua_getfield(L, -3, "pcall");
+  lua_remove(L, -4);
+  lua_remove(L, -4);
+  if (!lua_isfunction(L, -1) || !lua_isfunction(L, -2) || !lua_isfunction(L, -3))
+    return fail(c, "needs the base and coroutine libraries");
+  if (lua_pcall(L, 4, 1, 0) != LUA_OK) return fail(c, "the nest raised: %s", lua_tostring(L, -1));
+  if (c->why[0]) return false;
+  if (!lua_toboolean(L, -1)) return differs(c, "the check's coroutine or pcall failed");
+  if (c->probes != kProbeCalls || c->tails_seen < kProbeCalls)
+    return differs(c, "the check saw %d walks and %d tail calls", c->probes, c->tails_seen);
+  return true;
+}
+
+/* The global state: allocator, newest object. */
+static bool check_global(struct Check *c, lua_State *L) {
+  unsigned char g[128];
+  const uint16_t size = LAY.global_allgc + sizeof(void *);
+  if (size > sizeof g) return differs(c, "global state");
+  void *ud = NULL;
+  const lua_Alloc f = lua_getallocf(L, &ud);
+  lua_Alloc frealloc;
+  if (!read_mirror(c, g, c->g, size)) return differs(c, "global state");
+  memcpy(&frealloc, g + LAY.global_frealloc, sizeof frealloc);
+  if (frealloc != f || puc_ptr(g, LAY.global_ud) != ud) return differs(c, "allocator fields");
+  lua_newtable(L);
+  const void *newest = lua_topointer(L, -1);
+  const bool newest_first = read_mirror(c, g, c->g, size) && puc_ptr(g, LAY.global_allgc) == newest;
+  lua_pop(L, 1);
+  return newest_first || differs(c, "object list");
+}
+
+/* The checks, as a C function run under lua_pcall: argument 1 is the Check. */
+static int run_checks(lua_State *L) {
+  struct Check *c = lua_touserdata(L, 1);
+  const int top = lua_gettop(L);
+  bool ok = run_nest(c, L);
+  lua_settop(L, top);
+  ok = ok && check_global(c, L);
+  lua_pushboolean(L, ok);
+  return 1;
+}
+
+bool puc_check(lua_State *L, char *why, size_t why_len) {
+  const int top = lua_gettop(L);
+  why[0] = 0;
+  struct Check c = {.all_safe = safe_read_available(), .why = why, .why_len = why_len};
+  unsigned char st[512];
+#if LUA_VERSION_NUM >= 502
+  /* XXX: a state of another library's copy of the same release has its own
+  ** version number: the check must run on the library the adapter binds to. */
+  if (lua_version(L) != lua_version(NULL)) return fail(&c, "not a state of this %s", LAY.release);
+#endif
+  if (LAY.state_size > sizeof st || !read_mirror(&c, st, L, LAY.state_size))
+    return differs(&c, "lua_State");
+  c.g = puc_ptr(st, LAY.state_l_G);
+  c.orig = lua_getallocf(L, &c.orig_ud);
+  /* XXX: in protected mode, so that an error (out of memory) cannot leave
+  ** the checking allocator installed with c gone. */
+  lua_setallocf(L, checking_alloc, &c);
+  lua_pushcfunction(L, run_checks);
+  lua_pushlightuserdata(L, &c);
+  const int status = lua_pcall(L, 1, 1, 0);
+  const bool ok = status == LUA_OK && lua_toboolean(L, -1);
+  if (status != LUA_OK) fail(&c, "the check raised: %s", lua_tostring(L, -1));
+  lua_setallocf(L, c.orig, c.orig_ud);
+  lua_settop(L, top);
+  return ok;
+}
