@@ -50,7 +50,5 @@ static inline void puc_thread_runs(lua_State *main) {
 void puc_resume_enter(lua_State *co);
 void puc_resume_leave(lua_State *co);
 
-/* Replaces coroutine.resume and coroutine.wrap (the table is at idx). */
-void puc_wrap_coroutines(lua_State *L, int idx);
 
 #endif /* PROF_PUC_THREADS_H */

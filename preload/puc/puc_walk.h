@@ -31,6 +31,7 @@
 #include <stdint.h>
 
 #include "libprof.h"
+#include "safe_read.h"
 
 struct PucWalk {
   bool all_safe;     /* read everything through safe_read (the layout check) */
@@ -52,9 +53,5 @@ void puc_walk_state(struct PucWalk *w, const void *L, bool running);
 /* The global_State of L. */
 const void *puc_global(const void *L);
 
-/* Copies n bytes from src, or returns false if they are not readable. */
-bool safe_read(void *dst, const void *src, size_t n);
-/* Whether safe_read works here (process_vm_readv may be forbidden). */
-bool safe_read_available(void);
 
 #endif /* PROF_PUC_WALK_H */
