@@ -49,7 +49,7 @@ static void *publishing_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
   const int typed = pp->typing && nsize != 0;
   if (typed) prof_guest_object_type(object_type_of(ptr, osize));
   struct ThreadSlot *s = &lua54_slot;
-  if (s->main != pp->main) running_state_switch(pp->main);
+  if (__builtin_expect(s->main != pp->main, 0)) running_state_switch(pp->main);
   s->in_alloc++;
   void *block = pp->orig(pp->orig_ud, ptr, osize, nsize);
   s->in_alloc--;
