@@ -155,7 +155,8 @@ bench_lua_adapter() {
 }
 # The same binary-trees on Lua 5.1, 5.2 and 5.3 with their adapters
 # (`lua5.x -l prof_lua`, through LUA_INIT), in one run beside 5.4's above:
-# full capture and sampled at 512 KiB against each release's bare run.
+# full capture and sampled at 512 KiB against each release's bare run, then
+# instruction counts as for 5.4.
 bench_puc_adapters() {
   local depth=$1 release adapter
   for release in 5.1 5.2 5.3; do
@@ -170,6 +171,14 @@ bench_puc_adapters() {
     printf '  bare %.3fs | libprof with the adapter %.3fs (%s) | sampled 512k %.3fs (%s)\n' \
       "${best_wall[0]}" "${best_wall[1]}" "$(ratio "${best_wall[1]}" "${best_wall[0]}")" \
       "${best_wall[2]}" "$(ratio "${best_wall[2]}" "${best_wall[0]}")"
+    command -v valgrind >/dev/null || continue
+    local bare_ir lua_ir
+    bare_ir=$(instructions "lua$release" scripts/bench/binarytrees.lua 12)
+    # shellcheck disable=SC2086  # the adapter's variables are words on purpose
+    lua_ir=$(instructions env LD_PRELOAD="$agent" PROF_OUTPUT="$tmp/lua" $adapter \
+             "lua$release" scripts/bench/binarytrees.lua 12)
+    printf '  instructions (cachegrind, depth 12): bare %s | libprof with the adapter %s (%s)\n' \
+      "$bare_ir" "$lua_ir" "$(ratio "$lua_ir" "$bare_ir")"
   done
 }
 # instructions CMD...: the instructions the last program CMD runs executes.

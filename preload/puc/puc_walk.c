@@ -25,18 +25,27 @@ struct Slot {
 };
 
 static bool read_slot(bool safe, const void *slot, struct Slot *out) {
-  unsigned char tv[32];
-  if (LAY.tvalue_size > sizeof tv || !read_bytes(safe, tv, slot, LAY.tvalue_size)) return false;
+  unsigned char copy[32];
+  const void *tv = slot;
+  if (safe) {
+    if (LAY.tvalue_size > sizeof copy || !safe_read(copy, slot, LAY.tvalue_size)) return false;
+    tv = copy;
+  }
   out->value = puc_ptr(tv, 0);
   out->tt = LAY.tt_bytes == 1 ? puc_byte(tv, LAY.tvalue_tt) : puc_int(tv, LAY.tvalue_tt);
   return true;
 }
 
-/* A closure's object tag and, in 5.1, its isC flag (-1 elsewhere). */
+/* A closure's object tag and, in 5.1, its isC flag (-1 elsewhere). Read
+** in place unless safe (then copied first). */
 static bool read_closure(bool safe, const void *cl, const void **fp, int *tt, int *isc) {
-  unsigned char head[64];
-  const uint16_t end = LAY.lclosure_proto + sizeof(void *);
-  if (end > sizeof head || !read_bytes(safe, head, cl, end)) return false;
+  unsigned char copy[64];
+  const void *head = cl;
+  if (safe) {
+    const uint16_t end = LAY.lclosure_proto + sizeof(void *);
+    if (end > sizeof copy || !safe_read(copy, cl, end)) return false;
+    head = copy;
+  }
   *tt = puc_byte(head, LAY.gc_tt);
   *isc = LAY.closure_isc == PUC_NONE ? -1 : puc_byte(head, LAY.closure_isc);
   *fp = puc_ptr(head, LAY.lclosure_proto); /* f and p share the place */
@@ -44,12 +53,15 @@ static bool read_closure(bool safe, const void *cl, const void **fp, int *tt, in
 }
 
 /* The current line of a Lua frame at savedpc in proto; false if proto is
-** not a prototype. */
+** not a prototype. Read in place unless safe (then copied first). */
 static bool frame_line(const void *proto, const uint32_t *savedpc, bool safe, uint32_t *line) {
-  unsigned char p[256];
-  if (LAY.proto_size > sizeof p || !read_bytes(safe, p, proto, LAY.proto_size) ||
-      puc_byte(p, LAY.gc_tt) != LAY.proto_tag)
-    return false;
+  unsigned char copy[256];
+  const void *p = proto;
+  if (safe) {
+    if (LAY.proto_size > sizeof copy || !safe_read(copy, proto, LAY.proto_size)) return false;
+    p = copy;
+  }
+  if (puc_byte(p, LAY.gc_tt) != LAY.proto_tag) return false;
   const uint32_t *code = puc_ptr(p, LAY.proto_code);
   const int sizecode = puc_int(p, LAY.proto_sizecode);
   const int *lineinfo = puc_ptr(p, LAY.proto_lineinfo);
@@ -195,13 +207,9 @@ void puc_walk_state(struct PucWalk *w, const void *L, bool running) {
   unsigned char ci_copy[128];
   for (; ci && ci != base && w->steps_left > 0 && w->n < w->max; w->steps_left--) {
     if (((uintptr_t)ci & (sizeof(void *) - 1)) || LAY.ci_size > sizeof ci_copy) break;
-    if (w->all_safe) {
-      if (!safe_read(ci_copy, ci, LAY.ci_size)) break;
-    } else {
-      memcpy(ci_copy, ci, LAY.ci_size);
-    }
+    if (w->all_safe && !safe_read(ci_copy, ci, LAY.ci_size)) break;
     const bool in_flux = innermost && !w->clean_point;
-    struct Frame f = {.ci = (const char *)ci_copy};
+    struct Frame f = {.ci = w->all_safe ? (const char *)ci_copy : ci};
     if (classify(&f, w->all_safe || in_flux)) {
       /* 5.1 keeps the running Lua frame's pc in the state. */
       const uint32_t *savedpc = first && LAY.state_savedpc != PUC_NONE
