@@ -60,8 +60,9 @@ static void *checking_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
   return c->orig(c->orig_ud, ptr, osize, nsize);
 }
 
-/* Whether p is the prototype lua_getinfo described in ar. */
-static bool proto_matches(const struct Check *c, const L54Proto *p, const lua_Debug *ar) {
+/* Whether p is the prototype lua_getinfo described in ar (ctx: the Check). */
+static bool proto_matches(const void *ctx, const void *p, const lua_Debug *ar) {
+  const struct Check *c = ctx;
   L54Proto proto;
   L54TString head;
   char text[160];
@@ -84,31 +85,10 @@ static bool compare_walk(struct Check *c, lua_State *L) {
                        .max = kMaxFrames, .steps_left = kMaxFrames + 64,
                        .closures = closures, .tails = tails};
   call_walk_state(&w, l54_state(L), true);
-  lua_Debug ar;
-  int level = 0;
-  for (; lua_getstack(L, level, &ar); level++) {
-    if (level >= w.n) return differs(c, "the walk found %d frames, lua_getstack more", w.n);
-    lua_getinfo(L, "Sltf", &ar);
-    const void *fn = lua_topointer(L, -1);
-    const lua_CFunction cf = lua_tocfunction(L, -1);
-    lua_pop(L, 1);
-    const struct prof_guest_frame *f = &frames[level];
-    if (ar.what[0] == 'C') {
-      if (f->type != PROF_FRAME_CFUNC || f->addr != (uint64_t)(uintptr_t)cf)
-        return differs(c, "C function at level %d", level);
-      continue;
-    }
-    const uint64_t line = ar.currentline > 0 ? (uint64_t)ar.currentline : 0;
-    if (f->type != PROF_FRAME_LFUNC || closures[level] != fn || f->line != line ||
-        tails[level] != (ar.istailcall != 0))
-      return differs(c, "Lua frame at level %d (%s:%d)", level, ar.short_src,
-                  ar.currentline);
-    if (!proto_matches(c, (const L54Proto *)(uintptr_t)f->addr, &ar))
-      return differs(c, "prototype at level %d (%s:%d)", level, ar.short_src,
-                  ar.linedefined);
-    c->tails_seen += tails[level];
-  }
-  if (level != w.n) return differs(c, "the walk found %d frames, lua_getstack %d", w.n, level);
+  const struct NestWalk seen = {frames, closures, tails, w.n};
+  if (!check_nest_compare(L, &seen, proto_matches, c, "Lua 5.4.4", &c->tails_seen, c->why,
+                          c->why_len))
+    return false;
   if (c->all_safe) { /* proven readable: the direct reads must agree */
     struct CallWalk d = {.clean_point = true, .frames = direct, .max = kMaxFrames,
                          .steps_left = kMaxFrames + 64};

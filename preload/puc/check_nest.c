@@ -1,7 +1,9 @@
 #include "check_nest.h"
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include <lauxlib.h>
 
@@ -63,4 +65,49 @@ bool check_nest_call(lua_State *L, lua_CFunction probe, void *ud, bool *result, 
     return fail(why, why_len, "the nest raised: %s", lua_tostring(L, -1));
   *result = lua_toboolean(L, -1);
   return true;
+}
+
+bool check_nest_compare(lua_State *L, const struct NestWalk *w,
+                        bool (*proto_matches)(const void *ctx, const void *proto,
+                                              const lua_Debug *ar),
+                        const void *ctx, const char *release, int *tails, char *why,
+                        size_t why_len) {
+#define DIFFERS(fmt, ...) fail(why, why_len, "internals differ from %s: " fmt, release, ##__VA_ARGS__)
+  lua_Debug ar;
+  int at = 0; /* the walk's frame for the level */
+  for (int level = 0; lua_getstack(L, level, &ar); level++) {
+#if LUA_VERSION_NUM >= 502
+    lua_getinfo(L, "Sltf", &ar);
+    const bool tail = ar.istailcall != 0;
+#else
+    lua_getinfo(L, "Slf", &ar);
+    if (strcmp(ar.what, "tail") == 0) { /* a call lost to a tail call */
+      lua_pop(L, 1);
+      continue;
+    }
+    const bool tail = at < w->n && w->tails[at];
+#endif
+    const void *fn = lua_topointer(L, -1);
+    const lua_CFunction cf = lua_tocfunction(L, -1);
+    lua_pop(L, 1);
+    if (at >= w->n) return DIFFERS("the walk found %d frames, lua_getstack more", w->n);
+    const struct prof_guest_frame *f = &w->frames[at];
+    if (ar.what[0] == 'C') {
+      if (f->type != PROF_FRAME_CFUNC || f->addr != (uint64_t)(uintptr_t)cf)
+        return DIFFERS("C function at level %d", level);
+      at++;
+      continue;
+    }
+    const uint64_t line = ar.currentline > 0 ? (uint64_t)ar.currentline : 0;
+    if (f->type != PROF_FRAME_LFUNC || w->closures[at] != fn || f->line != line ||
+        w->tails[at] != tail)
+      return DIFFERS("Lua frame at level %d (%s:%d)", level, ar.short_src, ar.currentline);
+    if (!proto_matches(ctx, (const void *)(uintptr_t)f->addr, &ar))
+      return DIFFERS("prototype at level %d (%s:%d)", level, ar.short_src, ar.linedefined);
+    *tails += w->tails[at];
+    at++;
+  }
+  if (at != w->n) return DIFFERS("the walk found %d frames, lua_getstack %d", w->n, at);
+  return true;
+#undef DIFFERS
 }

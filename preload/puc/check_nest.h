@@ -18,6 +18,8 @@
 
 #include <lua.h>
 
+#include "libprof.h"
+
 /* The probe's calls, and the prototypes loading the nest makes (its chunk,
 ** leaf, tail, mid and the coroutine's function). */
 #define CHECK_NEST_PROBES 3
@@ -31,5 +33,26 @@ bool check_nest_load(lua_State *L, char *why, size_t why_len);
 ** could not run or raised. Leaves one value on the stack. */
 bool check_nest_call(lua_State *L, lua_CFunction probe, void *ud, bool *result, char *why,
                      size_t why_len);
+
+/* What a walk of the probing state found, innermost first: each frame,
+** its closure and its tail flag. */
+struct NestWalk {
+  const struct prof_guest_frame *frames;
+  const void *const *closures;
+  const bool *tails;
+  int n;
+};
+
+/* Compares w with lua_getstack/lua_getinfo on L, level by level: C
+** functions, and Lua frames' closure, current line, tail flag and (through
+** proto_matches, with ctx) prototype. 5.1's lost tail calls, levels of
+** their own there, are the tail flag of the frame that replaced them. True
+** if they agree (*tails: the tail-called frames seen); else false, with
+** the mismatch in why, naming release. */
+bool check_nest_compare(lua_State *L, const struct NestWalk *w,
+                        bool (*proto_matches)(const void *ctx, const void *proto,
+                                              const lua_Debug *ar),
+                        const void *ctx, const char *release, int *tails, char *why,
+                        size_t why_len);
 
 #endif /* PROF_PUC_CHECK_NEST_H */

@@ -71,8 +71,9 @@ static void *checking_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
   return block;
 }
 
-/* Whether p is the prototype lua_getinfo described in ar. */
-static bool proto_matches(const struct Check *c, const void *p, const lua_Debug *ar) {
+/* Whether p is the prototype lua_getinfo described in ar (ctx: the Check). */
+static bool proto_matches(const void *ctx, const void *p, const lua_Debug *ar) {
+  const struct Check *c = ctx;
   unsigned char proto[256];
   char text[160];
   if (LAY.proto_size > sizeof proto || !read_mirror(c, proto, p, LAY.proto_size) ||
@@ -94,42 +95,9 @@ static bool compare_walk(struct Check *c, lua_State *L) {
                       .max = kMaxFrames, .steps_left = kMaxFrames + 64,
                       .closures = closures, .tails = tails};
   puc_walk_state(&w, L, true);
-  lua_Debug ar;
-  int at = 0; /* the walk's frame for the level */
-  for (int level = 0; lua_getstack(L, level, &ar); level++) {
-#if LUA_VERSION_NUM >= 502
-    lua_getinfo(L, "Sltf", &ar);
-    const bool tail = ar.istailcall != 0;
-#else
-    lua_getinfo(L, "Slf", &ar);
-    if (strcmp(ar.what, "tail") == 0) { /* 5.1: a call lost to a tail call */
-      lua_pop(L, 1);
-      continue;
-    }
-    const bool tail = at < w.n && tails[at];
-#endif
-    const void *fn = lua_topointer(L, -1);
-    const lua_CFunction cf = lua_tocfunction(L, -1);
-    lua_pop(L, 1);
-    if (at >= w.n) return differs(c, "the walk found %d frames, lua_getstack more", w.n);
-    const struct prof_guest_frame *f = &frames[at];
-    if (ar.what[0] == 'C') {
-      if (f->type != PROF_FRAME_CFUNC || f->addr != (uint64_t)(uintptr_t)cf)
-        return differs(c, "C function at level %d", level);
-      at++;
-      continue;
-    }
-    const uint64_t line = ar.currentline > 0 ? (uint64_t)ar.currentline : 0;
-    if (f->type != PROF_FRAME_LFUNC || closures[at] != fn || f->line != line ||
-        tails[at] != tail)
-      return differs(c, "Lua frame at level %d (%s:%d)", level, ar.short_src, ar.currentline);
-    if (!proto_matches(c, (const void *)(uintptr_t)f->addr, &ar))
-      return differs(c, "prototype at level %d (%s:%d)", level, ar.short_src, ar.linedefined);
-    c->tails_seen += tails[at];
-    at++;
-  }
-  if (at != w.n) return differs(c, "the walk found %d frames, lua_getstack %d", w.n, at);
-  return true;
+  const struct NestWalk seen = {frames, closures, tails, w.n};
+  return check_nest_compare(L, &seen, proto_matches, c, LAY.release, &c->tails_seen, c->why,
+                            c->why_len);
 }
 
 static int probe(lua_State *L) {
