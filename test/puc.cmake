@@ -49,3 +49,15 @@ foreach(release 5.1 5.2 5.3)
   add_dependencies(${target} prof prof_lua${v} cfib${v} prof-analyze)
   prof_discover_tests(${target} TEST_PREFIX "lua${release} ")
 endforeach()
+
+# HAProxy (Debian's, linking liblua5.3.so.0) with a Lua service, attached with
+# no edit, driven by ab: it skips itself (exit 4) while the agent does not
+# attach Lua states by itself.
+add_executable(haproxy_e2e haproxy_e2e.cpp e2e/agent_run.cpp e2e/lua_streams.cpp)
+target_include_directories(haproxy_e2e PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/e2e)
+target_link_libraries(haproxy_e2e PRIVATE test_main prof_format)
+target_compile_definitions(haproxy_e2e PRIVATE
+  PROF_AGENT_PATH="$<TARGET_FILE:prof>"
+  PROF_LUA_TEST_DIR="${CMAKE_CURRENT_SOURCE_DIR}/e2e")
+add_dependencies(haproxy_e2e prof prof_lua53)
+prof_discover_tests(haproxy_e2e PROPERTIES SKIP_RETURN_CODE 4 TIMEOUT 300)
