@@ -1,8 +1,10 @@
 // Lua states made by a shared Lua library (libluajit-5.1.so.2, liblua5.x.so)
 // get that VM's adapter with no edit to the program: luaL_newstate and
 // lua_newstate are interposed, and the state they return is handed to the
-// adapter's prof_adapter_attach (preload/luajit/, preload/lua54/), loaded
-// from beside the agent. PROF_LUA=0 switches it off.
+// adapter's prof_adapter_attach (preload/luajit/, preload/puc/), loaded
+// from beside the agent. lua_resume is interposed too: a PUC adapter is told
+// when C resumes a coroutine (prof_adapter_resume_enter/_leave), whose
+// frames it then walks. PROF_LUA=0 switches it off.
 //
 // Invariants: the program gets the state its call made, attached or not; a
 // state made inside another's making (luaL_newstate calls lua_newstate; an
@@ -34,6 +36,9 @@ struct Adapter {
 };
 constexpr Adapter kAdapters[] = {
     {"libluajit-5.1.so", {"luajit/prof_luajit.so", "lua/5.1/prof_luajit.so"}},
+    {"liblua5.1.so", {"lua51/prof_lua.so", "lua/5.1/prof_lua.so"}},
+    {"liblua5.2.so", {"lua52/prof_lua.so", "lua/5.2/prof_lua.so"}},
+    {"liblua5.3.so", {"lua53/prof_lua.so", "lua/5.3/prof_lua.so"}},
     {"liblua5.4.so", {"lua54/prof_lua.so", "lua/5.4/prof_lua.so"}},
 };
 
@@ -44,10 +49,18 @@ std::atomic<void *(*)(void *, void *)> g_lua_newstate{nullptr};
 __thread int t_making;  // states being made on this thread, nested
 
 using AttachFn = const char *(*)(void *);
+using ResumeFn = void (*)(void *);
 
-// The adapter for the library at `library_path`, loaded once: its entry,
-// or nullptr with the reason in *why.
-AttachFn adapter_for(const char *library_path, const char **why) {
+// An adapter's entries: attach, and around a resume from C (a PUC adapter's
+// prof_adapter_resume_enter/_leave; nullptr where it has none).
+struct Entries {
+  AttachFn attach = nullptr;
+  ResumeFn resume_enter = nullptr, resume_leave = nullptr;
+};
+
+// The adapter for the library at `library_path`, loaded once: its entries,
+// or none with the reason in *why.
+Entries adapter_for(const char *library_path, const char **why) {
   const char *base = strrchr(library_path, '/');
   base = base ? base + 1 : library_path;
   const Adapter *adapter = nullptr;
@@ -55,12 +68,12 @@ AttachFn adapter_for(const char *library_path, const char **why) {
     if (strncmp(base, a.library, strlen(a.library)) == 0) adapter = &a;
   if (!adapter) {
     *why = "libprof has no adapter for this Lua library";
-    return nullptr;
+    return {};
   }
   Dl_info self;
   if (!dladdr(reinterpret_cast<void *>(&adapter_for), &self) || !self.dli_fname) {
     *why = "the agent's own directory is unknown";
-    return nullptr;
+    return {};
   }
   char dir[512];
   snprintf(dir, sizeof dir, "%s", self.dli_fname);
@@ -75,24 +88,28 @@ AttachFn adapter_for(const char *library_path, const char **why) {
     void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!h) {
       *why = "its adapter does not load (the Lua library is not global?)";
-      return nullptr;
+      return {};
     }
-    auto fn = reinterpret_cast<AttachFn>(dlsym(h, "prof_adapter_attach"));
-    if (!fn) *why = "its adapter cannot attach to a state";
-    return fn;
+    Entries e;
+    e.attach = reinterpret_cast<AttachFn>(dlsym(h, "prof_adapter_attach"));
+    e.resume_enter = reinterpret_cast<ResumeFn>(dlsym(h, "prof_adapter_resume_enter"));
+    e.resume_leave = reinterpret_cast<ResumeFn>(dlsym(h, "prof_adapter_resume_leave"));
+    if (!e.attach) *why = "its adapter cannot attach to a state";
+    return e;
   }
-  return nullptr;
+  return {};
 }
 
 // The adapters found so far, by the Lua library's load address: a library
 // without one is told once, not at each state it makes.
 struct Found {
   void *library;
-  AttachFn fn;
+  Entries fn;
   std::atomic<bool> told{false};  // a state of it was refused, and said so
 };
 Found g_found[8];
 int g_nfound;
+int g_nfound_published;  // entries complete, for readers without the mutex
 pthread_mutex_t g_finding = PTHREAD_MUTEX_INITIALIZER;
 
 // Hands L, which `maker` (a Lua library's function) just returned, to its
@@ -110,9 +127,10 @@ void attach(void *L, void *maker) {
     found = &g_found[g_nfound++];
     found->library = lib.dli_fbase;
     found->fn = adapter_for(lib.dli_fname, &why);
+    __atomic_store_n(&g_nfound_published, g_nfound, __ATOMIC_RELEASE);
   }
   pthread_mutex_unlock(&g_finding);
-  if (found && found->fn) why = found->fn(L);
+  if (found && found->fn.attach) why = found->fn.attach(L);
   if (!why) return;
   g_not_profiled.fetch_add(1, std::memory_order_relaxed);
   if (!found || !found->told.exchange(true))
@@ -129,6 +147,20 @@ void *made(Make make, void *maker) {
   t_making--;
   return L;
 }
+
+// The adapter entries of the library whose function `fn` is, if loaded.
+const Entries *loaded_entries(void *fn) {
+  const int n = __atomic_load_n(&g_nfound_published, __ATOMIC_ACQUIRE);
+  if (n == 0) return nullptr;
+  Dl_info lib;
+  if (!dladdr(fn, &lib)) return nullptr;
+  for (int i = 0; i < n; i++)
+    if (g_found[i].library == lib.dli_fbase) return &g_found[i].fn;
+  return nullptr;
+}
+
+std::atomic<int (*)(void *, void *, void *, void *)> g_lua_resume{nullptr};
+std::atomic<const Entries *> g_resume_entries{nullptr};
 
 }  // namespace
 
@@ -147,4 +179,26 @@ extern "C" __attribute__((visibility("default"))) void *lua_newstate(void *f, vo
   auto real = next_symbol("lua_newstate", g_lua_newstate);
   if (!real) return nullptr;
   return made([&] { return real(f, ud); }, reinterpret_cast<void *>(real));
+}
+
+// XXX: lua_resume's arguments differ by release (5.1 and LuaJIT: L, nargs;
+// 5.2, 5.3: L, from, nargs; 5.4: L, from, nargs, nres): all are integer or
+// pointer arguments, in registers on x86_64, so four words passed on as
+// they came serve every release.
+extern "C" __attribute__((visibility("default"))) int lua_resume(void *co, void *a, void *b,
+                                                                 void *c) {
+  auto real = next_symbol("lua_resume", g_lua_resume);
+  if (!real) return -1;
+  // A PUC adapter follows a coroutine that C resumes (HAProxy runs each
+  // request so): its frames are walked while it runs.
+  const Entries *e = g_resume_entries.load(std::memory_order_acquire);
+  if (!e && g_enabled.load(std::memory_order_relaxed)) {
+    e = loaded_entries(reinterpret_cast<void *>(real));
+    if (e) g_resume_entries.store(e, std::memory_order_release);
+  }
+  if (!e || !e->resume_enter) return real(co, a, b, c);
+  e->resume_enter(co);
+  const int status = real(co, a, b, c);
+  e->resume_leave(co);
+  return status;
 }

@@ -153,6 +153,34 @@ bench_lua_adapter() {
   printf '  instructions (cachegrind, depth 12): bare %s | libprof with the adapter %s (%s)\n' \
     "$bare_ir" "$lua_ir" "$(ratio "$lua_ir" "$bare_ir")"
 }
+# The same binary-trees on Lua 5.1, 5.2 and 5.3 with their adapters
+# (`lua5.x -l prof_lua`, through LUA_INIT), in one run beside 5.4's above:
+# full capture and sampled at 512 KiB against each release's bare run, then
+# instruction counts as for 5.4.
+bench_puc_adapters() {
+  local depth=$1 release adapter
+  for release in 5.1 5.2 5.3; do
+    rm -rf "$tmp"/*
+    adapter="LUA_CPATH=$PWD/$build/preload/lua${release/./}/?.so;; LUA_INIT=require('prof_lua')"
+    configs=(""
+             "env LD_PRELOAD=$agent PROF_OUTPUT=$tmp/lua $adapter"
+             "env LD_PRELOAD=$agent PROF_OUTPUT=$tmp/lua PROF_SAMPLE_BYTES=512k $adapter")
+    interleave "$ROUNDS" "lua$release" scripts/bench/binarytrees.lua "$depth"
+    printf 'lua%s -l prof_lua binary-trees %s, wall time, best of %d interleaved rounds\n' \
+      "$release" "$depth" "$ROUNDS"
+    printf '  bare %.3fs | libprof with the adapter %.3fs (%s) | sampled 512k %.3fs (%s)\n' \
+      "${best_wall[0]}" "${best_wall[1]}" "$(ratio "${best_wall[1]}" "${best_wall[0]}")" \
+      "${best_wall[2]}" "$(ratio "${best_wall[2]}" "${best_wall[0]}")"
+    command -v valgrind >/dev/null || continue
+    local bare_ir lua_ir
+    bare_ir=$(instructions "lua$release" scripts/bench/binarytrees.lua 12)
+    # shellcheck disable=SC2086  # the adapter's variables are words on purpose
+    lua_ir=$(instructions env LD_PRELOAD="$agent" PROF_OUTPUT="$tmp/lua" $adapter \
+             "lua$release" scripts/bench/binarytrees.lua 12)
+    printf '  instructions (cachegrind, depth 12): bare %s | libprof with the adapter %s (%s)\n' \
+      "$bare_ir" "$lua_ir" "$(ratio "$lua_ir" "$bare_ir")"
+  done
+}
 # instructions CMD...: the instructions the last program CMD runs executes.
 instructions() {
   valgrind --tool=cachegrind --cache-sim=no --trace-children=yes \
@@ -306,7 +334,7 @@ for section in "${sections[@]}"; do
 done
 wants() { [[ " ${sections[*]} " == *" $1 "* ]] || { [[ $1 = luajit || $1 = floor ]] && [[ " ${sections[*]} " == *" cpu "* ]]; }; }
 if wants memory; then bench "lua5.4 binary-trees 15" lua5.4 scripts/bench/binarytrees.lua 15; fi
-if wants lua; then bench_lua_adapter 15; fi
+if wants lua; then bench_lua_adapter 15; bench_puc_adapters 15; fi
 if wants memory; then bench "2-thread C++ malloc/free/realloc churn" "$build/churn"; fi
 # /bin/true allocates nothing (no stream opens); grep opens its stream.
 if wants starts; then

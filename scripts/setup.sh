@@ -10,6 +10,10 @@ packages=(
   libdw-dev libelf-dev               # offline symbolization: DWARF lines, inlines, ELF symbols
   catch2                             # unit tests (v2.13, CMake package Catch2)
   lua5.4 liblua5.4-dev               # the Lua 5.4 guest adapter and its end-to-end tests
+  lua5.1 liblua5.1-0-dev             # the PUC Lua 5.1-5.3 adapters (headers; the shared
+  lua5.2 liblua5.2-dev               #   liblua5.x.so.0 of the attach tests) and their
+  lua5.3 liblua5.3-dev               #   end-to-end tests on the stock interpreters
+  haproxy apache2-utils              # HAProxy's Lua 5.3 end to end, driven by ab
   luajit libluajit-5.1-dev           # the LuaJIT guest adapter and its end-to-end tests
   nginx-light apache2-utils libpcre3 # nginx with OpenResty's Lua module under ab (below)
   tarantool                          # its LuaJIT built without GC64, for the LuaJIT adapter's tests

@@ -31,7 +31,8 @@ struct Installed {
     prefix = root / prefix_name;
     work = root / "work";
     REQUIRE(mkdir(work.c_str(), 0755) == 0);
-    for (const char *name : {"LUA_CPATH", "LUA_CPATH_5_4", "LUA_INIT", "LUA_INIT_5_4"})
+    for (const char *name : {"LUA_CPATH", "LUA_CPATH_5_2", "LUA_CPATH_5_3", "LUA_CPATH_5_4",
+                             "LUA_INIT", "LUA_INIT_5_4"})
       unsetenv(name);
     const RunResult r = run_bare({PROF_CMAKE, "--install", PROF_BUILD_DIR, "--prefix", prefix});
     INFO(r.out << r.err);
@@ -81,7 +82,8 @@ TEST_CASE("cmake --install puts each file where its users look for it") {
   const Installed at;
   for (const char *tool : {"prof-run", "prof-analyze"})
     CHECK(access(at.bin(tool).c_str(), X_OK) == 0);
-  for (const char *lib : {"libprof.so", "libprof-cpu.so", "lua/5.4/prof_lua.so"})
+  for (const char *lib : {"libprof.so", "libprof-cpu.so", "lua/5.1/prof_lua.so", "lua/5.2/prof_lua.so",
+                          "lua/5.3/prof_lua.so", "lua/5.4/prof_lua.so"})
     CHECK(access(at.lib(lib).c_str(), R_OK) == 0);
   CHECK(access((at.prefix + "/include/libprof.h").c_str(), R_OK) == 0);
 }
@@ -93,9 +95,15 @@ TEST_CASE("the installed prof-run preloads the installed agents and adapter") {
   REQUIRE(mem.exit_code == 0);
   CHECK(env_value(mem.out, "LD_PRELOAD") == at.lib("libprof.so"));
   CHECK(env_value(mem.out, "PROF_OUTPUT") == at.work + "/out/prof.%e.%p");
-  // Both adapters: lua5.4's, then luajit's (each loads only its own module).
-  CHECK(env_value(mem.out, "LUA_CPATH") ==
-        at.lib("lua/5.4/?.so") + ";" + at.lib("lua/5.1/?.so") + ";;");
+  // Each release's adapter where that release looks first: 5.2 to 5.4 in
+  // their own variable, Lua 5.1's and LuaJIT's (one directory) in LUA_CPATH.
+  CHECK(env_value(mem.out, "LUA_CPATH") == at.lib("lua/5.1/?.so") + ";;");
+  for (const char *release : {"5.2", "5.3", "5.4"}) {
+    INFO(release);
+    std::string var = std::string("LUA_CPATH_") + release;
+    var[var.size() - 2] = '_';
+    CHECK(env_value(mem.out, var) == at.lib("lua/" + std::string(release) + "/?.so") + ";;");
+  }
 
   const RunResult cpu = run_bare(
       {at.bin("prof-run"), "-q", "-o", "out-cpu", "--no-memory", "--cpu", "callgraph", "--", "env"});
@@ -106,8 +114,8 @@ TEST_CASE("the installed prof-run preloads the installed agents and adapter") {
   // A LUA_CPATH of the user's keeps its entries after the adapter's.
   setenv("LUA_CPATH", "/elsewhere/?.so", 1);
   const RunResult own = run_bare({at.bin("prof-run"), "-q", "-o", "out-own", "--", "env"});
-  CHECK(env_value(own.out, "LUA_CPATH") ==
-        at.lib("lua/5.4/?.so") + ";" + at.lib("lua/5.1/?.so") + ";/elsewhere/?.so");
+  CHECK(env_value(own.out, "LUA_CPATH") == at.lib("lua/5.1/?.so") + ";/elsewhere/?.so");
+  CHECK(env_value(own.out, "LUA_CPATH_5_4") == at.lib("lua/5.4/?.so") + ";/elsewhere/?.so");
 }
 
 TEST_CASE("a prefix LD_PRELOAD cannot name is refused in one line, before running") {
@@ -199,4 +207,26 @@ TEST_CASE("lua5.4 finds the installed adapter, alone and under the installed pro
       lua_frame |= frame["kind"] == "guest" &&
                    frame["function"].get<std::string>().find("strings.lua:2") != std::string::npos;
   CHECK(lua_frame);
+}
+
+TEST_CASE("each of lua5.1 to lua5.4 loads its own release's adapter under the installed prof-run") {
+  const Installed at;
+  std::ofstream(at.work + "/which.lua")
+      << "local p = require('prof_lua')\n"
+         "local function search(path)\n"  // package.searchpath, which 5.1 lacks
+         "  for t in path:gmatch('[^;]+') do\n"
+         "    local f = t:gsub('%?', 'prof_lua')\n"
+         "    local h = io.open(f)\n"
+         "    if h then h:close() return f end\n"
+         "  end\n"
+         "end\n"
+         "print(p.enabled, search(package.cpath))\n";
+  for (const std::string release : {"5.1", "5.2", "5.3", "5.4"}) {
+    INFO("lua" << release);
+    const RunResult r = run_bare(
+        {at.bin("prof-run"), "-q", "-o", "out-" + release, "--", "lua" + release, "which.lua"});
+    INFO(r.err);
+    CHECK(r.exit_code == 0);
+    CHECK(r.out == "true\t" + at.lib("lua/" + release + "/prof_lua.so") + "\n");
+  }
 }

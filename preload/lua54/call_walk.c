@@ -1,9 +1,6 @@
-#define _GNU_SOURCE
 #include "call_walk.h"
 
 #include <string.h>
-#include <sys/uio.h>
-#include <unistd.h>
 
 /* Bumped whenever a block of a prototype's size is freed; cached lines carry
 ** the value they were computed under (CallWalk.epoch). */
@@ -12,24 +9,6 @@ static uint32_t g_proto_epoch;
 void call_walk_protos_freed(void) { __atomic_add_fetch(&g_proto_epoch, 1, __ATOMIC_RELAXED); }
 
 uint32_t call_walk_epoch(void) { return __atomic_load_n(&g_proto_epoch, __ATOMIC_RELAXED); }
-
-bool safe_read(void *dst, const void *src, size_t n) {
-  struct iovec local = {dst, n};
-  struct iovec remote = {(void *)src, n};
-  /* XXX: getpid() every time, not a cached pid: after fork() a cached one
-  ** would read the parent's memory. */
-  return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)n;
-}
-
-bool safe_read_available(void) {
-  static int state; /* 0 unknown, 1 works, -1 forbidden (seccomp, ...) */
-  if (state == 0) {
-    const uint64_t probe = 0x5a5a5a5a5a5a5a5aull;
-    uint64_t copy = 0;
-    state = safe_read(&copy, &probe, sizeof copy) && copy == probe ? 1 : -1;
-  }
-  return state == 1;
-}
 
 static inline bool read_bytes(bool safe, void *dst, const void *src, size_t n) {
   if (!safe) {

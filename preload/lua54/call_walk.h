@@ -31,6 +31,7 @@
 #include <stdint.h>
 
 #include "libprof.h"
+#include "safe_read.h"
 #include "lua54_layout.h"
 
 /* Lines of recently seen (prototype, pc) pairs; one per OS thread. */
@@ -128,10 +129,6 @@ const struct prof_guest_frame *call_walk_nothing_pushed(struct WalkTrail *t, con
                                                         int max, uint32_t epoch, uint64_t reentry,
                                                         const void *main, int *n);
 
-/* Copies n bytes from src, or returns false if they are not readable. */
-bool safe_read(void *dst, const void *src, size_t n);
-/* Whether safe_read works here (process_vm_readv may be forbidden). */
-bool safe_read_available(void);
 
 /* Invalidates cached lines: called whenever a prototype may have been freed. */
 void call_walk_protos_freed(void);

@@ -23,7 +23,7 @@ static int record_callers(lua_State *L) {
 /* Whether the object holding a also holds the Lua C API. */
 static int in_lua_object(const void *a) {
   Dl_info at, api;
-  return dladdr(a, &at) && dladdr((const void *)lua_callk, &api) && at.dli_fbase == api.dli_fbase;
+  return dladdr(a, &at) && dladdr((const void *)lua_gettop, &api) && at.dli_fbase == api.dli_fbase;
 }
 
 uint64_t interpreter_probe(lua_State *L) {

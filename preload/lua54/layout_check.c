@@ -7,28 +7,10 @@
 #include <lauxlib.h>
 
 #include "call_walk.h"
+#include "check_nest.h"
 #include "lua54_layout.h"
 
-/* Functions nested as the walk must see them: a plain call (line 3), a tail
-** call (line 6, so `tail` vanishes and `leaf` is marked), calls under a
-** coroutine and under pcall. `probe` compares the walk with lua_getstack. */
-static const char kNest[] =
-    "local probe, cocreate, coresume, pcall = ...\n"  /* 1 */
-    "local function leaf()\n"                          /* 2 */
-    "  return probe() + 0\n"                           /* 3 */
-    "end\n"                                            /* 4 */
-    "local function tail()\n"                          /* 5 */
-    "  return leaf()\n"                                /* 6 */
-    "end\n"                                            /* 7 */
-    "local function mid()\n"                           /* 8 */
-    "  local n = tail()\n"                             /* 9 */
-    "  return n\n"                                     /* 10 */
-    "end\n"                                            /* 11 */
-    "local co = cocreate(function() return mid() end)\n"
-    "local ok, n = coresume(co)\n"
-    "local ok2, m = pcall(mid)\n"
-    "return ok and ok2 and n + m + mid()\n";
-enum { kProbeCalls = 3, kMaxFrames = 96 };
+enum { kMaxFrames = 96 };
 
 struct Check {
   bool all_safe;
@@ -78,8 +60,9 @@ static void *checking_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
   return c->orig(c->orig_ud, ptr, osize, nsize);
 }
 
-/* Whether p is the prototype lua_getinfo described in ar. */
-static bool proto_matches(const struct Check *c, const L54Proto *p, const lua_Debug *ar) {
+/* Whether p is the prototype lua_getinfo described in ar (ctx: the Check). */
+static bool proto_matches(const void *ctx, const void *p, const lua_Debug *ar) {
+  const struct Check *c = ctx;
   L54Proto proto;
   L54TString head;
   char text[160];
@@ -102,31 +85,10 @@ static bool compare_walk(struct Check *c, lua_State *L) {
                        .max = kMaxFrames, .steps_left = kMaxFrames + 64,
                        .closures = closures, .tails = tails};
   call_walk_state(&w, l54_state(L), true);
-  lua_Debug ar;
-  int level = 0;
-  for (; lua_getstack(L, level, &ar); level++) {
-    if (level >= w.n) return differs(c, "the walk found %d frames, lua_getstack more", w.n);
-    lua_getinfo(L, "Sltf", &ar);
-    const void *fn = lua_topointer(L, -1);
-    const lua_CFunction cf = lua_tocfunction(L, -1);
-    lua_pop(L, 1);
-    const struct prof_guest_frame *f = &frames[level];
-    if (ar.what[0] == 'C') {
-      if (f->type != PROF_FRAME_CFUNC || f->addr != (uint64_t)(uintptr_t)cf)
-        return differs(c, "C function at level %d", level);
-      continue;
-    }
-    const uint64_t line = ar.currentline > 0 ? (uint64_t)ar.currentline : 0;
-    if (f->type != PROF_FRAME_LFUNC || closures[level] != fn || f->line != line ||
-        tails[level] != (ar.istailcall != 0))
-      return differs(c, "Lua frame at level %d (%s:%d)", level, ar.short_src,
-                  ar.currentline);
-    if (!proto_matches(c, (const L54Proto *)(uintptr_t)f->addr, &ar))
-      return differs(c, "prototype at level %d (%s:%d)", level, ar.short_src,
-                  ar.linedefined);
-    c->tails_seen += tails[level];
-  }
-  if (level != w.n) return differs(c, "the walk found %d frames, lua_getstack %d", w.n, level);
+  const struct NestWalk seen = {frames, closures, tails, w.n};
+  if (!check_nest_compare(L, &seen, proto_matches, c, "Lua 5.4.4", &c->tails_seen, c->why,
+                          c->why_len))
+    return false;
   if (c->all_safe) { /* proven readable: the direct reads must agree */
     struct CallWalk d = {.clean_point = true, .frames = direct, .max = kMaxFrames,
                          .steps_left = kMaxFrames + 64};
@@ -147,29 +109,15 @@ static int probe(lua_State *L) {
   return 1;
 }
 
-/* Runs the nest; false (reason set) if it could not run or the walks differ. */
+/* Runs the nest (check_nest.h); false (reason set) if it could not run or
+** the walks differ. */
 static bool run_nest(struct Check *c, lua_State *L) {
-  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
-  const int loaded = lua_gettop(L);
-  if (luaL_loadbufferx(L, kNest, sizeof kNest - 1, "=prof_lua layout check", "t") != LUA_OK)
-    return fail(c, "cannot load the check: %s", lua_tostring(L, -1));
-  lua_pushlightuserdata(L, c);
-  lua_pushcclosure(L, probe, 1);
-  lua_getfield(L, loaded, "coroutine");
-  lua_getfield(L, loaded, "_G");
-  if (!lua_istable(L, -1) || !lua_istable(L, -2))
-    return fail(c, "needs the base and coroutine libraries");
-  lua_getfield(L, -2, "create");
-  lua_getfield(L, -3, "resume");
-  lua_getfield(L, -3, "pcall");
-  lua_remove(L, -4);
-  lua_remove(L, -4);
-  if (!lua_isfunction(L, -1) || !lua_isfunction(L, -2) || !lua_isfunction(L, -3))
-    return fail(c, "needs the base and coroutine libraries");
-  if (lua_pcall(L, 4, 1, 0) != LUA_OK) return fail(c, "the nest raised: %s", lua_tostring(L, -1));
-  if (c->why[0]) return false;
-  if (!lua_toboolean(L, -1)) return differs(c, "the check's coroutine or pcall failed");
-  if (c->probes != kProbeCalls || c->tails_seen < kProbeCalls)
+  bool result;
+  if (!check_nest_load(L, c->why, c->why_len) ||
+      !check_nest_call(L, probe, c, &result, c->why, c->why_len) || c->why[0])
+    return false;
+  if (!result) return differs(c, "the check's coroutine or pcall failed");
+  if (c->probes != CHECK_NEST_PROBES || c->tails_seen < CHECK_NEST_PROBES)
     return differs(c, "the check saw %d walks and %d tail calls", c->probes, c->tails_seen);
   return true;
 }

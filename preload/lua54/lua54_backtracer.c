@@ -2,6 +2,7 @@
 
 #include "call_walk.h"
 #include "running_state.h"
+#include "universes.h"
 
 /* Coroutines resumed inside one another; deeper nests are cut here. */
 #define MAX_RESUME_DEPTH 256
@@ -20,12 +21,19 @@ static int vmstate_of(lua_State *main, const struct prof_guest_frame *frames, in
   return frames[0].type == PROF_FRAME_LFUNC ? PROF_VMST_LFUNC : PROF_VMST_CFUNC;
 }
 
+/* Whether co belongs to the universe of main: another universe's
+** coroutines, resumed on this thread, are walked as that universe's. */
+static bool same_universe(lua_State *co, lua_State *main) {
+  return l54_state(co)->l_G == l54_state(main)->l_G;
+}
+
 /* The walk of every state this thread runs, innermost first, into w. */
 static void walk_states(struct ThreadSlot *s, lua_State *main, struct CallWalk *w) {
   bool running = true;
   int depth = 0;
   for (const struct ResumeLink *link = __atomic_load_n(&s->top, __ATOMIC_RELAXED);
        link && depth < MAX_RESUME_DEPTH; link = link->prev, depth++) {
+    if (!same_universe(link->co, main)) continue;
     call_walk_state(w, l54_state(link->co), running);
     running = false;
   }
@@ -77,7 +85,7 @@ const struct prof_guest_frame *lua54_recall(void *ctx, struct prof_guest_frame *
   const L54State *states[MAX_RESUME_DEPTH + 1];
   int nstates = 0;
   for (const struct ResumeLink *link = s->top; link && nstates < MAX_RESUME_DEPTH; link = link->prev)
-    states[nstates++] = l54_state(link->co);
+    if (same_universe(link->co, main)) states[nstates++] = l54_state(link->co);
   states[nstates++] = l54_state(main);
   struct CallWalk w = {
       .clean_point = true,
@@ -102,7 +110,7 @@ int lua54_backtrace(void *ctx, struct prof_guest_frame *frames, int max, int *vm
   (void)ctx;
   struct ThreadSlot *s = &lua54_slot;
   lua_State *main = __atomic_load_n(&s->main, __ATOMIC_RELAXED);
-  if (!main) {
+  if (!main || !universe_live(main)) {
     *vmstate = -1;
     return 0;
   }

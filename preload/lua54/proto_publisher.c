@@ -49,6 +49,7 @@ static void *publishing_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
   const int typed = pp->typing && nsize != 0;
   if (typed) prof_guest_object_type(object_type_of(ptr, osize));
   struct ThreadSlot *s = &lua54_slot;
+  if (__builtin_expect(s->main != pp->main, 0)) running_state_switch(pp->main);
   s->in_alloc++;
   void *block = pp->orig(pp->orig_ud, ptr, osize, nsize);
   s->in_alloc--;
@@ -58,8 +59,9 @@ static void *publishing_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
   return block;
 }
 
-void proto_publisher_start(struct ProtoPublisher *pp, lua_State *L, size_t proto_size,
-                           int typing) {
+void proto_publisher_start(struct ProtoPublisher *pp, lua_State *L, lua_State *main,
+                           size_t proto_size, int typing) {
+  pp->main = main;
   pp->proto_size = proto_size;
   pp->typing = typing;
   pp->orig = lua_getallocf(L, &pp->orig_ud);

@@ -38,6 +38,7 @@
 struct ProtoPublisher {
   lua_Alloc orig;
   void *orig_ud;
+  lua_State *main;                   /* the universe's main thread */
   size_t proto_size;                 /* the VM's sizeof(Proto) */
   int typing;                        /* tell the agent each new block's object type */
   unsigned npending;
@@ -45,11 +46,13 @@ struct ProtoPublisher {
   uint64_t dropped;                  /* prototypes left unnamed: pending list full */
 };
 
-/* Puts pp between L's universe and its allocator, then names the
-** prototypes that already exist (after a full collection, so that none of
-** them is dead). typing: whether it also sets each new block's object type. */
-void proto_publisher_start(struct ProtoPublisher *pp, lua_State *L, size_t proto_size,
-                           int typing);
+/* Puts pp between L's universe (whose main thread is main) and its
+** allocator, then names the prototypes that already exist (after a full
+** collection, so that none of them is dead). typing: whether it also sets
+** each new block's object type. Each call makes the universe the one
+** running on the calling thread (running_state.h). */
+void proto_publisher_start(struct ProtoPublisher *pp, lua_State *L, lua_State *main,
+                           size_t proto_size, int typing);
 /* Gives the universe its own allocator back; false if another wrapper now
 ** sits on top of pp, which must then stay allocated forever. */
 int proto_publisher_stop(struct ProtoPublisher *pp, lua_State *L);

@@ -6,6 +6,7 @@
 #include <lauxlib.h>
 
 #include "call_walk.h"
+#include "coroutine_wraps.h"
 #include "libprof.h"
 
 __thread struct ThreadSlot lua54_slot __attribute__((tls_model("initial-exec")));
@@ -19,15 +20,20 @@ static void *map_zeroed(size_t size) {
   return p == MAP_FAILED ? NULL : p;
 }
 
-void running_state_bind(lua_State *L) {
+void running_state_switch(lua_State *main) {
   struct ThreadSlot *s = &lua54_slot;
-  lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_MAINTHREAD);
-  lua_State *main = lua_tothread(L, -1);
-  lua_pop(L, 1);
   if (!s->cache) s->cache = map_zeroed(sizeof(struct LineCache));
   if (!s->trail) s->trail = map_zeroed(sizeof(struct WalkTrail));
   SIGNAL_FENCE();
   s->main = main;
+  SIGNAL_FENCE();
+}
+
+void running_state_bind(lua_State *L) {
+  lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_MAINTHREAD);
+  lua_State *main = lua_tothread(L, -1);
+  lua_pop(L, 1);
+  running_state_switch(main);
 }
 
 void running_state_unbind(lua_State *main) {
@@ -36,8 +42,20 @@ void running_state_unbind(lua_State *main) {
   SIGNAL_FENCE();
 }
 
-/* lua_resume with co on top of this thread's resume stack meanwhile. */
-static int resume_tracked(lua_State *co, lua_State *from, int narg, int *nres) {
+void running_state_resume_enter(lua_State *co) {
+  lua_rawgeti(co, LUA_REGISTRYINDEX, LUA_RIDX_MAINTHREAD);
+  lua_State *main = lua_tothread(co, -1);
+  lua_pop(co, 1);
+  if (main && main != lua54_slot.main) running_state_switch(main);
+  resume_links_enter(&lua54_slot.top, co);
+}
+
+void running_state_resume_leave(lua_State *co) {
+  (void)co;
+  resume_links_leave(&lua54_slot.top);
+}
+
+int coroutine_resume_tracked(lua_State *co, lua_State *from, int narg, int *nres) {
   struct ThreadSlot *s = &lua54_slot;
   if (!s->main) running_state_bind(from);
   struct ResumeLink link = {co, s->top};
@@ -51,8 +69,7 @@ static int resume_tracked(lua_State *co, lua_State *from, int narg, int *nres) {
   return status;
 }
 
-/* lua_resetthread (which runs co's pending __close handlers) as co. */
-static int reset_tracked(lua_State *co) {
+int coroutine_reset_tracked(lua_State *co) {
   struct ThreadSlot *s = &lua54_slot;
   struct ResumeLink link = {co, s->top};
   SIGNAL_FENCE();
@@ -63,58 +80,6 @@ static int reset_tracked(lua_State *co) {
   s->top = link.prev;
   SIGNAL_FENCE();
   return status;
-}
-
-/* Moves narg arguments from L into co and resumes it; leaves its results
-** (count returned) or an error message (-1 returned) on L. Nothing here can
-** raise a Lua error while the link is pushed. */
-static int resume_moving(lua_State *L, lua_State *co, int narg) {
-  if (!lua_checkstack(co, narg)) {
-    lua_pushliteral(L, "too many arguments to resume");
-    return -1;
-  }
-  lua_xmove(L, co, narg);
-  int nres = 0;
-  const int status = resume_tracked(co, L, narg, &nres);
-  if (status != LUA_OK && status != LUA_YIELD) {
-    lua_xmove(co, L, 1);
-    return -1;
-  }
-  if (!lua_checkstack(L, nres + 1)) {
-    lua_pop(co, nres);
-    lua_pushliteral(L, "too many results to resume");
-    return -1;
-  }
-  lua_xmove(co, L, nres);
-  return nres;
-}
-
-/* coroutine.resume(co, ...): as the standard one, with co tracked. */
-static int coroutine_resume(lua_State *L) {
-  lua_State *co = lua_tothread(L, 1);
-  luaL_argexpected(L, co, 1, "thread");
-  const int r = resume_moving(L, co, lua_gettop(L) - 1);
-  lua_pushboolean(L, r >= 0);
-  lua_insert(L, r >= 0 ? -(r + 1) : -2);
-  return r >= 0 ? r + 1 : 2;
-}
-
-/* The function coroutine.wrap returns; upvalue 1 is the coroutine. */
-static int coroutine_wrapped_call(lua_State *L) {
-  lua_State *co = lua_tothread(L, lua_upvalueindex(1));
-  const int r = resume_moving(L, co, lua_gettop(L));
-  if (r >= 0) return r;
-  int status = lua_status(co);
-  if (status != LUA_OK && status != LUA_YIELD) { /* the coroutine died: close it */
-    status = reset_tracked(co);
-    lua_xmove(co, L, 1);
-  }
-  if (status != LUA_ERRMEM && lua_type(L, -1) == LUA_TSTRING) { /* where the call was */
-    luaL_where(L, 1);
-    lua_insert(L, -2);
-    lua_concat(L, 2);
-  }
-  return lua_error(L);
 }
 
 /* coroutine.close(co): as the standard one (lcorolib.c's luaB_close and
@@ -129,7 +94,7 @@ static int coroutine_close(lua_State *L) {
   else if (lua_status(co) == LUA_OK && lua_getstack(co, 0, &ar))
     busy = "normal";
   if (busy) return luaL_error(L, "cannot close a %s coroutine", busy);
-  if (reset_tracked(co) == LUA_OK) {
+  if (coroutine_reset_tracked(co) == LUA_OK) {
     lua_pushboolean(L, 1);
     return 1;
   }
@@ -138,26 +103,9 @@ static int coroutine_close(lua_State *L) {
   return 2;
 }
 
-/* coroutine.wrap(f): as the standard one, with its resumes tracked. */
-static int coroutine_wrap(lua_State *L) {
-  luaL_checktype(L, 1, LUA_TFUNCTION);
-  lua_State *co = lua_newthread(L);
-  lua_pushvalue(L, 1);
-  lua_xmove(L, co, 1);
-  lua_pushcclosure(L, coroutine_wrapped_call, 1);
-  return 1;
-}
-
 void running_state_wrap_coroutines(lua_State *L, int idx) {
   idx = lua_absindex(L, idx);
-  lua_pushcfunction(L, coroutine_resume);
-  lua_setfield(L, idx, "resume");
-  lua_pushcfunction(L, coroutine_wrap);
-  lua_setfield(L, idx, "wrap");
+  coroutine_wraps_install(L, idx);
   lua_pushcfunction(L, coroutine_close);
   lua_setfield(L, idx, "close");
-  /* The others are named by the scan of the loaded modules; this one is
-  ** reachable only through the functions coroutine.wrap returns. */
-  if (prof_guest_cfunc_symbol)
-    prof_guest_cfunc_symbol((uint64_t)(uintptr_t)coroutine_wrapped_call, "coroutine.wrap()");
 }

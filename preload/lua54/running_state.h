@@ -24,13 +24,11 @@
 
 #include <lua.h>
 
+#include "resume_links.h"
+
 struct LineCache;
 struct WalkTrail;
 
-struct ResumeLink {
-  lua_State *co;
-  struct ResumeLink *prev;
-};
 
 struct ThreadSlot {
   lua_State *main;          /* the bound universe's main thread, or NULL */
@@ -45,8 +43,17 @@ extern __thread struct ThreadSlot lua54_slot __attribute__((tls_model("initial-e
 
 /* Binds this OS thread to the universe of L (its main thread). */
 void running_state_bind(lua_State *L);
+/* Makes main the universe running on this thread, as its allocator is
+** called here (no Lua API: allocator context). */
+void running_state_switch(lua_State *main);
 /* Unbinds this thread if it is bound to the universe whose main thread is main. */
 void running_state_unbind(lua_State *main);
+
+/* A coroutine the program resumes itself, with lua_resume from C: the
+** agent reports the call (prof_adapter_resume_enter and _leave,
+** resume_links.h); co's universe then runs on this thread. */
+void running_state_resume_enter(lua_State *co);
+void running_state_resume_leave(lua_State *co);
 
 /* Replaces coroutine.resume, coroutine.wrap and coroutine.close (the table
 ** is at idx). */

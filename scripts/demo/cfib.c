@@ -1,5 +1,5 @@
-/* cfib: the C fibonacci of the sysprof RFC's example, as a Lua 5.4 module:
-** require("cfib").fib(n). */
+/* cfib: the C fibonacci of the sysprof RFC's example, as a Lua module
+** (5.1 to 5.4): require("cfib").fib(n). */
 #include <lauxlib.h>
 #include <lua.h>
 
@@ -15,6 +15,11 @@ static int fib(lua_State *L) {
 
 int luaopen_cfib(lua_State *L) {
   static const luaL_Reg functions[] = {{"fib", fib}, {NULL, NULL}};
+#if LUA_VERSION_NUM == 501
+  lua_newtable(L);
+  luaL_register(L, NULL, functions);
+#else
   luaL_newlib(L, functions);
+#endif
   return 1;
 }
