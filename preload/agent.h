@@ -29,6 +29,9 @@ struct Agent {
   std::atomic<uint64_t> unwind_failures{0};
   std::atomic<uint64_t> guest_stacks_cut{0};  // memory events' guest stacks cut at their limit
   std::atomic<uint64_t> guards_abandoned{0};  // guarded frames left by longjmp (thread_state.h)
+  // Calls of glibc's own allocator names (__libc_malloc, ...), recorded as
+  // the calls they stand for (memory/hooks.cpp).
+  std::atomic<uint64_t> libc_direct_calls{0};
 };
 
 extern Agent g_agent;

@@ -20,6 +20,7 @@
 #include "agent.h"
 #include "lua_attach.h"
 #include "memory/alloc_sampling.h"
+#include "memory/allocator_reach.h"
 #include "memory/heap_total.h"
 #include "memory/hooks.h"
 #include "host_stack.h"
@@ -126,6 +127,21 @@ void say_stopped() {
   g_agent.paused.store(true);
 }
 
+// Says that the stream ended without waiting longer for a writer that made
+// no progress (stopped by a signal or a debugger, or starved), and who
+// finished it.
+void say_writer_unanswered() {
+  char who[64];
+  snprintf(who, sizeof who, "%s %d", g_agent.ring.writer_own_task() ? "task" : "thread",
+           int(g_agent.ring.writer_tid()));
+  if (g_agent.ring.left_to_writer())
+    say("the agent's writer ", who, " is stopped in the middle of a write; the program ends "
+        "without it, and ", g_path, " is finished if the writer runs again");
+  else
+    say("the agent's writer ", who, " made no progress for 2 s (stopped or starved); the "
+        "program finished ", g_path, " itself");
+}
+
 // Says once that this process, a copy of the profiled one made without
 // fork(), records nothing: its parent's stream cannot go on here.
 void leave_unforked_copy() {
@@ -136,6 +152,23 @@ void leave_unforked_copy() {
   snprintf(pid, sizeof pid, "%d", int(getpid()));
   say("process ", pid, " was made by a raw clone() without fork(), which the agent cannot "
       "follow; it is not profiled");
+}
+
+// Says once that the stream's file was removed (by name, or with its
+// directory) while the program runs, and where the profile is then: only
+// in the deleted file, until the program ends.
+bool g_said_removed = false;  // (a fork child's file is another)
+void say_if_removed(bool at_end) {
+  if (g_said_removed || !g_file.removed()) return;
+  g_said_removed = true;
+  char where[64];
+  snprintf(where, sizeof where, "/proc/%d/fd/%d", int(getpid()), g_file.fd());
+  if (at_end)
+    say(g_path, " was removed while the program ran (its directory too?); the profile, "
+        "written to the deleted file, is lost with it");
+  else
+    say(g_path, " was removed while the program runs (its directory too?); the profile goes "
+        "on in the deleted file, which can be copied from ", where, " until the program ends");
 }
 
 // Runs about every 100 ms, on a thread that has just appended (stream/event_ring.h).
@@ -151,6 +184,7 @@ void tick() {
   }
   // (Paused, not off: the stats and the epilogue are still written at exit.)
   if (g_agent.ring.stopped()) say_stopped();
+  say_if_removed(false);
   const uint64_t now = monotonic_ns() - g_agent.start_ns;
   uint8_t buf[ext::TimeMark::kMaxBytes];
   SpanWriter out(buf);
@@ -229,6 +263,8 @@ void restart_memory_stream_in_child() {
     g_agent.unwind_failures.store(0);  // the stats count the child's events only
     g_agent.guest_stacks_cut.store(0);
     g_agent.guards_abandoned.store(0);
+    g_agent.libc_direct_calls.store(0);
+    g_said_removed = false;
     HostStack::reset_fallbacks();
     restart_guest_symbols();
     if (g_agent.cfg.sample_bytes) g_sampled.reset();
@@ -379,6 +415,9 @@ __attribute__((constructor(101))) void agent_start() {
     }
     g_agent.paused.store(true);
   }
+#ifndef PROF_CPU_ONLY
+  if (g_agent.cfg.memory) say_if_allocator_hidden();
+#endif
   if (g_agent.cfg.memory) g_agent.on.store(true, std::memory_order_release);  // armed
   lua_attach_start(g_agent.cfg);
   if (g_agent.cfg.cpu != CpuMode::Off) {
@@ -394,10 +433,14 @@ void write_memory_stream_end() {
   write_heap_total(monotonic_ns() - g_agent.start_ns);
   uint8_t end[kMaxStreamEnd];
   g_agent.ring.finish(end, put_memprof_end(end));
+  if (g_agent.ring.writer_unanswered()) say_writer_unanswered();
   if (g_agent.ring.writer_lost()) say_stopped();
   if (g_agent.ring.write_failed())
     say_write_failure(g_path, g_file, g_agent.ring.write_errno(), "; the profile is truncated");
-  g_file.close();
+  say_if_removed(true);
+  // XXX: a writer thread stopped inside a write may go on with it: its
+  // descriptor must not name another file then.
+  if (!g_agent.ring.left_to_writer()) g_file.close();
 }
 
 // Ends the memory stream, once.

@@ -4,7 +4,8 @@
 # run, as ratios; file sizes and bytes per recorded event, the agent's
 # zstd-compressed stream (the default) and its plain one (PROF_COMPRESS=0,
 # also timed, with each one's ring_full_waits) beside heaptrack's; the analyzer against
-# heaptrack_print on the same workload. The programs' runs are interleaved
+# heaptrack_print on the same workload (binary-trees, the 2-thread churn,
+# and 4 threads with cross-thread frees). The programs' runs are interleaved
 # over ROUNDS rounds (default 5), the analyzers' best of 3. Then the CPU
 # sampler at 1 kHz against the bare program and gperftools' CPU profiler
 # (CPUPROFILE_FREQUENCY=1000), with libprof-cpu.so and its perf and timer
@@ -14,8 +15,9 @@
 # (default 7); and the kernel's own floor for 1 kHz sampling signals, with
 # no profiler at all. `bash scripts/bench.sh cpu` runs only that. LuaJIT
 # binary-trees with its adapter, memory and CPU (bench_luajit). Then the
-# start of the agent: shell loops of 1,000 short processes (/bin/true,
-# which allocates nothing, and grep, which opens its stream) bare, under
+# start of the agent: sh loops of 1,000 short processes (/bin/true,
+# which allocates nothing, and grep, which opens its stream) and bash loops
+# of 500 (whose fork children allocate before they exec) bare, under
 # libprof.so and under heaptrack, and the start cost per process; `bash scripts/bench.sh starts` runs only that (other sections
 # are named the same way: see the end of this script).
 set -euo pipefail
@@ -27,6 +29,7 @@ gperf=$(ls /usr/lib/x86_64-linux-gnu/libprofiler.so.0)
 build=${BUILD_DIR:-build}
 BUILD_DIR=$build scripts/build.sh >/dev/null
 g++ -O2 -g -pthread scripts/bench/churn.cpp -o "$build/churn"
+g++ -O2 -g -pthread scripts/bench/threads4.cpp -o "$build/threads4"
 agent=$PWD/$build/preload/libprof.so
 cpu_agent=$PWD/$build/preload/libprof-cpu.so  # CPU alone: no allocator hooks
 analyze=$PWD/$build/analyzer/prof-analyze
@@ -258,18 +261,20 @@ bench_luajit() {
     "$(echo "${best_cpu[1]} ${best_cpu[2]} ${best_cpu[0]}" | awk '{printf "%.3f", ($1 - $2) / $3}')"
 }
 
-# bench_starts N CMD...: a shell loop of N runs of CMD, bare, under the
-# agent and under heaptrack, and the start cost per process.
+# bench_starts SHELL N CMD...: a loop of N runs of CMD in SHELL (sh, or
+# bash, whose fork child allocates before it execs: two streams a
+# process), bare, under the agent and under heaptrack, and the start cost
+# per process.
 bench_starts() {
-  local n=$1
-  shift
+  local shell=$1 n=$2
+  shift 2
   rm -rf "$tmp"/*
   configs=(""
            "env LD_PRELOAD=$agent PROF_OUTPUT=$tmp/start.%p"
            "heaptrack -o $tmp/heaptrack")
-  interleave "$ROUNDS" sh -c "for i in \$(seq $n); do $* >/dev/null; done"
-  printf 'a shell loop of %d short processes (%s), best of %d interleaved rounds\n' \
-    "$n" "$*" "$ROUNDS"
+  interleave "$ROUNDS" "$shell" -c "for i in \$(seq $n); do $* >/dev/null; done"
+  printf 'a %s loop of %d short processes (%s), best of %d interleaved rounds\n' \
+    "$shell" "$n" "$*" "$ROUNDS"
   local what times
   for what in wall CPU; do
     if [ $what = wall ]; then times=("${best_wall[@]}"); else times=("${best_cpu[@]}"); fi
@@ -336,10 +341,17 @@ wants() { [[ " ${sections[*]} " == *" $1 "* ]] || { [[ $1 = luajit || $1 = floor
 if wants memory; then bench "lua5.4 binary-trees 15" lua5.4 scripts/bench/binarytrees.lua 15; fi
 if wants lua; then bench_lua_adapter 15; bench_puc_adapters 15; fi
 if wants memory; then bench "2-thread C++ malloc/free/realloc churn" "$build/churn"; fi
+# One writer against four producing threads (target: at most 2x bare).
+if wants memory; then
+  bench "4-thread C++ new/delete, half freed by another thread (3 M each)" "$build/threads4"
+fi
 # /bin/true allocates nothing (no stream opens); grep opens its stream.
 if wants starts; then
-  bench_starts 1000 /bin/true
-  bench_starts 1000 grep root /etc/passwd
+  bench_starts sh 1000 /bin/true
+  bench_starts sh 1000 grep root /etc/passwd
+  # (Build systems and shell scripts: target at most 0.3 ms per process.)
+  bench_starts bash 500 /bin/true
+  bench_starts bash 500 grep -c x /etc/passwd
 fi
 if wants cpu; then
   for backend in perf timer; do

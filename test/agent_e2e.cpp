@@ -7,7 +7,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <dirent.h>
 #include <fcntl.h>
 #include <fstream>
 #include <sstream>
@@ -21,18 +20,6 @@
 namespace {
 
 std::string program(const char *name) { return std::string(PROF_E2E_BIN_DIR) + "/" + name; }
-
-// The memory profiles in dir, sorted by name.
-std::vector<std::string> memprof_files_in(const std::string &dir) {
-  std::vector<std::string> files;
-  if (DIR *d = opendir(dir.c_str())) {
-    while (dirent *e = readdir(d))
-      if (strstr(e->d_name, ".memprof")) files.push_back(dir + "/" + e->d_name);
-    closedir(d);
-  }
-  std::sort(files.begin(), files.end());
-  return files;
-}
 
 // Allocations of `size` bytes over all the files.
 uint64_t allocs_in(const std::vector<std::string> &files, uint64_t size) {
@@ -643,14 +630,8 @@ std::string run_as_nobody(const std::string &path, const std::string &dir, int *
 }  // namespace
 
 TEST_CASE("under secure execution (a setuid program) the agent stays inert") {
-  if (geteuid() != 0) {
-    std::fprintf(stderr, "SKIPPED: making a setuid-root copy needs root\n");
-    std::exit(4);
-  }
-  const TempDir dir("secure");
-  // What nobody runs, in a directory it can enter: the checkout's may be closed.
-  REQUIRE(chmod(dir.path.c_str(), 0777) == 0);
-  copy_file(PROF_AGENT_PATH, dir / "libprof.so", 0755);
+  // (Making a setuid-root copy needs root too.)
+  const TempDir dir = agent_dir_for_other_users("secure");
   copy_file(program("mem_secure"), dir / "plain", 0755);
   copy_file(program("mem_secure"), dir / "setuid", 04755);
 
@@ -664,4 +645,47 @@ TEST_CASE("under secure execution (a setuid program) the agent stays inert") {
   CHECK(run_as_nobody(dir / "setuid", dir.path, &code) == "secure ok\n");
   CHECK(code == 0);
   CHECK(memprof_files_in(dir.path).size() == 1);
+}
+
+TEST_CASE("an executable with its own malloc is told in one line that its calls are not seen") {
+  const RunResult r = run_under_agent({program("mem_own_malloc")});
+  CHECK(r.exit_code == 0);
+  CHECK(r.out == "ok\n");
+  CHECK(r.err == "libprof: the executable " + program("mem_own_malloc") +
+                     " defines its own malloc, free, calloc and realloc: the agent cannot see "
+                     "those calls, and the blocks they make are not recorded\n");
+}
+
+TEST_CASE("calls of glibc's own allocator names are recorded as such, not as leaks or unknown frees") {
+  const RunResult r = run_under_agent({program("mem_libc_names")});
+  CHECK(r.exit_code == 0);
+  CHECK(r.out == "ok\n");
+  CHECK(r.err.empty());
+  const Recorded rec = read_only_memprof(r);
+  for (uint64_t size : {4004, 4005, 4007, 4008}) {
+    INFO(size);
+    CHECK(count_at(rec.allocs_by_size, size) == (size == 4007 ? 50 : size == 4008 ? 20 : 100));
+    CHECK(count_at(rec.frees_by_size, size) == count_at(rec.allocs_by_size, size));
+    CHECK(count_at(rec.leaks_by_size, size) == 0);
+  }
+  CHECK(count_at(rec.allocs_by_size, 4006) == 50);
+  CHECK(count_at(rec.frees_by_size, 4006) == 50);  // by the reallocs
+  CHECK(rec.unknown_frees == 0);
+  CHECK(stat_counter(rec, "libc_direct_calls") == 340);
+}
+
+TEST_CASE("a profile whose directory is removed under the running program says where it went") {
+  const TempDir top("removed");
+  const std::string dir = top / "out";
+  REQUIRE(mkdir(dir.c_str(), 0755) == 0);
+  const RunResult r = run_under_agent({program("mem_dir_removed"), dir},
+                                      {"PROF_OUTPUT=" + dir + "/prof.%p"});
+  CHECK(r.exit_code == 0);
+  CHECK(r.out == "done\n");
+  INFO(r.err);
+  CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  CHECK(r.err.rfind("libprof: " + dir + "/prof.", 0) == 0);
+  CHECK(r.err.find(".memprof was removed while the program runs (its directory too?); the profile "
+                   "goes on in the deleted file, which can be copied from /proc/") != std::string::npos);
+  CHECK(r.err.find(" until the program ends\n") != std::string::npos);
 }

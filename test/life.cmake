@@ -2,7 +2,8 @@
 # exits and children (test/e2e/mem_*.c and cpu_*.c programs of their own).
 set(E2E_DIR ${CMAKE_CURRENT_SOURCE_DIR}/e2e)
 set(LIFE_PROGRAMS mem_full_disk mem_closefrom mem_fork_stats cpu_killed mem_exit_race
-  mem_exit_group mem_killed mem_wait_all mem_daemon mem_seccomp)
+  mem_exit_group mem_killed mem_wait_all mem_daemon mem_seccomp mem_writer_stopped
+  mem_fork_limit)
 foreach(prog ${LIFE_PROGRAMS})
   add_executable(${prog} ${E2E_DIR}/${prog}.c)
   target_compile_options(${prog} PRIVATE -O1 -g)

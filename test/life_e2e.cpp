@@ -392,3 +392,61 @@ TEST_CASE("a writer killed alone half-way through a write: the program goes on a
     CHECK(rec.events > 0);
   }
 }
+
+TEST_CASE("a stopped writer costs the program a bounded time, and the profile is whole") {
+  // The writer stopped (SIGSTOP) while it waits for work: the program's
+  // threads write for it once a wait for room has made no progress for
+  // 0.1 s, and its exit waits 2 s, not until the writer is continued.
+  const RunResult r = run_under_agent({program("mem_writer_stopped")});
+  INFO("stdout: " << r.out << "stderr: " << r.err);
+  REQUIRE(r.exit_code == 0);
+  REQUIRE(r.out != "hung\n");
+  CHECK(std::stol(r.out) < 4000);
+  CHECK(lines(r.err) == 1);
+  CHECK(r.err.rfind("libprof: the agent's writer task ", 0) == 0);
+  CHECK(r.err.find(" made no progress for 2 s (stopped or starved); the program finished " +
+                   r.dir.path + "/prof.") != std::string::npos);
+  const Recorded rec = read_only_memprof(r);
+  CHECK_FALSE(rec.truncated);
+  CHECK_FALSE(rec.unclean_end);
+  CHECK(count_at(rec.allocs_by_size, 7007) == 1000);
+  CHECK(count_at(rec.frees_by_size, 7007) == 400);
+  CHECK(count_at(rec.allocs_by_size, 48) == 300000);
+  CHECK(count_at(rec.frees_by_size, 48) == 300000);
+  CHECK(count_at(rec.allocs_by_size, 8008) == 1000);
+  CHECK(rec.unknown_frees == 0);
+}
+
+TEST_CASE("under a low task limit, an unprivileged program's forks fail no more often than bare") {
+  // RLIMIT_NPROC counts the user's every task: a writer per process would
+  // take the room of the program's own children. Run as a user of its own
+  // (no other task of it counts).
+  const TempDir dir = agent_dir_for_other_users("nproc");
+  copy_file(program("mem_fork_limit"), dir / "forker", 0755);
+  const std::vector<std::string> user = {"prlimit", "--nproc=30", "setpriv", "--reuid=47213",
+                                         "--regid=47213", "--clear-groups", "env"};
+  std::vector<std::string> bare = user, agent = user;
+  bare.push_back(dir / "forker");
+  agent.insert(agent.end(), {"LD_PRELOAD=" + dir / "libprof.so",
+                             "PROF_OUTPUT=" + dir / "prof.%p", dir / "forker"});
+  const RunResult b = run_bare(bare);
+  REQUIRE(b.exit_code == 0);
+  REQUIRE(b.out == "failed=0\n");  // the control: 21 tasks fit in 30
+  const RunResult a = run_bare(agent);
+  CHECK(a.exit_code == 0);
+  CHECK(a.out == b.out);
+  CHECK(a.err.empty());
+  const std::vector<std::string> files = memprof_files_in(dir.path);
+  REQUIRE(files.size() == 21);
+  uint64_t parent_blocks = 0, child_blocks = 0, child_frees = 0;
+  for (const auto &f : files) {
+    const Recorded rec = read_memprof(f);
+    CHECK_FALSE(rec.truncated);
+    parent_blocks += count_at(rec.allocs_by_size, 5005);
+    child_blocks += count_at(rec.allocs_by_size, 6006);
+    child_frees += count_at(rec.frees_by_size, 6006);
+  }
+  CHECK(parent_blocks == 50);
+  CHECK(child_blocks == 20 * 100);
+  CHECK(child_frees == 20 * 100);
+}

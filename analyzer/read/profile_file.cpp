@@ -20,6 +20,7 @@ ProfileFile::ProfileFile(const std::string &path) : path_(path) {
   if (fstat(fd_, &st) == 0) size_ = static_cast<uint64_t>(st.st_size);
   posix_fadvise(fd_, 0, 0, POSIX_FADV_SEQUENTIAL);
   reader_ = std::make_unique<ByteReader>(fd_);
+  compressed_ = reader_->compressed();
   // An LLVM MemProf raw profile has no symtab: read_llvm_memprof() reads it.
   uint8_t magic[8];
   if (pread(fd_, magic, sizeof magic, 0) == ssize_t(sizeof magic) && is_llvm_memprof_magic(magic)) {
@@ -123,9 +124,12 @@ std::string foreign_file_kind(const std::string &path) {
   return "";
 }
 
-ProfileFile::~ProfileFile() {
+void ProfileFile::done_reading() {
   reader_.reset();
   if (fd_ >= 0) close(fd_);
+  fd_ = -1;
 }
+
+ProfileFile::~ProfileFile() { done_reading(); }
 
 }  // namespace prof

@@ -28,8 +28,15 @@ class ProfileFile {
   const Prologue &prologue() const { return prologue_; }
   SectionKind kind() const { return prologue_.kind; }
   ByteReader &reader() { return *reader_; }
+  // Every record has been read: the reader, its buffers (a compressed
+  // file's decompression context and window: some 0.7 MB) and the
+  // descriptor go, so that a profile of many files keeps none of them.
+  // reader() is not to be called after.
+  void done_reading();
   GuestSymbols &symbols() { return symbols_; }
   uint64_t size() const { return size_; }
+  // The file holds its stream zstd-compressed.
+  bool compressed() const { return compressed_; }
   // An LLVM MemProf raw profile (format/llvm_memprof.h), recognised by its
   // magic: no symtab, no prologue; its kind() is Memprof.
   bool llvm_memprof() const { return llvm_memprof_; }
@@ -39,6 +46,7 @@ class ProfileFile {
   int fd_ = -1;
   uint64_t size_ = 0;
   bool llvm_memprof_ = false;
+  bool compressed_ = false;
   std::unique_ptr<ByteReader> reader_;
   GuestSymbols symbols_;
   Prologue prologue_{};

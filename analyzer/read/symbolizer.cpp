@@ -7,6 +7,7 @@
 #include <elfutils/libdwfl.h>
 #include <fstream>
 #include <iostream>
+#include <mutex>
 #include <sstream>
 #include <sys/stat.h>
 
@@ -150,6 +151,26 @@ Symbolizer::Module *Symbolizer::find(uint64_t ip, uint32_t epoch) {
 }
 
 
+namespace {
+
+// The reader of the file at `path` (nullptr: unreadable, said once), shared
+// by every stream read in this process: a run's streams (a shell's hundreds
+// of children) name the same few files, and each reader maps its file,
+// whose pages would count again in each stream's copy of the mapping.
+std::shared_ptr<ElfFile> shared_reader(const std::string &path) {
+  static std::mutex lock;
+  static std::map<std::string, std::shared_ptr<ElfFile>> files;
+  std::lock_guard<std::mutex> hold(lock);
+  auto known = files.find(path);
+  if (known == files.end()) {
+    known = files.emplace(path, ElfFile::open(path)).first;
+    if (!known->second) warn("cannot read " + printable(path) + ": its frames show as offsets");
+  }
+  return known->second;
+}
+
+}  // namespace
+
 void Symbolizer::open(Module &m) {
   m.opened = true;
   if (m.path.rfind("linux-vdso", 0) == 0 && !m.build_id.empty() && !own_vdso_path().empty()) {
@@ -158,12 +179,7 @@ void Symbolizer::open(Module &m) {
     return;
   }
   if (is_virtual_object(m.path)) return;
-  auto known = files_.find(m.path);
-  if (known == files_.end()) {
-    known = files_.emplace(m.path, ElfFile::open(m.path)).first;
-    if (!known->second) warn("cannot read " + printable(m.path) + ": its frames show as offsets");
-  }
-  m.elf = known->second;
+  m.elf = shared_reader(m.path);
   if (!m.elf || m.build_id.empty() || m.elf->build_id() == m.build_id) return;
   if (build_id_warned_.emplace(m.path, m.build_id).second)
     warn(printable(m.path) +

@@ -14,11 +14,11 @@
 // Invariants: an address is resolved against the modules loaded at an epoch
 // (every load and unload starts one), so code of a dlclose'd object keeps its
 // name; the modules that map one file share its reader (elf_file.h), however
-// many load records name it; what a reader resolved is cached per (module,
+// many load records of however many streams name it; what a reader resolved is cached per (module,
 // pc), so memory grows with unique frames only (names made without a reader,
 // offsets and addresses, are made again when asked); a path that cannot be
 // read, or a build-id that differs from the file's on disk, gives one warning
-// line on stderr, once.
+// line on stderr, once (an unreadable path once in the process).
 #pragma once
 
 #include <cstdint>
@@ -89,7 +89,6 @@ class Symbolizer {
   std::unordered_map<Key, std::vector<Frame>, KeyHash> cache_;
   std::vector<Frame> uncached_;
   std::vector<Frame> agent_frame_;  // [libprof]
-  std::map<std::string, std::shared_ptr<ElfFile>> files_;  // by path; nullptr: unreadable
   std::set<std::pair<std::string, std::string>> build_id_warned_;  // (path, build-id)
 };
 

@@ -438,7 +438,7 @@ Json summary_json(Profile &profile, const SummaryOptions &opt) {
          {"markers_dropped", ctx->markers_dropped},
          {"stats", stats},
          {"file_bytes", ctx->file.size()},
-         {"compressed", ctx->file.reader().compressed()},
+         {"compressed", ctx->file.compressed()},
          {"stream_bytes", ctx->stream_bytes},
          {"events", ctx->events},
          {"bytes_per_event", ctx->events ? Json(double(ctx->file.size()) / double(ctx->events))

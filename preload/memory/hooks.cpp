@@ -276,18 +276,18 @@ __attribute__((noinline)) void *realloc_block(void *old, size_t size) {
   return p;
 }
 
-}  // namespace
+// The entry points, exported under their own names and under glibc's
+// (below), inline in each so that HERE is the program's call site.
+#define ENTRY [[gnu::always_inline]] inline
 
-EXPORT void *malloc(size_t size) { return malloc_body(size); }
-
-EXPORT void free(void *p) {
+ENTRY void free_entry(void *p) {
   if (!p || in_arena(p)) return;
   if (!ready()) return;  // XXX: only arena blocks exist before resolution
   if (__builtin_expect(t_state.guard, 0)) return free_in_agent(p);
   free_body(p);
 }
 
-EXPORT void *calloc(size_t n, size_t size) {
+ENTRY void *calloc_entry(size_t n, size_t size) {
   size_t total;
   if (__builtin_mul_overflow(n, size, &total)) {
     errno = ENOMEM;
@@ -300,9 +300,61 @@ EXPORT void *calloc(size_t n, size_t size) {
   return p;
 }
 
-EXPORT void *realloc(void *old, size_t size) {
+ENTRY void *realloc_entry(void *old, size_t size) {
   if (!old) return malloc_body(size);  // Lua allocates this way
   return realloc_block(old, size);
+}
+
+// An allocation made after the fact by `real_call`, recorded as `size`.
+template <class RealCall>
+ENTRY void *aligned_entry(size_t size, RealCall &&real_call) {
+  if (!ready()) return nullptr;
+  void *p = real_call();
+  count_alloc(p);
+  if (p && records_alloc(size)) record_alloc(HERE, p, size);
+  return p;
+}
+
+// A call of glibc's own name for its allocator (__libc_malloc, ...), which
+// a program makes to pass any interposed allocator by: it is recorded all
+// the same (else its blocks would read as leaks, its frees as unknown), and
+// counted.
+inline void note_libc_direct() { g_agent.libc_direct_calls.fetch_add(1, std::memory_order_relaxed); }
+
+}  // namespace
+
+EXPORT void *malloc(size_t size) { return malloc_body(size); }
+EXPORT void free(void *p) { free_entry(p); }
+EXPORT void *calloc(size_t n, size_t size) { return calloc_entry(n, size); }
+EXPORT void *realloc(void *old, size_t size) { return realloc_entry(old, size); }
+
+EXPORT void *__libc_malloc(size_t size) {
+  note_libc_direct();
+  return malloc_body(size);
+}
+EXPORT void __libc_free(void *p) {
+  note_libc_direct();
+  free_entry(p);
+}
+EXPORT void *__libc_calloc(size_t n, size_t size) {
+  note_libc_direct();
+  return calloc_entry(n, size);
+}
+EXPORT void *__libc_realloc(void *old, size_t size) {
+  note_libc_direct();
+  return realloc_entry(old, size);
+}
+EXPORT void *__libc_memalign(size_t align, size_t size) {
+  note_libc_direct();
+  return aligned_entry(size, [=] { return real.memalign(align, size); });
+}
+EXPORT void *__libc_valloc(size_t size) {
+  note_libc_direct();
+  return aligned_entry(size, [=] { return real.valloc(size); });
+}
+EXPORT void *__libc_pvalloc(size_t size) {
+  note_libc_direct();
+  return aligned_entry(size, [=] { return real.pvalloc(size); });
 }
 
 EXPORT void *reallocarray(void *old, size_t n, size_t size) {
@@ -323,35 +375,19 @@ EXPORT int posix_memalign(void **out, size_t align, size_t size) {
 }
 
 EXPORT void *aligned_alloc(size_t align, size_t size) {
-  if (!ready()) return nullptr;
-  void *p = real.aligned_alloc(align, size);
-  count_alloc(p);
-  if (p && records_alloc(size)) record_alloc(HERE, p, size);
-  return p;
+  return aligned_entry(size, [=] { return real.aligned_alloc(align, size); });
 }
 
 EXPORT void *memalign(size_t align, size_t size) {
-  if (!ready()) return nullptr;
-  void *p = real.memalign(align, size);
-  count_alloc(p);
-  if (p && records_alloc(size)) record_alloc(HERE, p, size);
-  return p;
+  return aligned_entry(size, [=] { return real.memalign(align, size); });
 }
 
 EXPORT void *valloc(size_t size) {
-  if (!ready()) return nullptr;
-  void *p = real.valloc(size);
-  count_alloc(p);
-  if (p && records_alloc(size)) record_alloc(HERE, p, size);
-  return p;
+  return aligned_entry(size, [=] { return real.valloc(size); });
 }
 
 EXPORT void *pvalloc(size_t size) {
-  if (!ready()) return nullptr;
-  void *p = real.pvalloc(size);
-  count_alloc(p);
-  if (p && records_alloc(size)) record_alloc(HERE, p, size);
-  return p;
+  return aligned_entry(size, [=] { return real.pvalloc(size); });
 }
 
 EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off) {

@@ -29,6 +29,7 @@ size_t put_stats_and_epilogue(SpanWriter &out) {
       {"signals_merged", signals_merged()},
       {"signal_handlers_in_agent", handlers_in_agent()},
       {"events_while_opening", events_while_opening()},
+      {"libc_direct_calls", g_agent.libc_direct_calls.load()},
       {"stream_bytes", g_agent.ring.stream_bytes()},
       {"stream_file_bytes", g_agent.ring.file_bytes()},
   };

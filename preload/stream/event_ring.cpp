@@ -256,9 +256,11 @@ void EventRing::wait_for_room(Slot *slot, uint64_t end) {
   for (unsigned spins = 0;
        end > flushed + kRingSize && flushed < stopped_at_.load(std::memory_order_acquire); spins++) {
     if (end_if_writer_died_writing()) return;
-    if (writer_running()) {
-      wake_writer();
-    } else if (flush(1, slot)) {
+    if (writer_running()) wake_writer();
+    // A writer that frees nothing for kHelpNs (stopped, starved) is helped:
+    // this thread writes, unless the writer holds the file.
+    if (seen >= kHelpNs) helping_.store(true, std::memory_order_relaxed);
+    if ((!writer_running() || helping_.load(std::memory_order_relaxed)) && flush(1, slot)) {
       flushed = flushed_.load(std::memory_order_acquire);
       seen = 0;
       continue;
@@ -438,7 +440,7 @@ int EventRing::writer_main(void *arg) {
     // (Its writes are marked: end_if_writer_died_writing().)
     self->writer_writes_.store(true, std::memory_order_release);
     if (const uint64_t end = self->finish_at_.load(std::memory_order_acquire)) {
-      self->write_last(end);
+      self->write_last(end, kGiveUpNs);
       self->writer_writes_.store(false, std::memory_order_release);
       return 0;
     }
@@ -453,6 +455,7 @@ int EventRing::writer_main(void *arg) {
     const bool wrote = self->flush(kSegSize, nullptr);
     self->writer_writes_.store(false, std::memory_order_release);
     if (wrote) {
+      self->helping_.store(false, std::memory_order_relaxed);  // it answers again
       idle_ns = 1000000;
     } else {
       raw_wait_on(&self->writer_wake_, wake, idle_ns);
@@ -482,14 +485,15 @@ void EventRing::write_unclean_end(uint64_t lost_bytes) {
   }
 }
 
-void EventRing::write_last(uint64_t end) {
+bool EventRing::write_last(uint64_t end, uint64_t flag_wait_ns) {
   uint64_t seen = 0, last = raw_monotonic_ns();
   while (flushing_.exchange(true, std::memory_order_acquire)) {
+    if (flag_wait_ns == 0) return false;
     raw_syscall3(SYS_sched_yield, 0, 0, 0);
     observe(&seen, &last);
-    if (seen < kGiveUpNs) continue;
+    if (seen < flag_wait_ns) continue;
     discard_.store(true);  // a flush that never ends: the file stays as it is
-    return;
+    return true;
   }
   // Threads still copying records placed before the last one: what precedes
   // them is written meanwhile (they may wait for room), and a slot pinned
@@ -513,6 +517,7 @@ void EventRing::write_last(uint64_t end) {
   // Whatever late producers still copy is past the stream's end.
   discard_.store(true);
   flushing_.store(false, std::memory_order_release);
+  return true;
 }
 
 void EventRing::write_orphaned() {
@@ -549,11 +554,30 @@ void EventRing::finish(const uint8_t *data, size_t len) {
     finish_at_.store(end, std::memory_order_release);
     wake_writer();
   }
-  if (running_.load()) writer_.join();
+  if (running_.load() && !await_writer()) {
+    // Stopped (SIGSTOP, a debugger) or starved: the program goes on. Its
+    // thread writes the rest unless the writer holds the file, which it
+    // then finishes should it ever run again.
+    unanswered_ = true;
+    running_.store(false);
+    left_to_writer_ = !discard_.load() && !write_last(end, 0);
+    return;
+  }
   end_if_writer_died_writing();
   running_.store(false);
   // Without a writer (or should it have died) the finishing thread writes.
-  if (!discard_.load()) write_last(end);
+  if (!discard_.load()) write_last(end, kGiveUpNs);
+}
+
+bool EventRing::await_writer() {
+  uint64_t seen = 0, last = raw_monotonic_ns(), was = flushed_.load(std::memory_order_acquire);
+  while (!writer_.join_within(kStallStepNs)) {
+    const uint64_t now = flushed_.load(std::memory_order_acquire);
+    if (now != was) was = now, seen = 0;  // writing: not stuck
+    observe(&seen, &last);
+    if (seen >= kStallNs) return false;
+  }
+  return true;
 }
 
 bool EventRing::restart_in_child(OwnedFile *file) {
@@ -579,6 +603,8 @@ bool EventRing::restart_in_child(OwnedFile *file) {
   running_.store(false);
   writer_writes_.store(false);
   lost_.store(false);
+  helping_.store(false);
+  unanswered_ = left_to_writer_ = false;
   writer_.forget();  // the parent's writer is not the child's
   own_memory_->store(1, std::memory_order_relaxed);
   membarrier_ = register_membarrier();

@@ -61,6 +61,12 @@
 //   and pauses, and the stream ends as an unclean one. The writer draining
 //   the ring of a program that is gone does the same at once: a record a
 //   thread was still writing when it died becomes a gap, counted.
+// - A writer stopped (SIGSTOP, a debugger) or starved costs a bounded time:
+//   a producer that has waited kHelpNs for room writes for it (and so do
+//   the others until the writer writes again), and finish() waits for it
+//   until it has made no progress for kStallNs, then writes the rest
+//   itself, or, should the writer hold the file (stopped inside a write),
+//   leaves the stream to it (left_to_writer()).
 // - A writer killed alone (its own pid) half-way through a write leaves the
 //   file and the compressor where they were: the stream ends there at once
 //   (writer_lost()), and the program goes on unrecorded, never waiting.
@@ -145,6 +151,14 @@ class EventRing {
   bool stopped() const { return stopped_at_.load(std::memory_order_relaxed) != kIdle; }
   // The writer was killed half-way through a write (the stream then ended).
   bool writer_lost() const { return lost_.load(std::memory_order_relaxed); }
+  // finish() gave up waiting for a writer that made no progress for
+  // kStallNs; the writer's id then, and whether the stream was left to it
+  // (it was writing: it finishes the file should it run again) or the
+  // finishing thread ended it.
+  bool writer_unanswered() const { return unanswered_; }
+  bool left_to_writer() const { return left_to_writer_; }
+  pid_t writer_tid() const { return writer_.tid(); }
+  bool writer_own_task() const { return writer_.own_task(); }
   // This process is a copy of the one the ring started in, made without
   // fork() (a raw clone without CLONE_VM, which no fork handler sees), so
   // restart_in_child() never ran: the ring and its writer are the parent's.
@@ -191,6 +205,8 @@ class EventRing {
   // kStallStepNs, so a stopped process (SIGSTOP) does not look stalled.
   static constexpr uint64_t kStallNs = 2000000000, kGiveUpNs = 10000000000,
                             kStallStepNs = 50000000;
+  // A wait for room this long without progress writes for the writer.
+  static constexpr uint64_t kHelpNs = 100000000;
 
   static int writer_main(void *self);
   bool launch();
@@ -202,8 +218,13 @@ class EventRing {
   // Writes everything up to `end`, the stream's last record, waiting
   // (bounded) for threads still copying records before it: one stuck for
   // kStallNs becomes a gap; if the stream stopped before `end`, what is
-  // complete and then the unclean end.
-  void write_last(uint64_t end);
+  // complete and then the unclean end. Waits up to flag_wait_ns for the
+  // flushing flag (then the file stays as it is); false when it was taken
+  // and flag_wait_ns is 0 (nothing done).
+  bool write_last(uint64_t end, uint64_t flag_wait_ns);
+  // Waits for the writer to write the last record and exit; false once it
+  // has made no progress for kStallNs (it is stopped or starved).
+  bool await_writer();
   // The program is gone: what is complete, records left unfinished as gaps,
   // then the unclean end.
   void write_orphaned();
@@ -278,6 +299,10 @@ class EventRing {
   // True while the writer writes to the file (it may hold flushing_).
   std::atomic<bool> writer_writes_{false};
   std::atomic<bool> lost_{false};  // see writer_lost()
+  bool unanswered_ = false, left_to_writer_ = false;  // see writer_unanswered()
+  // A producer waited kHelpNs for room: until the writer writes again,
+  // producers that need room write themselves.
+  std::atomic<bool> helping_{false};
   alignas(4) uint32_t writer_wake_ = 0;  // a futex word: bumped to wake the writer
   std::atomic<size_t> slots_used_{0};  // slots_[0..slots_used_) were ever claimed
   // XXX: each producer-written word on its own cache line, away from what

@@ -79,6 +79,12 @@ bool OwnedFile::names_file(int fd) const {
   return rc == 0 && uint64_t(st.st_dev) == dev_ && uint64_t(st.st_ino) == ino_;
 }
 
+bool OwnedFile::removed() const {
+  struct stat st {};
+  if (fd_ < 0 || !seekable_ || raw_fstat(fd_, &st) != 0) return false;
+  return uint64_t(st.st_dev) == dev_ && uint64_t(st.st_ino) == ino_ && st.st_nlink == 0;
+}
+
 bool OwnedFile::name_names_file() const {
   struct stat st {};
   const long rc =

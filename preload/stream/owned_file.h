@@ -53,6 +53,10 @@ class OwnedFile {
   // decodable frame, and the frame ends (end). 0, or -errno.
   long sync();
   long end();
+  // The descriptor still names the file, a regular one, but no directory
+  // entry does any more (it was removed, or its directory): written on,
+  // it is lost when the last descriptor of it closes.
+  bool removed() const;
   // Closes the descriptor if it still names the file; forgets it either way.
   void close();
   int fd() const { return fd_; }

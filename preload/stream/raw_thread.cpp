@@ -5,11 +5,13 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <linux/capability.h>
 #include <linux/futex.h>
 #include <poll.h>
 #include <sched.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -58,6 +60,7 @@ bool under_valgrind() {
 }  // namespace
 
 bool RawThread::start(int (*fn)(void *), void *arg, int keep_fd) {
+  if (!tasks_to_spare()) return false;
   stack_ = mmap(nullptr, kMapSize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK,
                 -1, 0);
   if (stack_ == MAP_FAILED) {
@@ -100,6 +103,23 @@ bool RawThread::start(int (*fn)(void *), void *arg, int keep_fd) {
     return false;
   }
   return true;
+}
+
+bool RawThread::tasks_to_spare() {
+  // XXX: RLIMIT_NPROC counts every task of the user (threads too) and is
+  // not enforced for root or with CAP_SYS_RESOURCE or CAP_SYS_ADMIN; how
+  // many the user runs is not known cheaply, so a limit below
+  // kLowTaskLimit is taken as one the program may reach.
+  rlimit tasks{};
+  if (raw_syscall3(SYS_getrlimit, RLIMIT_NPROC, long(&tasks), 0) != 0 ||
+      tasks.rlim_cur == RLIM_INFINITY || tasks.rlim_cur >= kLowTaskLimit ||
+      raw_syscall3(SYS_getuid, 0, 0, 0) == 0)
+    return true;
+  __user_cap_header_struct head{_LINUX_CAPABILITY_VERSION_3, 0};
+  __user_cap_data_struct caps[2] = {};
+  if (raw_syscall3(SYS_capget, long(&head), long(caps), 0) != 0) return false;
+  auto has = [&caps](int cap) { return (caps[cap / 32].effective >> (cap % 32)) & 1; };
+  return has(CAP_SYS_RESOURCE) || has(CAP_SYS_ADMIN);
 }
 
 bool RawThread::can_leave_program() {
@@ -155,6 +175,18 @@ void RawThread::join() {
   stack_ = nullptr;
 }
 
+bool RawThread::join_within(long ns) {
+  if (!stack_) return true;
+  const int tid = tid_;
+  if (tid != 0) {
+    const timespec t{ns / 1000000000, ns % 1000000000};
+    raw_syscall4(SYS_futex, long(&tid_), FUTEX_WAIT, tid, long(&t));
+  }
+  if (tid_ != 0) return false;
+  join();
+  return true;
+}
+
 void RawThread::forget() {
   if (stack_) munmap(stack_, kMapSize);
   stack_ = nullptr;
@@ -177,6 +209,7 @@ long raw_syscall3(long number, long a, long b, long c) { return raw_syscall4(num
 bool RawThread::start(int (*)(void *), void *, int) { return false; }
 bool RawThread::program_gone() const { return false; }
 void RawThread::join() {}
+bool RawThread::join_within(long) { return true; }
 void RawThread::forget() {}
 
 #endif

@@ -18,6 +18,9 @@
 //   keeps none of the program's pipes or sockets open (the launcher closes
 //   its copies of them before the task is made, and start() returns once
 //   the launcher has ended).
+// - Under a low task limit (RLIMIT_NPROC below kLowTaskLimit, not root),
+//   nothing is made: the program's forks and threads fail no more often
+//   than without the agent, and its threads write their own events.
 // - Where such a task cannot be made (no close_range before Linux 5.9, no
 //   pidfd_open, a seccomp filter, an emulator refusing the clone flags,
 //   Valgrind, which would end the program, or a program that would adopt
@@ -38,6 +41,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <sys/resource.h>
 #include <sys/types.h>
 
 namespace prof {
@@ -55,6 +59,13 @@ class RawThread {
   bool alive() const { return tid_ != 0; }
   // Waits until the task has exited, then frees its stack.
   void join();
+  // Waits up to ns for the task to exit; true (its stack freed) once it
+  // has, false while it still runs (its stack then stays: it may go on).
+  bool join_within(long ns);
+  // The task's id (0 once it has exited), and whether it is a task of its
+  // own (else a thread of the program's).
+  pid_t tid() const { return tid_; }
+  bool own_task() const { return own_group_; }
   // In a forked child, where the task is not ours: frees its stack.
   void forget();
 
@@ -64,6 +75,10 @@ class RawThread {
   static int launch(void *self);
   // Whether a task of its own would leave the program's children for good.
   static bool can_leave_program();
+  // Whether the user's task limit leaves room for one more task than the
+  // program itself makes (else no task and no thread is made).
+  static bool tasks_to_spare();
+  static constexpr rlim_t kLowTaskLimit = 4096;
   static constexpr size_t kStackSize = 64 * 1024;
   // The task's stack, then the launcher's above it.
   static constexpr size_t kMapSize = kStackSize + 16 * 1024;

@@ -1,6 +1,7 @@
 #include "agent_run.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
@@ -8,6 +9,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -20,6 +22,28 @@ std::string read_text(const std::string &path) {
   std::stringstream ss;
   ss << f.rdbuf();
   return ss.str();
+}
+
+TempDir agent_dir_for_other_users(const std::string &kind) {
+  if (geteuid() != 0) {
+    std::fprintf(stderr, "SKIPPED: running as another user needs root\n");
+    std::exit(4);
+  }
+  TempDir dir(kind);
+  if (chmod(dir.path.c_str(), 0777) != 0) throw std::runtime_error("chmod " + dir.path);
+  copy_file(PROF_AGENT_PATH, dir / "libprof.so", 0755);
+  return dir;
+}
+
+std::vector<std::string> memprof_files_in(const std::string &dir) {
+  std::vector<std::string> files;
+  if (DIR *d = opendir(dir.c_str())) {
+    while (dirent *e = readdir(d))
+      if (strstr(e->d_name, ".memprof")) files.push_back(dir + "/" + e->d_name);
+    closedir(d);
+  }
+  std::sort(files.begin(), files.end());
+  return files;
 }
 
 namespace {

@@ -73,5 +73,14 @@ struct ForkedRun {
 };
 ForkedRun read_forked(const RunResult &r);
 
+// A fresh directory that any user can enter and write, holding a copy of
+// the agent as `libprof.so`, for programs run as another user (the
+// checkout's directories may be closed to them). Skips the test (exit 4)
+// unless it runs as root, who alone can switch users.
+TempDir agent_dir_for_other_users(const std::string &kind);
+
+// The memory profiles in dir, sorted by name.
+std::vector<std::string> memprof_files_in(const std::string &dir);
+
 // A whole text file ("" if it cannot be read).
 std::string read_text(const std::string &path);

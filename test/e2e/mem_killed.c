@@ -7,7 +7,6 @@
    as far as /proc tells), and goes on: a second thread churns malloc/free (the writer busy compressing),
    main kills the writer, makes 2,000,000 more malloc/free pairs and ends
    the churn, then prints the seconds from the kill to the end. */
-#include <dirent.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -16,27 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-/* The pid of our sibling task named "libprof-writer", or 0. */
-static pid_t find_writer(void) {
-  DIR *proc = opendir("/proc");
-  struct dirent *e;
-  pid_t found = 0;
-  while (proc && !found && (e = readdir(proc))) {
-    char path[300], stat[512], name[64];
-    snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
-    FILE *f = fopen(path, "r");
-    if (!f) continue;
-    int pid = 0, ppid = 0;
-    char state;
-    if (fgets(stat, sizeof stat, f) &&
-        sscanf(stat, "%d (%63[^)]) %c %d", &pid, name, &state, &ppid) == 4 && ppid == getppid() &&
-        !strcmp(name, "libprof-writer"))
-      found = pid;
-    fclose(f);
-  }
-  if (proc) closedir(proc);
-  return found;
-}
+#include "find_writer.h"
 
 static volatile int stop;
 
