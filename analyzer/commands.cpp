@@ -24,15 +24,8 @@ int read_files(const std::vector<std::string> &files, Read &&read, bool warn = t
   for (const std::string &path : files) {
     try {
       const StreamContext &ctx = read(path);
-      const ReadEnd &end = ctx.end;
-      // XXX: cut before its first event (or sample), a plain stream holds
-      // its prologue and a compressed one nothing: both are nothing to report.
-      if (end.truncated && ctx.events == 0) {
-        std::cerr << "prof-analyze: " << path << ": truncated at byte " << end.offset << ": "
-                  << end.reason << " (nothing complete to report)\n";
-        return 2;
-      }
       if (!warn) continue;
+      const ReadEnd &end = ctx.end;
       if (end.truncated)
         std::cerr << "prof-analyze: warning: " << path << ": truncated at byte " << end.offset
                   << " (" << end.reason << "); reporting the records before it\n";

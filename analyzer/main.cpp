@@ -94,9 +94,11 @@ void add_full_names(CLI::App *cmd, Args &a) {
 
 void add_window(CLI::App *cmd, Args &a) {
   cmd->add_option("--from", a.opt.profile.window.from,
-                  "only what happened after the first marker with this label (prof_marker)");
+                  "only what happened after the first marker with this label (prof_marker), "
+                  "or after this time since the start, in seconds (2.5s)");
   cmd->add_option("--to", a.opt.profile.window.to,
-                  "only what happened before the first marker with this label after --from");
+                  "only what happened before the first marker with this label after --from, "
+                  "or before this time (10s)");
 }
 
 void add_binary(CLI::App *cmd, Args &a) {
@@ -189,7 +191,8 @@ void summary_options(CLI::App *cmd, Args &a) {
                   "memory stacks start at the first frame that is not the allocator's")
       ->check(kDepth);
   cmd->add_flag("--lines", a.opt.summary.lines,
-                "CPU: the hottest tables by line (function and file:line) instead of by function");
+                "the tables by function (memory's and the hottest CPU's) by line instead: "
+                "function and file:line");
   cmd->add_option("--heap-snap-interval", a.opt.profile.snap_interval_s,
                   "a heap snapshot with its largest holders every SEC seconds (time marks)")
       ->check(kPositive);

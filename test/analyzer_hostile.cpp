@@ -452,7 +452,7 @@ TEST_CASE("bytes after a stream's end are said, and a zero-length map holds noth
   o.b.insert(o.b.end(), {'j', 'u', 'n', 'k'});
   const std::string path = dir.write("trailing", o.b);
   const std::string out = dir.file("summary.txt");
-  const Run r = analyze({"summary", path}, out);
+  const Run r = analyze({"summary", "--full", path}, out);
   CHECK(r.exit_code == 0);
   CHECK(r.err == "prof-analyze: warning: " + path + ": bytes after the stream's end, from byte " +
                      std::to_string(end) + ", are not read (one stream per file)\n");

@@ -728,6 +728,38 @@ TEST_CASE("markers reach the CPU stream too, and a window keeps the samples betw
 
 // ------------------------------------------------------ diff and suppressions
 
+TEST_CASE("a window in seconds needs no marker: --from 0.2s --to 0.4s") {
+  // cpu-phases 200: 200 ms of CPU, marker a, 200 ms, marker b, 200 ms.
+  TempDir dir;
+  const Proc p = run({PROF_CTL_PROGRAM, "cpu-phases", "200"},
+                     {std::string("LD_PRELOAD=") + PROF_AGENT_PATH, "PROF_CPU=callgraph",
+                      "PROF_MEMORY=0", "PROF_OUTPUT=" + dir / "prof.%p"});
+  REQUIRE(p.exit_code == 0);
+  const auto files = stream_files(dir.path, ".sysprof");
+  REQUIRE(files.size() == 1);
+  const Json all = analyze_json({"summary", files[0]});
+  uint64_t a = 0, b = 0;
+  for (const Json &m : all["streams"][0]["markers"]) (m["label"] == "a" ? a : b) = m["time_ns"];
+  REQUIRE(a > 0);
+  REQUIRE(b > a);
+  const double by_markers = analyze_json({"summary", "--from", "a", "--to", "b", files[0]})["cpu"]["samples"];
+  // The same window by the markers' times, a millisecond before each.
+  char from[32], to[32];
+  snprintf(from, sizeof from, "%.3fs", double(a) / 1e9 - 0.001);
+  snprintf(to, sizeof to, "%.3fs", double(b) / 1e9 - 0.001);
+  const Proc timed = analyze({"summary", "--json", "--from", from, "--to", to, files[0]});
+  INFO(timed.err);
+  REQUIRE(timed.exit_code == 0);
+  CHECK(timed.err.empty());  // opened and closed, no warning
+  const double by_time = Json::parse(timed.out)["cpu"]["samples"];
+  CHECK(by_markers > 100);
+  CHECK(std::abs(by_time - by_markers) <= 0.1 * by_markers);
+  CHECK(by_time < 0.7 * all["cpu"]["samples"].get<double>());
+  const Proc text = analyze({"summary", "--from", from, "--to", to, files[0]});
+  CHECK(lines_with(text.out, std::string("WINDOW (pid ")) == 1);
+  CHECK(lines_with(text.out, std::string("from ") + from + " to " + to) == 1);
+}
+
 TEST_CASE("diff shows the per-stack changes between two runs, largest first") {
   TempDir three, five;
   const std::string before = profile_ctl({"leaks", "3"}, &three);

@@ -1,23 +1,47 @@
 #include "read/marker_window.h"
 
+#include <cmath>
+#include <cstdlib>
 #include <sstream>
 
 #include "report/memprof_report.h"
 
 namespace prof {
 
+uint64_t window_time_ns(const std::string &text) {
+  if (text.size() < 2 || text.back() != 's') return UINT64_MAX;
+  const std::string number = text.substr(0, text.size() - 1);
+  if (number.find_first_not_of("0123456789.") != std::string::npos || number[0] == '.') return UINT64_MAX;
+  char *end = nullptr;
+  const double seconds = strtod(number.c_str(), &end);
+  if (*end || !(seconds >= 0) || seconds > 1e9) return UINT64_MAX;
+  return uint64_t(std::llround(seconds * 1e9));
+}
+
 void MarkerWindow::set(const WindowSpec &spec) {
   spec_ = spec;
+  from_ns_ = window_time_ns(spec.from);
+  to_ns_ = window_time_ns(spec.to);
   state_ = spec.from.empty() ? State::Inside : State::Before;
 }
 
+void MarkerWindow::close() {
+  state_ = State::After;
+  earlier_ = {};
+}
+
 void MarkerWindow::marker(const std::string &label) {
-  if (state_ == State::Before && label == spec_.from) {
+  if (state_ == State::Before && from_ns_ == UINT64_MAX && label == spec_.from) {
     state_ = State::Inside;
-  } else if (state_ == State::Inside && !spec_.to.empty() && label == spec_.to) {
-    state_ = State::After;
-    earlier_ = {};
+  } else if (state_ == State::Inside && !spec_.to.empty() && to_ns_ == UINT64_MAX &&
+             label == spec_.to) {
+    close();
   }
+}
+
+void MarkerWindow::time(uint64_t ns) {
+  if (state_ == State::Before && from_ns_ != UINT64_MAX && ns >= from_ns_) state_ = State::Inside;
+  if (state_ == State::Inside && to_ns_ != UINT64_MAX && ns >= to_ns_) close();
 }
 
 bool MarkerWindow::take_earlier(uint64_t addr, uint64_t *size) {
@@ -62,10 +86,12 @@ bool MarkerWindow::pass(const SysprofSample &s) {
 
 std::string MarkerWindow::warning() const {
   if (state_ == State::Before)
-    return "no marker '" + spec_.from + "': nothing of it is in the window";
+    return from_ns_ != UINT64_MAX ? "the stream ends before " + spec_.from + ": nothing of it is in the window"
+                                  : "no marker '" + spec_.from + "': nothing of it is in the window";
   if (state_ == State::Inside && !spec_.to.empty())
-    return "no marker '" + spec_.to + "'" +
-           (spec_.from.empty() ? "" : " after '" + spec_.from + "'") +
+    return (to_ns_ != UINT64_MAX ? "the stream ends before " + spec_.to
+                                 : "no marker '" + spec_.to + "'" +
+                                       (spec_.from.empty() ? "" : " after '" + spec_.from + "'")) +
            ": the window runs to the end of the stream";
   return "";
 }
@@ -82,9 +108,12 @@ nlohmann::json MarkerWindow::to_json() const {
 std::string window_line(const nlohmann::json &w, uint64_t pid) {
   std::ostringstream line;
   const std::string from = w["from"], to = w["to"];
+  auto bound = [](const std::string &b) {
+    return window_time_ns(b) != UINT64_MAX ? b : "marker '" + b + "'";
+  };
   line << "WINDOW (pid " << pid
-       << "): " << (from.empty() ? "from the start" : "from marker '" + from + "'") << " "
-       << (to.empty() ? "to the end" : "to marker '" + to + "'");
+       << "): " << (from.empty() ? "from the start" : "from " + bound(from)) << " "
+       << (to.empty() ? "to the end" : "to " + bound(to));
   if (!w["opened"].get<bool>())
     line << ": the first marker never came, nothing reported";
   else if (!to.empty() && !w["closed"].get<bool>())

@@ -15,6 +15,11 @@
 //   an unknown free); a realloc of one makes a new block of the window, as a
 //   realloc of NULL would. The pairing rule stays: the oldest live block at
 //   an address.
+// - Given in seconds ("2.5s"), the window opens at the first record with a
+//   time (time marks, heap totals, markers: the agent writes a heap total
+//   at least every 64 KiB of change) at or after `from`, and closes at the
+//   first at or after `to`; times count from the profile's start, as the
+//   summary prints them.
 // - Outside the window only records that set state pass (sampling mean,
 //   sampler, thread): time marks, maps, unmaps, CPU samples and weights do
 //   not. Heap-total records count the whole process's heap, not the
@@ -36,9 +41,15 @@
 namespace prof {
 
 struct WindowSpec {
-  std::string from, to;  // marker labels; empty: the stream's start / end
+  // Marker labels, or times since the profile started in seconds ("2.5s");
+  // empty: the stream's start / end.
+  std::string from, to;
   bool active() const { return !from.empty() || !to.empty(); }
 };
+
+// The nanoseconds of a time of --from/--to ("2.5s", "10s", "0.25s"), or
+// UINT64_MAX when `text` is not one (then it is a marker's label).
+uint64_t window_time_ns(const std::string &text);
 
 class MarkerWindow {
  public:
@@ -47,6 +58,9 @@ class MarkerWindow {
 
   // A marker of the stream, in stream order.
   void marker(const std::string &label);
+  // A record's time (a time mark's, a heap total's, a marker's), in stream
+  // order: opens and closes a window given in seconds.
+  void time(uint64_t ns);
   // Whether a record is reported; may turn a realloc of an earlier block
   // into one of NULL.
   bool pass(MemprofEvent &ev) {
@@ -73,7 +87,9 @@ class MarkerWindow {
   bool take_earlier(uint64_t addr, uint64_t *size);
 
   WindowSpec spec_;
+  uint64_t from_ns_ = UINT64_MAX, to_ns_ = UINT64_MAX;  // a window in seconds
   State state_ = State::Inside;
+  void close();
   // Blocks live before the window opened: address -> (count, size). XXX: two
   // live blocks at one address (a realloc racing another thread) share the
   // latest size.

@@ -61,6 +61,15 @@ bool StreamContext::absorb(const ExtRecord &r, uint64_t offset) {
   return true;
 }
 
+void StreamContext::window_time(const ExtRecord &r) {
+  if (const auto *t = std::get_if<ext::TimeMark>(&r))
+    window.time(t->time_ns);
+  else if (const auto *h = std::get_if<ext::HeapTotal>(&r))
+    window.time(h->time_ns);
+  else if (const auto *m = std::get_if<ext::Marker>(&r))
+    window.time(m->time_ns);
+}
+
 void StreamContext::refuse_size(const MemprofEvent &ev) const {
   // XXX: no address space holds 2^57 bytes (5-level paging), so such a
   // size is not one a program was given, and sums of a few would overflow;

@@ -120,6 +120,7 @@ struct StreamContext {
             add_symbol(r.symbol);
             continue;
           }
+          if (r.record == Kind::Ext) window_time(r.ext);
           if (r.record == Kind::Ext && absorb(r.ext, r.offset)) continue;
           check(r);
           if (!window.pass(r)) continue;
@@ -137,6 +138,8 @@ struct StreamContext {
     }
   }
   void add_symbol(const Symbol &s);
+  // Hands a record's time, if it has one, to the window.
+  void window_time(const ExtRecord &r);
   bool absorb(const ExtRecord &r, uint64_t offset);
   void check(const MemprofEvent &ev) const {
     if (ev.record != MemprofRecord::Ext && (ev.nsize | ev.osize) >> 57) refuse_size(ev);

@@ -1,5 +1,6 @@
 #include "render/summary_tables.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -48,35 +49,55 @@ void cell(const Json &v, std::ostream &out) {
   }
 }
 
-// The columns of a row: its keys, an object's fields as KEY.FIELD.
-void columns(const Json &row, std::vector<std::string> &names, std::vector<Json> &values) {
-  for (auto it = row.begin(); it != row.end(); ++it) {
-    if (it->is_object() && !it->empty()) {
-      for (auto f = it->begin(); f != it->end(); ++f) {
-        names.push_back(it.key() + "." + f.key());
-        values.push_back(*f);
+// A column of a list: a row's key, or a field of an object under it
+// (KEY.FIELD).
+struct Column {
+  std::string key, field;
+  std::string name() const { return field.empty() ? key : key + "." + field; }
+};
+
+// The columns of every row of a list, in the order first met: a key whose
+// value is an object in any row is its fields, so a row where it is null
+// (a block never freed has no lifetime) has as many cells, empty.
+std::vector<Column> columns_of(const Json &rows) {
+  std::vector<Column> columns;
+  auto add = [&](const Column &c) {
+    for (const Column &have : columns)
+      if (have.key == c.key && have.field == c.field) return;
+    columns.push_back(c);
+  };
+  std::vector<std::string> objects;
+  for (const Json &row : rows)
+    for (auto it = row.begin(); it != row.end(); ++it)
+      if (it->is_object() && !it->empty()) objects.push_back(it.key());
+  for (const Json &row : rows)
+    for (auto it = row.begin(); it != row.end(); ++it) {
+      const bool object = std::find(objects.begin(), objects.end(), it.key()) != objects.end();
+      if (!object) {
+        add({it.key(), ""});
+      } else if (it->is_object()) {
+        for (auto f = it->begin(); f != it->end(); ++f) add({it.key(), f.key()});
       }
-    } else {
-      names.push_back(it.key());
-      values.push_back(*it);
     }
-  }
+  return columns;
+}
+
+Json value_at(const Json &row, const Column &c) {
+  if (!row.contains(c.key)) return nullptr;
+  const Json &v = row[c.key];
+  if (c.field.empty()) return v;
+  return v.is_object() && v.contains(c.field) ? v[c.field] : Json(nullptr);
 }
 
 void rows_table(const std::string &name, const Json &rows, std::ostream &out) {
-  std::vector<std::string> heads;
-  std::vector<Json> ignored;
-  columns(rows[0], heads, ignored);
+  const std::vector<Column> columns = columns_of(rows);
   out << "<table class=\"pf-table\" data-name=\"" << escape_markup(name) << "\"><caption>"
       << escape_markup(name) << "</caption>\n<thead><tr>";
-  for (const std::string &h : heads) out << "<th>" << escape_markup(h) << "</th>";
+  for (const Column &c : columns) out << "<th>" << escape_markup(c.name()) << "</th>";
   out << "</tr></thead>\n<tbody>\n";
   for (const Json &row : rows) {
-    std::vector<std::string> names;
-    std::vector<Json> values;
-    columns(row, names, values);
     out << "<tr>";
-    for (const Json &v : values) cell(v, out);
+    for (const Column &c : columns) cell(value_at(row, c), out);
     out << "</tr>\n";
   }
   out << "</tbody></table>\n";
