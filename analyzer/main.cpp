@@ -191,8 +191,7 @@ void summary_options(CLI::App *cmd, Args &a) {
                   "memory stacks start at the first frame that is not the allocator's")
       ->check(kDepth);
   cmd->add_flag("--lines", a.opt.summary.lines,
-                "the tables by function (memory's and the hottest CPU's) by line instead: "
-                "function and file:line");
+                "CPU: the hottest tables by line (function and file:line) instead of by function");
   cmd->add_option("--heap-snap-interval", a.opt.profile.snap_interval_s,
                   "a heap snapshot with its largest holders every SEC seconds (time marks)")
       ->check(kPositive);

@@ -323,35 +323,3 @@ TEST_CASE("diff matches stacks by function: a line added above moves none of the
   CHECK(by_line.front() == -2000);
   CHECK(by_line.back() == 2000);
 }
-
-TEST_CASE("memory by function: in the function itself and with what it calls") {
-  RunResult run;
-  const std::string stream = run_cxx("vectors", false, run);
-  const Json f = summary({stream})["memory"]["functions"];
-  CHECK(f["by"] == "function");
-  // Returns a row of `key` whose function's name holds `name`.
-  auto row = [&](const char *key, const std::string &name) {
-    for (const Json &r : f[key])
-      if (contains(r["function"].get<std::string>(), name)) return r;
-    FAIL("no " << key << " row for " << name);
-    return Json();
-  };
-  // 100 vectors grown to 1000 ints: 11 allocations each, 4 x (2^11 - 1) B.
-  const Json grow = row("self", "std::vector<…>::_M_realloc_insert");
-  CHECK(grow["alloc_count"] == 1100);
-  CHECK(grow["alloc_bytes"] == 100 * 8188);
-  CHECK(grow["leaked_bytes"] == 0);
-  const Json nodes = row("self", "make_nodes");
-  CHECK(nodes["alloc_count"] == 50);
-  CHECK(nodes["alloc_bytes"] == 50 * 48);
-  CHECK(nodes["leaked_bytes"] == 50 * 48);
-  // With what it calls, once a stack: grow_vectors has its vectors'.
-  const Json caller = row("total", "grow_vectors()");
-  CHECK(caller["alloc_count"] == 1100);
-  CHECK(caller["alloc_bytes"] == 100 * 8188);
-  CHECK(row("total", "main")["alloc_count"].get<double>() >= 1150);  // (no other name holds "main")
-  // In text, one line each.
-  const RunResult text = analyze({"summary", "--top", "10", stream});
-  CHECK(contains(text.out, "FUNCTIONS: bytes allocated in the function itself"));
-  CHECK(contains(text.out, " 50 calls "));
-}

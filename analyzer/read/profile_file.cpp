@@ -76,7 +76,8 @@ bool starts_with(const std::string &s, const char *prefix) { return s.rfind(pref
 
 // What plain (or decompressed) content is: "" when none we name.
 std::string content_kind(const std::string &head) {
-  if (starts_with(head, "lj")) return "";  // a profile stream: its reader's error stands
+  // A profile stream, or the start of one: its reader's error stands.
+  if (starts_with(head, "lj") || std::string("lj").rfind(head, 0) == 0) return "";
   const size_t start = head.find_first_not_of(" \t\r\n");
   const std::string json = start == std::string::npos ? "" : head.substr(start);
   if (starts_with(head, "v ") && head.find('\n') != std::string::npos &&

@@ -1,6 +1,5 @@
 // summary_json(): the figures of the native summary, as JSON.
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <map>
 #include <tuple>
@@ -209,56 +208,6 @@ double estimated_live_blocks(const HeapModel &heap) {
   return std::round(blocks);
 }
 
-// Memory by function, as heaptrack_print gives it: in the function itself
-// (the innermost frame, the allocator's folded away) and anywhere on the
-// stack (once a stack), bytes and calls allocated, leaked and at the peak;
-// Lua functions merged across their lines unless by line. Each list by
-// bytes allocated, largest first, then by name.
-Json functions_memory_json(Profile &profile, const SummaryOptions &opt) {
-  using Figures = std::array<double, 4>;  // alloc_bytes, alloc_count, leaked, peak
-  NameTree functions;
-  NameProjection by_function(profile.calls(), functions, opt.lines ? frame_label : function_name,
-                             NameTree::kRoot);
-  std::vector<Figures> self, total;
-  std::vector<uint32_t> path;
-  const std::vector<StackStats> &stacks = profile.memory().stacks();
-  for (uint32_t id = 0; id < stacks.size(); id++) {
-    const StackStats &st = stacks[id];
-    if (st.allocs == 0) continue;
-    path.clear();
-    for (uint32_t n = by_function.node(profile.node(id)); n != NameTree::kRoot;
-         n = functions.parent(n))
-      path.push_back(functions.tree().key(n));
-    if (path.empty()) continue;
-    self.resize(functions.names().size(), Figures{});
-    total.resize(functions.names().size(), Figures{});
-    const Figures add = {st.alloc_bytes, st.alloc_count, st.live_bytes, st.peak_bytes};
-    for (size_t i = 0; i < add.size(); i++) self[path.front()][i] += add[i];
-    std::sort(path.begin(), path.end());
-    path.erase(std::unique(path.begin(), path.end()), path.end());
-    for (uint32_t f : path)
-      for (size_t i = 0; i < add.size(); i++) total[f][i] += add[i];
-  }
-  auto rows = [&](const std::vector<Figures> &by) {
-    std::vector<std::pair<std::string, Figures>> v;
-    for (uint32_t id = 0; id < by.size(); id++)
-      if (by[id][0] > 0 || by[id][1] > 0) v.emplace_back(std::string(functions.names().str(id)), by[id]);
-    std::sort(v.begin(), v.end(), [](const auto &a, const auto &b) {
-      return a.second[0] != b.second[0] ? a.second[0] > b.second[0] : a.first < b.first;
-    });
-    if (v.size() > opt.top) v.resize(opt.top);
-    Json out = Json::array();
-    for (const auto &[name, f] : v)
-      out.push_back({{"function", name},
-                     {"alloc_bytes", f[0]},
-                     {"alloc_count", f[1]},
-                     {"leaked_bytes", f[2]},
-                     {"peak_bytes", f[3]}});
-    return out;
-  };
-  return {{"by", opt.lines ? "line" : "function"}, {"self", rows(self)}, {"total", rows(total)}};
-}
-
 Json memory_json(Profile &profile, const SummaryOptions &opt) {
   const HeapModel &heap = profile.memory();
   // XXX: in sampled streams the calls are estimates, as bytes are; what
@@ -299,8 +248,6 @@ Json memory_json(Profile &profile, const SummaryOptions &opt) {
   m["calls"] = table(profile, rows, opt.top, [](const StackStats &s) { return s.alloc_count; });
   m["temporary"] =
       table(profile, rows, opt.top, [](const StackStats &s) { return double(s.temporary); });
-
-  m["functions"] = functions_memory_json(profile, opt);
 
   m["measured"] = heap.measured_contexts() ? measured_json(profile, rows, opt) : Json(nullptr);
 

@@ -94,24 +94,6 @@ std::string peak_time_text(const Json &seconds) {
   return buf;
 }
 
-// Memory by function (by line with --lines): one line each, the function
-// itself on one screen, and what it calls too with --full.
-void functions(const Json &f, const SummaryOptions &opt, std::ostream &out) {
-  const std::string by = f["by"] == "line" ? "LINES" : "FUNCTIONS";
-  auto table = [&](const char *key, const char *what) {
-    if (f[key].empty()) return;
-    out << "\n" << by << ": bytes allocated " << what
-        << " (calls, leaked, at the peak)\n";
-    for (const Json &r : f[key])
-      out << "  " << std::setw(10) << bytes(r["alloc_bytes"]) << "  " << std::setw(8)
-          << count(r["alloc_count"]) << " calls  " << std::setw(10) << bytes(r["leaked_bytes"])
-          << " leaked  " << std::setw(10) << bytes(r["peak_bytes"]) << " at the peak  "
-          << r["function"].get<std::string>() << "\n";
-  };
-  table("self", by == "LINES" ? "at the line itself" : "in the function itself");
-  if (opt.full) table("total", by == "LINES" ? "at the line and what it calls" : "in the function and what it calls");
-}
-
 // A heap snapshot (--heap-snap-interval, --heap-snap-events) and its holders.
 void snapshot(const Json &s, const SummaryOptions &opt, std::ostream &out) {
   out << "\n===== HEAP SNAPSHOT, pid " << s["pid"].get<uint64_t>() << ", ";
@@ -217,7 +199,6 @@ void memory(const Json &m, const SummaryOptions &opt, std::ostream &out) {
     }
   }
 
-  functions(m["functions"], opt, out);
   if (!m["measured"].is_null()) measured(m["measured"], opt, out);
   for (const Json &s : m["snapshots"]) snapshot(s, opt, out);  // asked for
   if (m["snapshots_dropped"].get<uint64_t>())
