@@ -123,3 +123,31 @@ TEST_CASE("luajit attach: states past the adapter's slots are said once, counted
   const VmStream s = read_vm_stream(r.memprof_files[0]);
   CHECK(s.count(prof::MemprofRecord::Alloc, "embed:3", kTableBytes) == 1000);
 }
+
+TEST_CASE("luajit attach: with the JIT on, an embedded state's trace samples keep their callers "
+          "and native stack", "[luajit]") {
+  for (const bool openresty : {false, true}) {
+    INFO((openresty ? "OpenResty's LuaJIT" : "Debian's libluajit"));
+    std::vector<std::string> env{"PROF_CPU=callgraph", "PROF_MEMORY=0"};
+    if (openresty) env.push_back(openresty_library_path());
+    const RunResult r = run_embed({"10", "burn", "300", "jit"}, env);
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    CHECK(r.err.empty());
+    REQUIRE(r.sysprof_files.size() == 1);
+    const CpuStream cpu = read_cpu_stream(r.sysprof_files[0]);
+    // The spin is a trace started in the loop (line 5 or 6): its samples
+    // name it, then the chunk's caller frames are none (it is the main
+    // chunk), and their native stacks reach the program's main.
+    uint64_t traced = 0, whole = 0;
+    for (const CpuSample &s : cpu.samples) {
+      if (s.vmstate != prof::kVmstTrace || s.stack.empty()) continue;
+      if (s.stack[0] != "TRACE@embed:5" && s.stack[0] != "TRACE@embed:6") continue;
+      traced++;
+      whole += s.host_frames > 3;
+    }
+    CHECK(cpu.samples.size() > 150);
+    CHECK(traced * 10 >= cpu.samples.size() * 6);
+    CHECK(whole * 10 >= traced * 9);
+  }
+}
