@@ -63,13 +63,6 @@ bool accepts(int port) {
   return ok;
 }
 
-// Whether the agent attaches Lua states by itself: it then intercepts the
-// program's luaL_newstate (issue 33).
-bool agent_attaches_lua() {
-  const RunResult nm = run_bare({"nm", "-D", "--defined-only", PROF_AGENT_PATH});
-  return nm.out.find(" luaL_newstate\n") != std::string::npos;
-}
-
 // The lines of `text` matching `re`'s first group, as a number.
 double field(const std::string &text, const std::string &re) {
   std::smatch m;
@@ -80,10 +73,6 @@ double field(const std::string &text, const std::string &re) {
 
 TEST_CASE("haproxy e2e: a Lua service under ab, its Lua lines and frames with no edit",
           "[haproxy]") {
-  if (!agent_attaches_lua()) {
-    std::fprintf(stderr, "SKIPPED: the agent does not attach Lua states by itself yet (issue 33)\n");
-    std::exit(4);
-  }
   TempDir dir("haproxy");
   const int port = free_port();
   std::ofstream(dir / "haproxy.cfg") << "global\n"
