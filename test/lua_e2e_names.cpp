@@ -101,8 +101,13 @@ TEST_CASE("lua e2e names: Lua frames carry their function's name", "[lua]") {
     REQUIRE(out.exit_code == 0);
     CHECK(out.out.find("CFUNC 0x") == std::string::npos);
   }
-  for (const char *command : {"report", "summary"}) {
-    const RunResult out = run_bare({PROF_ANALYZER_PATH, command, r.memprof_files[0]});
+  // (The whole summary: the default one shows the top three stacks alone.)
+  for (const std::vector<std::string> &command :
+       {std::vector<std::string>{"report"}, std::vector<std::string>{"summary", "--full"}}) {
+    std::vector<std::string> argv{PROF_ANALYZER_PATH};
+    argv.insert(argv.end(), command.begin(), command.end());
+    argv.push_back(r.memprof_files[0]);
+    const RunResult out = run_bare(argv);
     REQUIRE(out.exit_code == 0);
     CHECK(out.out.find("CFUNC 0x") == std::string::npos);
     CHECK(out.out.find("make_local (@lua_names.lua:11)") != std::string::npos);
