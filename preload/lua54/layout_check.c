@@ -1,10 +1,11 @@
 #include "layout_check.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include <lauxlib.h>
+
+#include "check_reason.h"
 
 #include "call_walk.h"
 #include "check_nest.h"
@@ -27,14 +28,7 @@ struct Check {
   size_t why_len;
 };
 
-static bool fail(struct Check *c, const char *fmt, ...) {
-  if (c->why[0]) return false; /* keep the first reason */
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(c->why, c->why_len, fmt, ap);
-  va_end(ap);
-  return false;
-}
+#define fail(c, ...) check_reason((c)->why, (c)->why_len, __VA_ARGS__)
 
 /* A mismatch between the mirrored layouts and this interpreter. */
 #define differs(c, ...) fail((c), "internals differ from Lua 5.4.4: " __VA_ARGS__)

@@ -2,12 +2,13 @@
 
 #define _GNU_SOURCE
 #include <dlfcn.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
 #include <lauxlib.h>
+
+#include "check_reason.h"
 
 #include "frame_walk.h"
 #include "lj_build.h"
@@ -46,14 +47,7 @@ struct Check {
 };
 static struct Check *g_check; /* the check the probe reports to */
 
-static bool fail(struct Check *c, const char *fmt, ...) {
-  if (c->why[0]) return false; /* keep the first reason */
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(c->why, c->why_len, fmt, ap);
-  va_end(ap);
-  return false;
-}
+#define fail(c, ...) check_reason((c)->why, (c)->why_len, __VA_ARGS__)
 
 
 static bool read_u64(const void *at, uint64_t *v) { return lj_safe_read(v, at, sizeof *v); }

@@ -1,10 +1,11 @@
 #include "puc_check.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include <lauxlib.h>
+
+#include "check_reason.h"
 
 #include "check_nest.h"
 #include "puc_layout.h"
@@ -27,14 +28,7 @@ struct Check {
   size_t why_len;
 };
 
-static bool fail(struct Check *c, const char *fmt, ...) {
-  if (c->why[0]) return false; /* keep the first reason */
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(c->why, c->why_len, fmt, ap);
-  va_end(ap);
-  return false;
-}
+#define fail(c, ...) check_reason((c)->why, (c)->why_len, __VA_ARGS__)
 
 /* A mismatch between the layout table and this VM. */
 #define differs(c, fmt, ...) \
