@@ -60,8 +60,8 @@ target_compile_definitions(analyzer_tables PRIVATE
   PROF_AGENT_PATH="$<TARGET_FILE:prof>"
   PROF_TABLES_PROGRAM="$<TARGET_FILE:tables_cxx>"
   PROF_TABLES_LUA="${ANALYZER_E2E_DIR}/tables_cpu.lua"
-  PROF_LUA_MODULE_DIR="$<TARGET_FILE_DIR:prof_lua>")
-add_dependencies(analyzer_tables prof-analyze prof prof_lua tables_cxx)
+  PROF_LUA_MODULE_DIR="$<TARGET_FILE_DIR:prof_lua54>")
+add_dependencies(analyzer_tables prof-analyze prof prof_lua54 tables_cxx)
 prof_discover_tests(analyzer_tables)
 
 # Command-line errors, files of other tools, options that do not apply; diff.
@@ -83,6 +83,6 @@ target_compile_definitions(object_types_e2e PRIVATE
   PROF_ANALYZER_PATH="$<TARGET_FILE:prof-analyze>"
   PROF_AGENT_PATH="$<TARGET_FILE:prof>"
   PROF_OBJECT_TYPES_LUA="${ANALYZER_E2E_DIR}/object_types.lua"
-  PROF_LUA_MODULE_DIR="$<TARGET_FILE_DIR:prof_lua>")
-add_dependencies(object_types_e2e prof-analyze prof prof_lua)
+  PROF_LUA_MODULE_DIR="$<TARGET_FILE_DIR:prof_lua54>")
+add_dependencies(object_types_e2e prof-analyze prof prof_lua54)
 prof_discover_tests(object_types_e2e)

@@ -23,9 +23,9 @@ target_compile_definitions(cpu_e2e PRIVATE
   PROF_CPU_AGENT_PATH="$<TARGET_FILE:prof_cpu>"
   PROF_ANALYZER_PATH="$<TARGET_FILE:prof-analyze>"
   PROF_E2E_BIN_DIR="${CMAKE_CURRENT_BINARY_DIR}"
-  PROF_LUA_MODULE_DIR="$<TARGET_FILE_DIR:prof_lua>"
+  PROF_LUA_MODULE_DIR="$<TARGET_FILE_DIR:prof_lua54>"
   PROF_BENCH_DIR="${PROJECT_SOURCE_DIR}/scripts/bench")
-add_dependencies(cpu_e2e prof prof_cpu prof-analyze prof_lua cpu_burn cpu_alloc cpu_toyvm cpu_own_signal
+add_dependencies(cpu_e2e prof prof_cpu prof-analyze prof_lua54 cpu_burn cpu_alloc cpu_toyvm cpu_own_signal
                  cpu_other_stacks cpu_clock cpu_blocked)
 # Rates are measured in CPU time, so a loaded machine slows them down but
 # does not skew them; still, they run alone.

@@ -10,5 +10,5 @@ target_compile_definitions(install_e2e PRIVATE
   PROF_CTL_PROGRAM="$<TARGET_FILE:ctl_prog>"
   # XXX: agent_run.cpp's run_under_agent needs it; these tests call run_bare only.
   PROF_AGENT_PATH="")
-add_dependencies(install_e2e prof prof_cpu prof-analyze prof_lua prof_luajit ctl_prog)
+add_dependencies(install_e2e prof prof_cpu prof-analyze prof_lua54 prof_luajit ctl_prog)
 prof_discover_tests(install_e2e TEST_PREFIX "install: ")

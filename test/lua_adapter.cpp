@@ -11,7 +11,6 @@
 #include <sys/time.h>
 #include <vector>
 
-#include "lua54_layout.h"
 #include "lua_host.h"
 
 namespace {
@@ -137,14 +136,33 @@ namespace {
 // copied its result's value (2.5) over its function slot but not yet the tag,
 // and records the guest stack there, as a signal landing then would. Then
 // finishes the stack as it was.
+// Lua 5.4.4's lua_State and CallInfo up to the fields it moves: a stack
+// slot is a value, then its tag.
+struct Slot54 {
+  void *value;
+  unsigned char tt;
+};
+struct CallInfo54 {
+  Slot54 *func;
+};
+struct State54 {
+  void *next;
+  unsigned char tt, marked, status, allowhook;
+  unsigned short nci;
+  Slot54 *top;
+  void *l_G;
+  CallInfo54 *ci;
+};
+
 int half_return(lua_State *L) {
   probe(L);
   lua_pushnumber(L, 2.5);
-  L54StackValue *func = l54_state(L)->ci->func;
-  const L54Value whole = func->val.value_;
-  func->val.value_ = l54_state(L)->top[-1].val.value_;
+  State54 *state = reinterpret_cast<State54 *>(L);
+  Slot54 *func = state->ci->func;
+  void *const whole = func->value;
+  func->value = state->top[-1].value;
   probe(L);
-  func->val.value_ = whole;
+  func->value = whole;
   return 1;
 }
 

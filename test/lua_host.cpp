@@ -75,7 +75,7 @@ bool frame_plausible(const prof_guest_frame &f, int chunk_lines) {
   if (f.type == PROF_FRAME_CFUNC) return g_cfuncs.count(f.addr) != 0;
   if (f.type != PROF_FRAME_LFUNC) return false;
   auto it = g_lfuncs.find(f.addr);
-  // Line 0: the frame is being replaced by a tail call (call_walk.h).
+  // Line 0: the frame is being replaced by a tail call (puc_walk.h).
   return it != g_lfuncs.end() &&
          (f.line == 0 || (f.line >= it->second.line && f.line <= uint64_t(chunk_lines)));
 }

@@ -121,7 +121,7 @@ TEST_CASE("lua: remembered walks name exactly a fresh walk's frames, changed cal
 
 // A coroutine resumed in turn by two OS threads (one at a time), each with
 // its own remembered walk: between two walks of one thread, the other pops
-// and pushes frames of the coroutine and marks them (call_walk.h); the
+// and pushes frames of the coroutine and marks them (puc_walk.h); the
 // coroutine then allocates below frames at the same places from another
 // caller (via_b where this thread last saw via_a).
 TEST_CASE("lua: remembered walks name exactly a fresh walk's frames, two threads", "[lua]") {

@@ -1,27 +1,34 @@
-# The PUC Lua adapters (5.1 to 5.4) attached as the agent attaches them
-# (prof_adapter_attach), in a host linked against each release's shared
-# liblua5.x.so.0 that stands in for the agent.
-foreach(release 5.1 5.2 5.3 5.4)
+# A host linked against release's shared liblua5.x.so.0 that stands in for
+# the agent (the adapter binds to its prof_register_guest & co), running the
+# tests of source with that release's adapter.
+function(add_puc_host_test target source release)
   string(REPLACE "." "" v ${release})
-  pkg_check_modules(LUA${v}_SHARED REQUIRED IMPORTED_TARGET lua${release})
-  if(v STREQUAL "54")
-    set(adapter prof_lua)
-  else()
-    set(adapter prof_lua${v})
-  endif()
-  set(target puc_attach_tests_${v})
-  add_executable(${target} puc_attach.cpp lua_host.cpp)
+  add_executable(${target} ${source} lua_host.cpp)
   target_link_libraries(${target} PRIVATE test_main PkgConfig::LUA${v}_SHARED ${CMAKE_DL_LIBS})
   target_include_directories(${target} PRIVATE ${PROJECT_SOURCE_DIR}/preload/include
     ${PROJECT_SOURCE_DIR}/preload/puc)
   target_compile_options(${target} PRIVATE -include ${CMAKE_CURRENT_SOURCE_DIR}/puc_host_compat.h)
   target_compile_definitions(${target} PRIVATE
-    PROF_LUA_ADAPTER="$<TARGET_FILE:${adapter}>"
-    PROF_LUA_MODULE_DIR="$<TARGET_FILE_DIR:${adapter}>")
-  # The adapter binds to this host's prof_register_guest & co.
+    PROF_LUA_ADAPTER="$<TARGET_FILE:prof_lua${v}>"
+    PROF_LUA_MODULE_DIR="$<TARGET_FILE_DIR:prof_lua${v}>"
+    PROF_LUA_TEST_DIR="${CMAKE_CURRENT_SOURCE_DIR}/e2e")
   set_target_properties(${target} PROPERTIES ENABLE_EXPORTS ON)
-  add_dependencies(${target} ${adapter})
+  add_dependencies(${target} prof_lua${v})
   prof_discover_tests(${target} TEST_PREFIX "lua${release} ")
+endfunction()
+
+foreach(release 5.1 5.2 5.3 5.4)
+  string(REPLACE "." "" v ${release})
+  pkg_check_modules(LUA${v}_SHARED REQUIRED IMPORTED_TARGET lua${release})
+  # The adapters attached as the agent attaches them (prof_adapter_attach).
+  add_puc_host_test(puc_attach_tests_${v} puc_attach.cpp ${release})
+endforeach()
+
+# Remembered walks against fresh ones (lua_recall.cpp, as for 5.4 in
+# lua.cmake), for the older releases that mark frames (5.1 has no status bit).
+foreach(release 5.2 5.3)
+  string(REPLACE "." "" v ${release})
+  add_puc_host_test(puc_recall_tests_${v} lua_recall.cpp ${release})
 endforeach()
 
 # Each 5.1-5.3 adapter end to end on Debian's stock lua5.x under libprof.so.

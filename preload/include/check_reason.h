@@ -1,6 +1,6 @@
 /*
 ** check_reason.h: the one-line reason a guest adapter's layout check gives
-** for a mismatch (preload/luajit/, preload/lua54/, preload/puc/). Not part
+** for a mismatch (preload/luajit/, preload/puc/). Not part
 ** of the agent's API.
 **
 ** Invariants callers rely on: the first reason is kept, later ones are

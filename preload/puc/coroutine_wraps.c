@@ -83,12 +83,39 @@ static int coroutine_wrap(lua_State *L) {
   return 1;
 }
 
+#if LUA_VERSION_NUM >= 504
+/* coroutine.close(co): as the standard one (lcorolib.c's luaB_close and
+** auxstatus), with co tracked while its __close handlers run. */
+static int coroutine_close(lua_State *L) {
+  lua_State *co = lua_tothread(L, 1);
+  luaL_argexpected(L, co, 1, "thread");
+  const char *busy = NULL; /* the state that forbids closing it */
+  lua_Debug ar;
+  if (co == L)
+    busy = "running";
+  else if (lua_status(co) == LUA_OK && lua_getstack(co, 0, &ar))
+    busy = "normal";
+  if (busy) return luaL_error(L, "cannot close a %s coroutine", busy);
+  if (coroutine_reset_tracked(co) == LUA_OK) {
+    lua_pushboolean(L, 1);
+    return 1;
+  }
+  lua_pushboolean(L, 0);
+  lua_xmove(co, L, 1); /* the error */
+  return 2;
+}
+#endif
+
 void coroutine_wraps_install(lua_State *L, int idx) {
   idx = lua_absindex(L, idx);
   lua_pushcfunction(L, coroutine_resume);
   lua_setfield(L, idx, "resume");
   lua_pushcfunction(L, coroutine_wrap);
   lua_setfield(L, idx, "wrap");
+#if LUA_VERSION_NUM >= 504
+  lua_pushcfunction(L, coroutine_close);
+  lua_setfield(L, idx, "close");
+#endif
   /* The others are named by the scan of the loaded modules; this one is
   ** reachable only through the functions coroutine.wrap returns. */
   if (prof_guest_cfunc_symbol)

@@ -1,6 +1,6 @@
 /*
-** coroutine_wraps.h: coroutine.resume and coroutine.wrap as the standard
-** ones (lcorolib.c's, 5.1 to 5.4), each resume made through the adapter's
+** coroutine_wraps.h: coroutine.resume and coroutine.wrap (and 5.4's
+** coroutine.close) as the standard ones (lcorolib.c's, 5.1 to 5.4), each resume made through the adapter's
 ** tracked resume, so that a walk knows which coroutine runs on the thread
 ** (the PUC Lua adapters have no other way to tell).
 */
@@ -18,7 +18,7 @@ int coroutine_resume_tracked(lua_State *co, lua_State *from, int narg, int *nres
 int coroutine_reset_tracked(lua_State *co);
 #endif
 
-/* Replaces resume and wrap in the coroutine table at idx. */
+/* Replaces resume, wrap (and close) in the coroutine table at idx. */
 void coroutine_wraps_install(lua_State *L, int idx);
 
 #endif /* PROF_PUC_COROUTINE_WRAPS_H */

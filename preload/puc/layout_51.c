@@ -120,5 +120,9 @@ const struct PucLayout puc_layout = {
     .global_allgc = offsetof(M51Global, rootgc),
     .alloc_tagged = false,
     .alloc_upvalue = 0,
+    .cist_walked = 0,
+    .global_gcstopem = PUC_NONE,
+    .global_gckind = PUC_NONE,
+    .global_gcstate = PUC_NONE,
     .extra_stack = 5,
 };

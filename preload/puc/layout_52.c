@@ -111,6 +111,7 @@ const struct PucLayout puc_layout = {
     .ci_size = sizeof(M52CallInfo),
     .ci_func = offsetof(M52CallInfo, func),
     .ci_previous = offsetof(M52CallInfo, previous),
+    .ci_next = offsetof(M52CallInfo, next),
     .ci_savedpc = offsetof(M52CallInfo, u.l.savedpc),
     .ci_callstatus = offsetof(M52CallInfo, callstatus),
     .callstatus_bytes = 1,
@@ -145,5 +146,9 @@ const struct PucLayout puc_layout = {
     .global_allgc = offsetof(M52Global, allgc),
     .alloc_tagged = true,
     .alloc_upvalue = LUA_NUMTAGS + 1,
+    .cist_walked = 1 << 7,
+    .global_gcstopem = PUC_NONE,
+    .global_gckind = PUC_NONE,
+    .global_gcstate = PUC_NONE,
     .extra_stack = 5,
 };

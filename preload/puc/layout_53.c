@@ -98,6 +98,7 @@ const struct PucLayout puc_layout = {
     .ci_size = sizeof(M53CallInfo),
     .ci_func = offsetof(M53CallInfo, func),
     .ci_previous = offsetof(M53CallInfo, previous),
+    .ci_next = offsetof(M53CallInfo, next),
     .ci_savedpc = offsetof(M53CallInfo, u.l.savedpc),
     .ci_callstatus = offsetof(M53CallInfo, callstatus),
     .callstatus_bytes = 2,
@@ -132,5 +133,9 @@ const struct PucLayout puc_layout = {
     .global_allgc = offsetof(M53Global, allgc),
     .alloc_tagged = true,
     .alloc_upvalue = 0,
+    .cist_walked = 1 << 15,
+    .global_gcstopem = PUC_NONE,
+    .global_gckind = PUC_NONE,
+    .global_gcstate = PUC_NONE,
     .extra_stack = 5,
 };

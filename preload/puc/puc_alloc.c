@@ -61,7 +61,7 @@ unsigned puc_object_type(const void *ptr, size_t osize) {
 static void *profiling_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
   struct PucAlloc *pa = ud;
   struct PucSlot *s = &puc_slot;
-  if (s->main != pa->main) puc_thread_runs(pa->main);
+  if (__builtin_expect(s->main != pa->main, 0)) puc_thread_runs(pa->main);
   if (pa->candidate) {
     const void *head = puc_ptr(pa->global, LAY.global_allgc);
     if (head == pa->candidate && puc_byte(head, LAY.gc_tt) == LAY.proto_tag)
@@ -69,7 +69,10 @@ static void *profiling_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
     pa->candidate = NULL;
   }
   if (pa->npending) publish_ready(pa);
-  if (ptr && nsize == 0 && osize == LAY.proto_size) forget_pending(pa, ptr);
+  if (ptr && nsize == 0 && osize == LAY.proto_size) {
+    forget_pending(pa, ptr);
+    puc_walk_protos_freed();
+  }
   const int typed = pa->typing && nsize != 0;
   if (typed) prof_guest_object_type(puc_object_type(ptr, osize));
   s->in_alloc++;
@@ -92,8 +95,9 @@ void puc_alloc_start(struct PucAlloc *pa, lua_State *L, lua_State *main, int typ
   pa->orig = lua_getallocf(L, &pa->orig_ud);
   lua_setallocf(L, profiling_alloc, pa);
   /* XXX: the full collection sweeps dead objects first: a dead prototype
-  ** still on the list may point at an already freed source string. */
-  lua_gc(L, LUA_GCCOLLECT, 0);
+  ** still on the list may point at an already freed source string. 5.4
+  ** refuses it (-1) while a finalizer runs; then nothing is named now. */
+  if (lua_gc(L, LUA_GCCOLLECT, 0) < 0) return;
   for (const void *o = puc_ptr(pa->global, LAY.global_allgc); o; o = puc_ptr(o, 0)) {
     if (puc_byte(o, LAY.gc_tt) != LAY.proto_tag) continue;
     if (puc_ptr(o, LAY.proto_code))

@@ -1,5 +1,5 @@
 /*
-** puc_alloc.h: the allocator wrapper of a 5.1-5.3 universe. It publishes
+** puc_alloc.h: the allocator wrapper of a 5.1-5.4 universe. It publishes
 ** every Lua function prototype to the agent (prof_guest_symbol: address,
 ** chunk name, first line) before it can run, tells the agent each new
 ** block's object type, marks the thread's slot while the real allocator
@@ -17,7 +17,9 @@
 **
 ** Invariants callers rely on: publishing runs in normal context, never in a
 ** signal handler; a pending prototype freed before it was named is
-** forgotten. Lua 5.1's allocator is not told object types: none is set.
+** forgotten, and any free of a block of a prototype's size invalidates
+** the cached lines (puc_walk.h). Lua 5.1's allocator is not told object
+** types: none is set.
 */
 #ifndef PROF_PUC_ALLOC_H
 #define PROF_PUC_ALLOC_H

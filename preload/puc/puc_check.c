@@ -8,6 +8,7 @@
 #include "check_reason.h"
 
 #include "check_nest.h"
+#include "collector_check.h"
 #include "puc_layout.h"
 #include "puc_walk.h"
 
@@ -24,6 +25,7 @@ struct Check {
   bool proto_size_differs;
   const void *candidate;  /* 5.1: as puc_alloc.c */
   int probes, tails_seen;
+  struct CollectorWatch collector; /* where the release tells when it collects */
   char *why;
   size_t why_len;
 };
@@ -53,6 +55,7 @@ static void *checking_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
       c->protos_seen++;
     c->candidate = NULL;
   }
+  if (ptr && nsize == 0 && LAY.global_gcstopem != PUC_NONE) collector_watch_free(&c->collector);
   void *block = c->orig(c->orig_ud, ptr, osize, nsize);
   if (!ptr && block) {
     if (LAY.alloc_tagged && osize == LAY.proto_tag) {
@@ -90,8 +93,20 @@ static bool compare_walk(struct Check *c, lua_State *L) {
                       .closures = closures, .tails = tails};
   puc_walk_state(&w, L, true);
   const struct NestWalk seen = {frames, closures, tails, w.n};
-  return check_nest_compare(L, &seen, proto_matches, c, LAY.release, &c->tails_seen, c->why,
-                            c->why_len);
+  if (!check_nest_compare(L, &seen, proto_matches, c, LAY.release, &c->tails_seen, c->why,
+                          c->why_len))
+    return false;
+  if (c->all_safe) { /* proven readable: the direct reads must agree */
+    struct prof_guest_frame direct[kMaxFrames];
+    struct PucWalk d = {.clean_point = true, .frames = direct, .max = kMaxFrames,
+                        .steps_left = kMaxFrames + 64};
+    puc_walk_state(&d, L, true);
+    for (int i = 0; i < w.n; i++)
+      if (d.n != w.n || direct[i].type != frames[i].type || direct[i].addr != frames[i].addr ||
+          direct[i].line != frames[i].line)
+        return differs(c, "direct and checked reads at level %d", i);
+  }
+  return true;
 }
 
 static int probe(lua_State *L) {
@@ -136,13 +151,40 @@ static bool check_global(struct Check *c, lua_State *L) {
   return newest_first || differs(c, "object list");
 }
 
+static int walked_mark(lua_State *L) {
+  lua_pushboolean(L, (puc_status(puc_ptr(L, LAY.state_ci)) & LAY.cist_walked) != 0);
+  return 1;
+}
+
+/* The remembered walk's mark (puc_walk.h) on the CallInfo the next call
+** from here reuses: the push must clear it. */
+static bool mark_check(struct Check *c, lua_State *L) {
+  char *here = (char *)puc_ptr(L, LAY.state_ci);
+  lua_pushcfunction(L, walked_mark);
+  lua_call(L, 0, 1); /* here's next CallInfo exists from now on */
+  const bool fresh = !lua_toboolean(L, -1);
+  lua_pop(L, 1);
+  char *next = (char *)puc_ptr(here, LAY.ci_next);
+  if (!fresh || !next) return differs(c, "the status bit %#x is in use", LAY.cist_walked);
+  puc_set_status(next, puc_status(next) | LAY.cist_walked);
+  lua_pushcfunction(L, walked_mark);
+  lua_call(L, 0, 1);
+  const bool cleared = !lua_toboolean(L, -1);
+  lua_pop(L, 1);
+  return cleared || differs(c, "a call keeps the status bit %#x", LAY.cist_walked);
+}
+
 /* The checks, as a C function run under lua_pcall: argument 1 is the Check. */
 static int run_checks(lua_State *L) {
   struct Check *c = lua_touserdata(L, 1);
   const int top = lua_gettop(L);
   bool ok = run_nest(c, L);
   lua_settop(L, top);
-  ok = ok && check_global(c, L);
+  ok = ok && (!LAY.cist_walked || mark_check(c, L)) && check_global(c, L);
+#if LUA_VERSION_NUM >= 504
+  ok = ok && (LAY.global_gcstopem == PUC_NONE ||
+              collector_check(&c->collector, L, c->why, c->why_len));
+#endif
   lua_pushboolean(L, ok);
   return 1;
 }
@@ -160,6 +202,7 @@ bool puc_check(lua_State *L, char *why, size_t why_len) {
   if (LAY.state_size > sizeof st || !read_mirror(&c, st, L, LAY.state_size))
     return differs(&c, "lua_State");
   c.g = puc_ptr(st, LAY.state_l_G);
+  c.collector.g = c.g;
   c.orig = lua_getallocf(L, &c.orig_ud);
   /* XXX: in protected mode, so that an error (out of memory) cannot leave
   ** the checking allocator installed with c gone. */

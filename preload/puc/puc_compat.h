@@ -1,9 +1,8 @@
 /*
 ** puc_compat.h: the few Lua C API calls the adapter's shared files use that
 ** Lua 5.1 or 5.2 spells differently or lacks, given their 5.3/5.4 meaning.
-** Force-included (-include) into every file of a 5.1-5.3 adapter, among
-** them the Lua 5.4 adapter's files the family shares; in a 5.3/5.4 build it
-** adds nothing but puc_resume.
+** Force-included (-include) into every file of each adapter (5.1 to 5.4);
+** in a 5.3/5.4 build it adds nothing but puc_resume.
 */
 #ifndef PROF_PUC_COMPAT_H
 #define PROF_PUC_COMPAT_H

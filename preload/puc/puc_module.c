@@ -1,10 +1,10 @@
 /*
-** puc_module.c: what the Lua 5.1, 5.2 and 5.3 adapters' entries
+** puc_module.c: what the Lua 5.1 to 5.4 adapters' entries
 ** (adapter_entry.h: the module `prof_lua`, `lua5.x -l prof_lua` or require,
 ** and the agent's prof_adapter_attach) do on such a universe: the layout
 ** check, then the allocator wrapper (names prototypes, object types, marks
-** the running universe), tracked coroutines, named C functions and the
-** guest backtracer.
+** the running universe), tracked coroutines, named C functions, and the
+** guest backtracer and its stack recaller.
 */
 #include <stdint.h>
 #include <stdlib.h>
@@ -20,6 +20,7 @@
 #include "puc_backtracer.h"
 #include "puc_check.h"
 #include "puc_threads.h"
+#include "puc_walk.h"
 #include "universes.h"
 
 /* One per universe, anchored in its registry; its __gc runs at lua_close. */
@@ -79,6 +80,8 @@ static void register_guest(void) {
   if (registered) return;
   registered = 1;
   prof_register_guest(puc_backtrace, NULL);
+  if (puc_walk_can_remember() && prof_register_guest_stack_recall)
+    prof_register_guest_stack_recall(puc_recall, NULL);
 }
 
 const struct AdapterOps adapter_ops = {

@@ -1,6 +1,7 @@
 #include "puc_threads.h"
 
 #include <stdint.h>
+#include <sys/mman.h>
 
 #include <lauxlib.h>
 
@@ -13,6 +14,20 @@ __thread struct PucSlot puc_slot __attribute__((tls_model("initial-exec")));
 /* XXX: the slot is read by this thread's own signal handlers, so a compiler
 ** barrier orders its writes; no other thread ever reads it. */
 #define SIGNAL_FENCE() __atomic_signal_fence(__ATOMIC_SEQ_CST)
+
+static void *map_zeroed(size_t size) {
+  void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  return p == MAP_FAILED ? NULL : p;
+}
+
+void puc_thread_runs(lua_State *main) {
+  struct PucSlot *s = &puc_slot;
+  if (main && !s->cache) s->cache = map_zeroed(sizeof(struct LineCache));
+  if (main && !s->trail && puc_walk_can_remember()) s->trail = map_zeroed(sizeof(struct WalkTrail));
+  SIGNAL_FENCE();
+  s->main = main;
+  SIGNAL_FENCE();
+}
 
 /* The main thread of the universe of L (PUC_MAIN_KEY, set when it starts). */
 static lua_State *main_of(lua_State *L) {
@@ -46,3 +61,18 @@ int coroutine_resume_tracked(lua_State *co, lua_State *from, int narg, int *nres
   SIGNAL_FENCE();
   return status;
 }
+
+#if LUA_VERSION_NUM >= 504
+int coroutine_reset_tracked(lua_State *co) {
+  struct PucSlot *s = &puc_slot;
+  struct ResumeLink link = {co, s->top};
+  SIGNAL_FENCE();
+  s->top = &link;
+  SIGNAL_FENCE();
+  const int status = lua_resetthread(co);
+  SIGNAL_FENCE();
+  s->top = link.prev;
+  SIGNAL_FENCE();
+  return status;
+}
+#endif

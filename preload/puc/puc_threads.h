@@ -1,10 +1,11 @@
 /*
-** puc_threads.h: which lua_State runs on this OS thread. Lua 5.1-5.3 have
+** puc_threads.h: which lua_State runs on this OS thread. Lua 5.1-5.4 have
 ** no "current thread" pointer, so the adapter keeps one per OS thread: the
 ** main thread of the universe that ran last here (its allocator marks it:
 ** several universes on one thread are each walked as themselves), plus a
 ** stack of the coroutines resumed through the adapter's coroutine.resume
-** and coroutine.wrap, innermost on top.
+** and coroutine.wrap (and 5.4's coroutine.close), innermost on top; and the
+** thread's line cache and remembered walk (puc_walk.h).
 **
 ** Invariants callers rely on:
 ** - The slot is initial-exec TLS: reading it is a plain load, safe in a
@@ -28,21 +29,23 @@
 #define PUC_MAIN_KEY "prof_lua.main"
 
 
+struct LineCache;
+struct WalkTrail;
+
 struct PucSlot {
-  lua_State *main;        /* the universe that ran last on this thread, or NULL */
-  struct ResumeLink *top; /* innermost coroutine resumed through the adapter */
-  int in_alloc;           /* > 0 while a universe's allocator runs */
-  int walking;            /* > 0 while a walk runs on this thread */
+  lua_State *main;         /* the universe that ran last on this thread, or NULL */
+  struct ResumeLink *top;  /* innermost coroutine resumed through the adapter */
+  int in_alloc;            /* > 0 while a universe's allocator runs */
+  int walking;             /* > 0 while a walk runs on this thread */
+  struct LineCache *cache; /* this thread's line cache (mmap'ed), or NULL */
+  struct WalkTrail *trail; /* this thread's last allocation-side walk (mmap'ed), or NULL */
 };
 
 extern __thread struct PucSlot puc_slot __attribute__((tls_model("initial-exec")));
 
-/* Makes main the universe running on this thread. */
-static inline void puc_thread_runs(lua_State *main) {
-  __atomic_signal_fence(__ATOMIC_SEQ_CST);
-  puc_slot.main = main;
-  __atomic_signal_fence(__ATOMIC_SEQ_CST);
-}
+/* Makes main the universe running on this thread (NULL: none). No Lua
+** API: it runs in the allocator too. */
+void puc_thread_runs(lua_State *main);
 
 /* A coroutine the program resumes itself, with lua_resume from C: the
 ** agent reports the call (prof_adapter_resume_enter and _leave,
