@@ -300,6 +300,26 @@ struct Burn {
   RunResult run;
   CpuStream samples;
 };
+// The samples of a folded profile (prof-analyze folded), and those whose
+// root is _start (none at a raw address) and that reach main with a frame
+// of `script`.
+struct Whole {
+  uint64_t all = 0, rooted = 0, whole = 0;
+};
+Whole whole_stacks(const std::string &folded, const std::string &script) {
+  Whole w;
+  std::istringstream lines(folded);
+  for (std::string line; std::getline(lines, line);) {
+    const uint64_t n = std::stoull(line.substr(line.rfind(' ') + 1));
+    w.all += n;
+    if (line.rfind("_start;", 0) != 0) continue;
+    w.rooted += n;
+    if (line.find(";main;") != std::string::npos && line.find(script) != std::string::npos)
+      w.whole += n;
+  }
+  return w;
+}
+
 Burn burn_sampled(const std::string &mode, const std::string &jit, const std::string &hot) {
   INFO(mode);
   Burn b{run_sampled(mode, {kBurn, jit, "0.6"}), {}};
@@ -393,16 +413,38 @@ TEST_CASE("luajit e2e: with the JIT on, burn's trace holds most samples, numbere
       with_caller += c.vmstate == prof::kVmstTrace && c.stack.size() >= 2 &&
                      c.stack[1] == "luajit_burn.lua:9";
     CHECK(with_caller > s.in_state(prof::kVmstTrace) * 9 / 10);
-    uint64_t whole = 0, all = 0;
-    std::istringstream lines(folded);
-    for (std::string line; std::getline(lines, line);) {
-      const uint64_t n = std::stoull(line.substr(line.rfind(' ') + 1));
-      all += n;
-      if (line.find(";main;") != std::string::npos && line.find("luajit_burn.lua") != std::string::npos)
-        whole += n;
-    }
+    const Whole w = whole_stacks(folded, "luajit_burn.lua");
     INFO(folded);
-    CHECK(whole * 100 >= all * 95);
+    CHECK(w.whole * 100 >= w.all * 95);
+  }
+}
+
+TEST_CASE("luajit e2e: samples in trace exits and in the interpreter's helpers keep their Lua "
+          "frames and reach main", "[luajit]") {
+  use_module();
+  for (const char *script : {"luajit_exits.lua", "luajit_helpers.lua"}) {
+    INFO(script);
+    const RunResult r = run_sampled("callgraph", {PROF_LUAJIT_TEST_DIR "/" + std::string(script), "0.6"});
+    CHECK(r.out == "true\n");
+    const CpuStream s = cpu_of(r);
+    REQUIRE(s.samples.size() > 100);
+    const std::string folded = analyze("folded " + r.sysprof_files[0]);
+    INFO(folded);
+    const Whole w = whole_stacks(folded, script);
+    // The exit handler and the helpers lower the stack pointer below the
+    // interpreter's frame, which its unwind table does not say: the walk
+    // steps to the frame (trace_step.h), never to a stale return address.
+    CHECK(w.rooted == w.all);
+    CHECK(w.whole * 100 >= w.all * 95);
+    if (std::string(script) != "luajit_exits.lua") continue;
+    // The VM restoring a trace's exit still runs exits(): its samples say
+    // EXIT and keep its frames.
+    uint64_t exit_with_lua = 0;
+    for (const CpuSample &c : s.samples)
+      exit_with_lua += c.vmstate == prof::kVmstExit && !c.stack.empty() &&
+                       c.stack[0].find("luajit_exits.lua:") != std::string::npos;
+    CHECK(s.in_state(prof::kVmstExit) > s.samples.size() / 20);
+    CHECK(exit_with_lua * 10 >= s.in_state(prof::kVmstExit) * 9);
   }
 }
 

@@ -349,10 +349,12 @@ int rule_walk(CallSite at, uint64_t pc, uint64_t *ips, int max, SignalWalkCache 
     }
     const bool no_table = rule.cfa == UnwindRule::kNoTable;
     uint64_t vm_pc, vm_sp;
-    if (no_table && jit_step && jit_steps_left-- > 0 && jit_step(at.ip, at.sp, &vm_pc, &vm_sp) &&
+    if (jit_step && jit_steps_left > 0 && jit_step(at.ip, at.sp, !no_table, &vm_pc, &vm_sp) &&
         vm_sp >= at.sp && vm_sp < stack_hi) {
-      // The JIT code runs in the VM's frame: it is that frame, at vm_pc, and
-      // the walk goes on from there (the guest names the code it ran).
+      // The JIT code (or VM code that lowered its stack) runs in the VM's
+      // frame: it is that frame, at vm_pc, and the walk goes on from there
+      // (the guest names the code it ran).
+      jit_steps_left--;
       if (n > 0 && ips[n - 1] == at.ip) n--;
       at.ip = vm_pc, at.sp = vm_sp;
       pc = vm_pc;

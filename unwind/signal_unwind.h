@@ -75,7 +75,7 @@ class SignalUnwind {
   // A guest VM's step through its JIT code (libprof.h, prof_guest_jit_step):
   // the rule walk asks it at code no table covers before stepping by the
   // frame pointer. Set once, before sampling reads it.
-  using JitStep = int (*)(uint64_t pc, uint64_t sp, uint64_t *vm_pc, uint64_t *vm_sp);
+  using JitStep = int (*)(uint64_t pc, uint64_t sp, int covered, uint64_t *vm_pc, uint64_t *vm_sp);
   static void set_jit_step(JitStep step);
 };
 

@@ -53,10 +53,11 @@ void put_sample(SpanWriter &out, const SampleSlot &s, uint8_t vmstate, int guest
                        Span<uint64_t>(s.ips, size_t(host)));
     return;
   }
-  // XXX: sysprof's GC sample has no guest stack: one that keeps the stack
-  // the collector interrupted is a guest sample labelled GC (ext.h).
-  if (vmstate == kVmstGc && guest > 0) {
-    put_ext(out, ext::VmState{kVmstGc});
+  // XXX: sysprof's samples in the VM's own states (GC, a trace exit, the
+  // JIT compiler's) have no guest stack: one that keeps the stack the VM
+  // interrupted is a guest sample labelled with that state (ext.h).
+  if (!vmstate_has_guest(vmstate) && guest > 0) {
+    put_ext(out, ext::VmState{vmstate});
     vmstate = kVmstLfunc;
   }
   put_sysprof_stacks(out, vmstate, Span<prof_guest_frame>(s.guest, size_t(guest)),

@@ -191,10 +191,16 @@ int prof_guest_vm_function(uint64_t pc, const char *name);
 ** (which a table covers) and *vm_sp to the stack pointer that code had when
 ** it entered the JIT code, and returns 1; 0 when pc is not its code. The
 ** host stack of a CPU sample then shows the VM's frame (at *vm_pc) in place
-** of the JIT code, and goes on to its callers instead of ending there. Called in signal handlers:
-** async-signal-safe, no lock, no allocation, every read checked.
+** of the JIT code, and goes on to its callers instead of ending there.
+** It is asked about every frame: covered says a table covers pc. In its
+** VM's own code the step corrects frames whose stack pointer is not where
+** the table says the VM keeps it (LuaJIT's trace exit handler lowers it
+** by the registers it saves), and returns 0 for the others, which the table
+** steps. Called in signal handlers: async-signal-safe, no lock, no
+** allocation, every read checked.
 */
-typedef int (*prof_guest_jit_step)(uint64_t pc, uint64_t sp, uint64_t *vm_pc, uint64_t *vm_sp);
+typedef int (*prof_guest_jit_step)(uint64_t pc, uint64_t sp, int covered, uint64_t *vm_pc,
+                                   uint64_t *vm_sp);
 void prof_register_guest_jit_step(prof_guest_jit_step step);
 
 /*

@@ -80,8 +80,9 @@ struct LjLayout {
   uint16_t pt_sizebc, pt_sizept, pt_chunkname, pt_firstline, pt_numline, pt_lineinfo, pt_size;
   uint16_t pt_k, pt_sizekgc; /* its constants: GC ones (nested prototypes) below k, a ref each */
   uint16_t T_startpt, T_startpc, T_traceno, T_size;
-  uint16_t T_szmcode, T_mcode, T_spadjust; /* its machine code (uint32_t, a pointer), its stack */
+  uint16_t T_szmcode, T_mcode; /* its machine code: size (uint32_t), start (a pointer) */
   uint16_t cf_L, cf_pc; /* a cframe's lua_State and saved PC (ref wide) */
+  uint16_t cf_prev;     /* the cframe it was entered from (a pointer, with flag bits) */
 };
 
 /* The interpreter's registers (x86_64, System V): it keeps its frame base,
@@ -90,12 +91,6 @@ struct LjLayout {
 #define LJ_REG_BASE REG_RDX
 #define LJ_REG_PC REG_RBX
 #define LJ_REG_DISPATCH REG_R14
-
-/* What the interpreter puts below its frame before it jumps to a trace's
-** code: r12 and r13, saved in 16 bytes (BC_JLOOP, POSIX x86_64, in
-** vm_x64.dasc and vm_x86.dasc alike). A trace's code then lowers the stack
-** pointer by its spadjust. */
-#define LJ_TRACE_ENTRY_SAVE 16
 
 /* XXX: the offsets are offsetof() of LuaJIT 2.1's own headers (lj_obj.h,
 ** lj_jit.h, lj_frame.h), compiled for x86_64 with and without GC64; the
@@ -111,8 +106,8 @@ static const struct LjLayout lj_layout_gc64 = {
     .pt_sizebc = 12, .pt_sizept = 56, .pt_chunkname = 64, .pt_firstline = 72, .pt_numline = 76,
     .pt_lineinfo = 80, .pt_size = 104, .pt_k = 32, .pt_sizekgc = 48,
     .T_startpt = 64, .T_startpc = 72, .T_traceno = 104, .T_size = 106,
-    .T_szmcode = 84, .T_mcode = 88, .T_spadjust = 102,
-    .cf_L = 16, .cf_pc = 24,
+    .T_szmcode = 84, .T_mcode = 88,
+    .cf_L = 16, .cf_pc = 24, .cf_prev = 32,
 };
 static const struct LjLayout lj_layout_ref32 = {
     .ref = 4, .fr2 = 0, .tag_shift = 32, .link_shift = 32, .fn_tagged = 0,
@@ -123,8 +118,8 @@ static const struct LjLayout lj_layout_ref32 = {
     .pt_sizebc = 8, .pt_sizept = 32, .pt_chunkname = 40, .pt_firstline = 44, .pt_numline = 48,
     .pt_lineinfo = 52, .pt_size = 64, .pt_k = 16, .pt_sizekgc = 24,
     .T_startpt = 48, .T_startpc = 52, .T_traceno = 80, .T_size = 82,
-    .T_szmcode = 60, .T_mcode = 64, .T_spadjust = 78,
-    .cf_L = 24, .cf_pc = 28,
+    .T_szmcode = 60, .T_mcode = 64,
+    .cf_L = 24, .cf_pc = 28, .cf_prev = 32,
 };
 /* The largest _size of either: room for a checked copy of any object. */
 #define LJ_COPY_MAX 112

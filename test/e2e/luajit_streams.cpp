@@ -156,17 +156,22 @@ CpuStream read_cpu_stream(const std::string &path) {
     prof::SysprofSample s;
     prof::ext::TraceSample trace{};  // the next sample's (ext.h, trace-sample), if traced
     bool traced = false;
+    int relabel = -1;  // the next sample's state (ext.h, vm-state), if labelled
     while (reader.next(s)) {
       if (s.record == prof::SysprofRecord::Symbol) names.add(s.symbol);
       if (s.record == prof::SysprofRecord::Ext) {
         if (const auto *t = std::get_if<prof::ext::TraceSample>(&s.ext)) trace = *t, traced = true;
+        if (const auto *v = std::get_if<prof::ext::VmState>(&s.ext)) relabel = int(v->vmstate);
       }
       if (s.record != prof::SysprofRecord::Sample) continue;
       if (traced) {
         s.vmstate = prof::kVmstTrace;
         s.traceno = trace.traceno, s.trace_addr = trace.addr, s.trace_line = trace.line;
         traced = false;
+      } else if (relabel >= 0) {
+        s.vmstate = uint8_t(relabel);
       }
+      relabel = -1;
       samples.push_back(s);
     }
   });
