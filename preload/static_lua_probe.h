@@ -9,9 +9,9 @@
 // (the stock lua5.x, luajit, tarantool: a module binds to it, `-l
 // prof_lua`), or takes it from a shared Lua that the agent attaches itself.
 //
-// Invariants: the file is read with pread into the caller's buffer, never
-// mapped, so a file that changes under it gives a wrong answer at worst,
-// never a fault; no allocation, no lock, no stdio. At most the section
+// Invariants: the file is read (lseek, read) into the caller's buffer,
+// never mapped, so a file that changes under it gives a wrong answer at
+// worst, never a fault; no allocation, no lock, no stdio. At most the section
 // headers, the first kMaxProbedRodata bytes of .rodata and, where a Lua
 // is found there, .dynstr are read; a program whose .dynstr passes
 // kMaxProbedDynstr (hundreds of thousands of exported names) is taken to
