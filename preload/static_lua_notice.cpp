@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "agent.h"
+#include "guest_registry.h"
 #include "static_lua_probe.h"
 #include "thread_state.h"
 
@@ -45,15 +46,22 @@ void probe() {
   void *scratch = mmap(nullptr, kProbeScratchBytes, PROT_READ | PROT_WRITE,
                        MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   char release[16];
-  const bool hidden =
-      scratch != MAP_FAILED && hidden_lua_release(fd, static_cast<char *>(scratch), release);
+  const BuiltInLua found = scratch != MAP_FAILED
+                               ? built_in_lua(fd, static_cast<char *>(scratch), release)
+                               : BuiltInLua::kNone;
   if (scratch != MAP_FAILED) munmap(scratch, kProbeScratchBytes);
   close(fd);
-  if (!hidden) return;
   char buf[512];
-  say(executable_name(buf, sizeof buf), " has ", release,
-      " built in without its API exported: its Lua code shows as native frames only (see "
-      "docs/lua.md)");
+  if (found == BuiltInLua::kHidden)
+    say(executable_name(buf, sizeof buf), " has ", release,
+        " built in without its API exported: its Lua code shows as native frames only (see "
+        "docs/lua.md)");
+  // (Its API exported, but not bound to by any adapter: Redis, whose Lua
+  // cannot require a module, or a stock interpreter run without `-l`.)
+  else if (found == BuiltInLua::kExported && !guest_registered())
+    say(executable_name(buf, sizeof buf), " has ", release,
+        " built in and no Lua adapter loaded: its Lua code shows as native frames only (see "
+        "docs/lua.md)");
 }
 
 }  // namespace

@@ -1,7 +1,9 @@
 // The one line on stderr for a program with Lua built into its executable
-// without the Lua API exported (Redis's own Lua 5.1, ...): no adapter can
-// attach to its states, so its Lua code shows as the native functions that
-// run it (docs/lua.md). static_lua_probe.h tells.
+// that no adapter attaches to (docs/lua.md): its Lua code shows as the
+// native functions that run it. Either its Lua API is not exported (no
+// adapter can bind to it), or it is but no adapter was loaded by the time
+// of the probe (Redis, whose Lua cannot require a module; a stock
+// interpreter run without `-l prof_lua`). static_lua_probe.h tells which.
 //
 // Invariants: said at most once in a process and the processes forked from
 // it, and never at start: the executable is probed at the process's first

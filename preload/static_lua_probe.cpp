@@ -136,14 +136,14 @@ bool named(int fd, const Shdr &names, const Shdr &s, const char *name) {
 
 }  // namespace
 
-bool hidden_lua_release(int fd, char *scratch, char (&release)[16]) {
+BuiltInLua built_in_lua(int fd, char *scratch, char (&release)[16]) {
   Ehdr eh;
   if (!read_at(fd, &eh, sizeof eh, 0) || memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
       eh.e_ident[EI_CLASS] != (sizeof(void *) == 8 ? ELFCLASS64 : ELFCLASS32) ||
       eh.e_shentsize != sizeof(Shdr) || eh.e_shnum == 0 ||
       eh.e_shnum > kProbeScratchBytes / sizeof(Shdr) || eh.e_shstrndx >= eh.e_shnum ||
       !read_at(fd, scratch, eh.e_shnum * sizeof(Shdr), eh.e_shoff))
-    return false;
+    return BuiltInLua::kNone;
   const Shdr *sections = reinterpret_cast<const Shdr *>(scratch);
   const Shdr names = sections[eh.e_shstrndx];
   Shdr dynstr{}, rodata{};
@@ -158,9 +158,14 @@ bool hidden_lua_release(int fd, char *scratch, char (&release)[16]) {
   // (The headers are copied out: the scratch holds chunks from here on.)
   // Most programs have no Lua: .rodata first.
   if (rodata.sh_size == 0 || release_in(fd, scratch, rodata, release) != Scan::kFound)
-    return false;
-  return dynstr.sh_size <= kMaxProbedDynstr &&
-         (dynstr.sh_size == 0 || names_state_maker(fd, scratch, dynstr) == Scan::kNotFound);
+    return BuiltInLua::kNone;
+  if (dynstr.sh_size > kMaxProbedDynstr) return BuiltInLua::kExported;
+  switch (dynstr.sh_size ? names_state_maker(fd, scratch, dynstr) : Scan::kNotFound) {
+    case Scan::kFound: return BuiltInLua::kExported;
+    case Scan::kNotFound: return BuiltInLua::kHidden;
+    case Scan::kUnreadable: break;
+  }
+  return BuiltInLua::kNone;
 }
 
 }  // namespace prof

@@ -1,9 +1,10 @@
-// The line that says a program has Lua built in without its API exported
+// The line that says a program has Lua built in that no adapter attaches to
 // (preload/static_lua_notice.h), end to end: e2e/lua_built_in.c linked with
 // Lua 5.1's and LuaJIT's archives, nothing exported, says it once, fork
-// children included; the same program on the shared liblua5.3.so.0 and the
-// stock lua5.4 (which exports the API) do not; the program's output and
-// exit status are its own.
+// children included; the stock lua5.4 (which exports the API) says it
+// without the adapter, not with `-l prof_lua`; the same program on the
+// shared liblua5.3.so.0 does not; the program's output and exit status are
+// its own.
 #include <catch2/catch.hpp>
 
 #include <cstdlib>
@@ -16,10 +17,17 @@ namespace {
 // What the program prints each time its Lua code has run.
 const std::string kOk = "ok 5050\n";
 
-std::string notice(const std::string &program, const std::string &release) {
-  return "libprof: " + program + " has " + release +
-         " built in without its API exported: its Lua code shows as native frames only (see "
-         "docs/lua.md)\n";
+std::string notice(const std::string &program, const std::string &release,
+                   const std::string &why = "without its API exported") {
+  return "libprof: " + program + " has " + release + " built in " + why +
+         ": its Lua code shows as native frames only (see docs/lua.md)\n";
+}
+
+// Lua code for lua5.4 -e that makes strings for 1.2 s of CPU time, then prints `last`.
+std::string busy_lua(const std::string &last) {
+  return "local stop = os.clock() + 1.2 "
+         "repeat local t = {} for i = 1, 100 do t[i] = string.rep('x', i) end "
+         "until os.clock() >= stop print(" + last + ")";
 }
 
 }  // namespace
@@ -76,16 +84,20 @@ TEST_CASE("static lua: nothing said of a program on the shared liblua5.3.so.0", 
   CHECK(r.err.empty());
 }
 
-TEST_CASE("static lua: nothing said of lua5.4, which exports its API (-l prof_lua)",
+TEST_CASE("static lua: nothing said of lua5.4 -l prof_lua, which exports its API",
           "[static-lua]") {
   // Its lua_ident is in its .rodata as in the programs above.
   setenv("LUA_CPATH_5_4", PROF_LUA54_MODULE_DIR "/?.so", 1);
-  const RunResult r = run_under_agent(
-      {"lua5.4", "-l", "prof_lua", "-e",
-       "local stop = os.clock() + 1.2 "
-       "repeat local t = {} for i = 1, 100 do t[i] = string.rep('x', i) end "
-       "until os.clock() >= stop print(prof_lua.enabled)"});
+  const RunResult r =
+      run_under_agent({"lua5.4", "-l", "prof_lua", "-e", busy_lua("prof_lua.enabled")});
   CHECK(r.exit_code == 0);
   CHECK(r.out == "true\n");
   CHECK(r.err.empty());
+}
+
+TEST_CASE("static lua: lua5.4 run for 1 s without the adapter: one line", "[static-lua]") {
+  const RunResult r = run_under_agent({"lua5.4", "-e", busy_lua("'done'")});
+  CHECK(r.exit_code == 0);
+  CHECK(r.out == "done\n");
+  CHECK(r.err == notice("lua5.4", "Lua 5.4", "and no Lua adapter loaded"));
 }
