@@ -39,6 +39,7 @@
 #include "memory/stream_end.h"
 #include "cpu/sampler.h"
 #include "stream/stream_opening.h"
+#include "static_lua_notice.h"
 #include "stream_writer.h"
 #include "symtab.h"
 #include "thread_state.h"
@@ -193,6 +194,7 @@ void tick() {
   g_agent.ring.append(out.data(), out.size());
   write_heap_total(now);
   drain_guest_symbols();
+  say_if_lua_built_in(now);
 }
 
 // Creates this process's file: its descriptor, or -1 (said why).
@@ -420,6 +422,7 @@ __attribute__((constructor(101))) void agent_start() {
 #endif
   if (g_agent.cfg.memory) g_agent.on.store(true, std::memory_order_release);  // armed
   lua_attach_start(g_agent.cfg);
+  static_lua_notice_start(g_agent.cfg);
   if (g_agent.cfg.cpu != CpuMode::Off) {
     hold_proc_dir();
     start_cpu_sampler();
@@ -500,6 +503,7 @@ uint64_t events_while_opening() { return g_events_while_opening.load(std::memory
 
 // Ends both streams (exit, exec, _exit).
 void finish_stream() {
+  say_if_lua_built_in(monotonic_ns() - g_agent.start_ns);
   finish_cpu_stream();
   finish_memory_stream();
 }

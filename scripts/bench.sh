@@ -18,7 +18,9 @@
 # start of the agent: sh loops of 1,000 short processes (/bin/true,
 # which allocates nothing, and grep, which opens its stream) and bash loops
 # of 500 (whose fork children allocate before they exec) bare, under
-# libprof.so and under heaptrack, and the start cost per process; `bash scripts/bench.sh starts` runs only that (other sections
+# libprof.so and under heaptrack, and the start cost per process; then what
+# the probe for a Lua built into the executable costs the process that
+# pays it. `bash scripts/bench.sh starts` runs only that (other sections
 # are named the same way: see the end of this script).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -352,6 +354,15 @@ if wants starts; then
   # (Build systems and shell scripts: target at most 0.3 ms per process.)
   bench_starts bash 500 /bin/true
   bench_starts bash 500 grep -c x /etc/passwd
+  # The probe for a Lua built into the executable: no process pays it at
+  # start, one pays it once at its first fork or after 1 s.
+  g++ -O2 -Ipreload scripts/bench/static_lua_probe.cpp preload/static_lua_probe.cpp \
+    -o "$build/static_lua_probe"
+  cmake --build "$build" --target lua51_built_in >/dev/null
+  echo "the probe for a Lua built into the executable, once a process (scripts/bench/static_lua_probe.cpp):"
+  "$build/static_lua_probe" /bin/true /bin/grep /bin/bash "$(readlink -f "$(command -v lua5.4)")" \
+    /usr/sbin/haproxy /usr/bin/tarantool /usr/bin/node /usr/lib/chromium/chromium \
+    "$build/test/lua51_built_in"
 fi
 if wants cpu; then
   for backend in perf timer; do
