@@ -26,7 +26,7 @@ target_compile_definitions(static_lua_e2e PRIVATE
   PROF_LUA51_BUILT_IN="$<TARGET_FILE:lua51_built_in>"
   PROF_LUAJIT_BUILT_IN="$<TARGET_FILE:luajit_built_in>"
   PROF_LUA53_SHARED="$<TARGET_FILE:lua53_shared>"
-  PROF_LUA54_MODULE_DIR="$<TARGET_FILE_DIR:prof_lua>")
-add_dependencies(static_lua_e2e prof prof_cpu prof_lua prof_lua53 lua51_built_in luajit_built_in
+  PROF_LUA54_MODULE_DIR="$<TARGET_FILE_DIR:prof_lua54>")
+add_dependencies(static_lua_e2e prof prof_cpu prof_lua54 prof_lua53 lua51_built_in luajit_built_in
   lua53_shared)
 prof_discover_tests(static_lua_e2e)
