@@ -374,5 +374,5 @@ fi
 if wants pictures; then
   cmake --build "$build" --target export_tests >/dev/null
   "$build/test/export_tests" "flamegraph and html:*" 2>&1 | grep '^flamegraph of'
-  "$build/test/export_tests" "bench: pictures of 131,072 stacks*" 2>&1 | grep '^pictures of'
+  "$build/test/export_tests" "bench: pictures of 131\\,072 stacks*" 2>&1 | grep '^pictures of'
 fi
