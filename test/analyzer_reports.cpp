@@ -525,8 +525,9 @@ TEST_CASE("CPU samples of a libprof stream: weights, threads, VM states, guest f
   const Json cpu = Json::parse(analyze({"summary", "--json", stream.path}).out)["cpu"];
   CHECK(cpu["samples"] == 5);
   CHECK(cpu["vmstates"] == Json{{"NATIVE", 4}, {"LFUNC", 1}});
-  CHECK(cpu["threads"] == Json::array({{{"pid", 77}, {"tid", 7}, {"samples", 4}},
-                                       {{"pid", 77}, {"tid", 8}, {"samples", 1}}}));
+  // (The stream names no thread: "".)
+  CHECK(cpu["threads"] == Json::array({{{"pid", 77}, {"tid", 7}, {"name", ""}, {"samples", 4}},
+                                       {{"pid", 77}, {"tid", 8}, {"name", ""}, {"samples", 1}}}));
   CHECK(cpu["samplers"] == Json::array({"perf task-clock, CALLGRAPH mode, every 1000 us"}));
   CHECK(cpu["self"][0] == Json{{"function", "0x3000"}, {"samples", 4}, {"percent", 80.0}});
   // 0x1000 is in all 5 samples: left out of the total table, by name.
