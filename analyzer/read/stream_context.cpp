@@ -211,6 +211,12 @@ uint32_t StreamContext::sample_node(const SysprofSample &s, CallTree &calls) {
   const uint32_t epoch = symbolizer.epoch();
   host_ids_.clear();
   for (size_t i = s.host.size(); i-- > 0;) host_frames(s.host[i], epoch, calls, host_ids_, i == 0);
+  // XXX: an unwind that stepped out of its outermost real frame onto
+  // garbage (out of LuaJIT's lj_vm in a collector step) leaves addresses no
+  // module covers at the root: left out, so that no stack roots at one.
+  size_t raw = 0;
+  while (raw < host_ids_.size() && calls.kind(host_ids_[raw]) == Frame::Kind::Unknown) raw++;
+  if (raw < host_ids_.size()) host_ids_.erase(host_ids_.begin(), host_ids_.begin() + long(raw));
   // A sample that interrupted the agent keeps it as its leaf, after the
   // guest frames that called into it too.
   const bool in_agent = !host_ids_.empty() && calls.function(host_ids_.back()) == kAgentFrame;
