@@ -16,38 +16,56 @@ namespace {
 
 using Json = nlohmann::json;
 
+// What read_files() returns, reading silently, for a file with nothing
+// complete (the caller leaves it out).
+constexpr int kNothingComplete = 3;
+
 // Runs read(path) on each file in turn; reports a cut file, and a marker
 // window the stream missed, as a warning and a corrupt or unreadable file as
-// an error (exit code 2). Callers print nothing before every file is read.
+// an error (exit code 2). A file cut before its first record is whole (in
+// or right after its prologue; compressed, before its first block ends) has
+// nothing to report: alone, it is an error (exit code 2); among others, it
+// is left out with a warning, and an error only when every file is so.
+// Callers print nothing before every file is read.
 template <class Read>
 int read_files(const std::vector<std::string> &files, Read &&read, bool warn = true) {
+  size_t left_out = 0;
+  std::string nothing;  // the last such file's line
   for (const std::string &path : files) {
     try {
       const StreamContext &ctx = read(path);
-      if (!warn) continue;
       const ReadEnd &end = ctx.end;
-      if (end.truncated)
-        std::cerr << "prof-analyze: warning: " << path << ": truncated at byte " << end.offset
-                  << " (" << end.reason << "); reporting the records before it\n";
-      if (ctx.trailing_at)
-        std::cerr << "prof-analyze: warning: " << path << ": bytes after the stream's end, "
-                  << "from byte " << ctx.trailing_at << ", are not read (one stream per file)\n";
-      if (ctx.unclean.seen) {
-        char when[32];
-        snprintf(when, sizeof when, "%.3f", double(ctx.unclean.time_ns) / 1e9);
-        std::cerr << "prof-analyze: warning: " << path << ": the process ended without finishing its "
-                  << "profile (exit_group past exit(), a signal or a kill) " << when << " s in; "
-                  << (ctx.unclean.lost_bytes
-                          ? std::to_string(ctx.unclean.lost_bytes) +
-                                " bytes of events its dying threads were writing are lost\n"
-                          : std::string("every event it completed is here\n"));
+      // (An LLVM MemProf raw profile is read by sections, not records.)
+      if (end.truncated && ctx.records == 0 && !ctx.file.llvm_memprof()) {
+        nothing = path + ": truncated at byte " + std::to_string(end.offset) + ": " + end.reason;
+      } else {
+        if (!warn) continue;
+        if (end.truncated)
+          std::cerr << "prof-analyze: warning: " << path << ": truncated at byte " << end.offset
+                    << " (" << end.reason << "); reporting the records before it\n";
+        if (ctx.trailing_at)
+          std::cerr << "prof-analyze: warning: " << path << ": bytes after the stream's end, "
+                    << "from byte " << ctx.trailing_at << ", are not read (one stream per file)\n";
+        if (ctx.unclean.seen) {
+          char when[32];
+          snprintf(when, sizeof when, "%.3f", double(ctx.unclean.time_ns) / 1e9);
+          std::cerr << "prof-analyze: warning: " << path << ": the process ended without finishing its "
+                    << "profile (exit_group past exit(), a signal or a kill) " << when << " s in; "
+                    << (ctx.unclean.lost_bytes
+                            ? std::to_string(ctx.unclean.lost_bytes) +
+                                  " bytes of events its dying threads were writing are lost\n"
+                            : std::string("every event it completed is here\n"));
+        }
+        const std::string missed = ctx.window.warning();
+        if (!missed.empty()) std::cerr << "prof-analyze: warning: " << path << ": " << missed << "\n";
+        continue;
       }
-      const std::string missed = ctx.window.warning();
-      if (!missed.empty()) std::cerr << "prof-analyze: warning: " << path << ": " << missed << "\n";
     } catch (const FormatError &e) {
-      std::cerr << "prof-analyze: " << path << ": " << e.what()
-                << (e.truncated() ? " (nothing complete to report)" : "") << "\n";
-      return 2;
+      if (!e.truncated()) {
+        std::cerr << "prof-analyze: " << path << ": " << e.what() << "\n";
+        return 2;
+      }
+      nothing = path + ": " + e.what();
     } catch (const OutOfMemory &e) {
       std::cerr << "prof-analyze: " << path << ": out of memory while reading byte " << e.offset()
                 << "\n";
@@ -56,8 +74,13 @@ int read_files(const std::vector<std::string> &files, Read &&read, bool warn = t
       std::cerr << "prof-analyze: " << path << ": " << e.what() << "\n";
       return 2;
     }
+    if (!warn) return kNothingComplete;
+    if (++left_out < files.size())
+      std::cerr << "prof-analyze: warning: " << nothing << " (nothing complete to report; left out)\n";
   }
-  return 0;
+  if (left_out == 0 || left_out < files.size()) return 0;
+  std::cerr << "prof-analyze: " << nothing << " (nothing complete to report)\n";
+  return 2;
 }
 
 // The files read together: all of them merged, or each alone.
@@ -217,7 +240,9 @@ struct ProcessImage {
 int survey(const CommandOptions &opt, std::vector<ProcessImage> &images) {
   for (const std::string &file : opt.files) {
     Profile p(opt.profile);
-    if (const int rc = read_profile(opt, {file}, p, false)) return rc;
+    const int rc = read_profile(opt, {file}, p, false);
+    if (rc == kNothingComplete) continue;  // left out, said when read with the others
+    if (rc) return rc;
     const StreamContext &ctx = *p.streams().front();
     ProcessImage i;
     i.file = file;
@@ -273,7 +298,7 @@ int run_summary(const CommandOptions &opt, std::ostream &out) {
   if (!opt.per_process && !opt.all_processes && opt.files.size() > 1) {
     std::vector<ProcessImage> images;
     if (const int rc = survey(opt, images)) return rc;
-    const std::string program = main_program(images);
+    const std::string program = images.empty() ? "" : main_program(images);
     if (std::any_of(images.begin(), images.end(),
                     [&](const ProcessImage &i) { return i.program != program; })) {
       CommandOptions main = opt;

@@ -1,5 +1,6 @@
 // The pictures and exports of commands.h: read the groups, check that they
-// are all memory or all CPU, hand them to the writer.
+// are all memory or all CPU (the HTML page takes both), hand them to the
+// writer.
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -20,14 +21,16 @@ namespace prof {
 namespace {
 
 // Reads the groups and hands them to write(profiles); a mix of memory and
-// CPU streams is an error (exit code 2): they share no unit.
+// CPU streams is an error (exit code 2): they share no unit; but for a page
+// (`mixed`), which has a picture of each.
 template <class Write>
-int with_profiles(const CommandOptions &opt, Write &&write) {
+int with_profiles(const CommandOptions &opt, Write &&write, bool mixed = false) {
   std::vector<std::unique_ptr<Profile>> owned;
   if (const int rc = read_groups(opt, owned)) return rc;
   std::vector<Profile *> profiles;
   for (const auto &p : owned) {
-    if (p->has_memory() != owned[0]->has_memory() || (p->has_memory() && p->has_cpu())) {
+    if (!mixed &&
+        (p->has_memory() != owned[0]->has_memory() || (p->has_memory() && p->has_cpu()))) {
       std::cerr << "prof-analyze: memory and CPU streams cannot share one picture or export\n";
       return 2;
     }
@@ -83,7 +86,7 @@ int run_html(const CommandOptions &opt, std::ostream &out) {
     for (const Profile *p : profiles) names.push_back(p->streams()[0]->file.path());
     write_html_report(profiles, names, h, out);
     return 0;
-  });
+  }, true);
 }
 
 int run_pprof(const CommandOptions &opt, std::ostream &out) {

@@ -82,6 +82,8 @@ const CLI::Validator kPositive(
       return "";
     },
     "NUMBER>0");
+const CLI::Validator kNonEmpty(
+    [](std::string &text) -> std::string { return text.empty() ? "an empty name" : ""; }, "NAME");
 
 void add_metric(CLI::App *cmd, const char *flag, std::string &metric, const std::string &what) {
   cmd->add_option(flag, metric, what + metric_choices())->check(CLI::IsMember(metric_names()));
@@ -99,6 +101,10 @@ void add_window(CLI::App *cmd, Args &a) {
   cmd->add_option("--to", a.opt.profile.window.to,
                   "only what happened before the first marker with this label after --from, "
                   "or before this time (10s)");
+  cmd->add_option("--thread", a.opt.profile.thread,
+                  "CPU: only the samples of the threads with this name (pthread_setname_np, "
+                  "prctl) when they were taken")
+      ->check(kNonEmpty);
 }
 
 void add_binary(CLI::App *cmd, Args &a) {
@@ -190,8 +196,9 @@ void summary_options(CLI::App *cmd, Args &a) {
                   "frames shown per stack in text, 0 for all (default 4, with --full 12); "
                   "memory stacks start at the first frame that is not the allocator's")
       ->check(kDepth);
-  cmd->add_flag("--lines", a.opt.summary.lines,
-                "CPU: the hottest tables by line (function and file:line) instead of by function");
+  cmd->add_flag("--by-line,--lines", a.opt.summary.lines,
+                "the tables by function (memory's and the hottest CPU's) by line instead: "
+                "function and file:line");
   cmd->add_option("--heap-snap-interval", a.opt.profile.snap_interval_s,
                   "a heap snapshot with its largest holders every SEC seconds (time marks)")
       ->check(kPositive);
@@ -356,6 +363,8 @@ int main(int argc, char **argv) {
     if (!cmd->count("--stack-depth")) args.opt.summary.stack_depth = 4;
   }
   args.opt.profile.snap_top = args.opt.summary.top;
+  if (cmd->get_option_no_throw("--thread") && cmd->count("--thread"))
+    args.opt.cpu_only.push_back("--thread");
   for (const char *o : {"--metric", "--sort", "--heap-snap-interval", "--heap-snap-events"})
     if (cmd->get_option_no_throw(o) && cmd->count(o)) args.opt.memory_only.push_back(o);
   if (cmd->get_option_no_throw("--by-vmstate") && cmd->count("--by-vmstate"))

@@ -13,7 +13,7 @@ const char *ext_kind_name(ExtKind kind) {
       "unmap",      "process",    "sampler",     "thread",      "weight",
       "unclean-end", "skip",  "vm-function", "vm-state",
       "heap-total", "object-type", "working-dir", "site",   "alloc-at",
-      "free-of",    "free-at",    "realloc-of", "trace-sample"};
+      "free-of",    "free-at",    "realloc-of", "trace-sample", "thread-name"};
   static_assert(sizeof kNames / sizeof kNames[0] == kExtKindMax + 1, "a name per kind");
   const uint8_t k = static_cast<uint8_t>(kind);
   return k <= kExtKindMax ? kNames[k] : "?";
@@ -188,6 +188,15 @@ void read_body(ByteReader &in, ext::TraceSample &r) {
   r.traceno = in.uleb();
   r.addr = in.uleb();
   r.line = in.uleb();
+}
+
+void read_body(ByteReader &in, ext::ThreadName &r) {
+  r.tid = in.uleb();
+  const uint64_t at = in.offset();
+  in.string(r.name, kMaxExtString);
+  if (r.name.size() > kMaxThreadName)
+    in.fail(at, "thread name of " + std::to_string(r.name.size()) + " bytes (at most " +
+                    std::to_string(kMaxThreadName) + ")");
 }
 
 template <class Record>

@@ -1,7 +1,8 @@
 // libprof extension records: what an extended memprof or sysprof section (the
-// X bit of prologue.h) carries beyond the LuaJIT grammar. Extension revision 4
+// X bit of prologue.h) carries beyond the LuaJIT grammar. Extension revision 5
 // (revision 1 had neither unclean-end nor skip; revision 2 had no compact
-// events, kinds 22 to 26; revision 3 no trace-sample).
+// events, kinds 22 to 26; revision 3 no trace-sample; revision 4 no
+// thread-name).
 //
 // ext-record     := ext-header ext-body
 // ext-header     := <BYTE>                   [01KKKKKK], KKKKKK = ext kind
@@ -10,7 +11,7 @@
 //                   process | sampler | thread | weight | unclean-end |
 //                   skip | vm-function | vm-state | heap-total | object-type |
 //                   working-dir | site | alloc-at | free-of | free-at |
-//                   realloc-of | trace-sample
+//                   realloc-of | trace-sample | thread-name
 // stack-host     := node-id parent-id ip                         (kind 1)
 // stack-guest    := node-id parent-id frame-type frame-addr line (kind 2)
 // module-load    := base size path build-id                      (kind 3)
@@ -39,6 +40,7 @@
 // free-at        := free-site-id site-id age-step                (kind 25)
 // realloc-of     := site-id age-step new-site-id                 (kind 26)
 // trace-sample   := traceno sym-addr line-no                     (kind 27)
+// thread-name    := tid name                                     (kind 28)
 // site-head      := <BYTE>   [00HSSS00]: the H and SSS bits of a memprof
 //                   event-header: which loc (guest_loc.h) and whether stacks
 //                   (host-stack-id guest-stack-id) follow
@@ -48,6 +50,7 @@
 // interval-ns, tid, sample-weight, lost-bytes, start, vmstate, live-bytes,
 // type-id, site-id, free-site-id, new-site-id, age-step := <ULEB128>
 // path, build-id, label, stat-name, exe-path, name := string (as in symtab.h)
+//                   (a thread-name's name: at most kMaxThreadName bytes)
 //
 // Meaning (a kind marked "memprof only" or "sysprof only" in the other
 // section is corrupt):
@@ -112,6 +115,10 @@
 //   the trace's own (its callers; the frames it inlined are not on the
 //   stack), its stack-host the native frames, through the VM's frame the
 //   trace runs in. A sample-trace, as LuaJIT writes it, has neither.
+// - thread-name (revision 5): thread `tid` of the process is named `name`
+//   from here on (pthread_setname_np, prctl(PR_SET_NAME), or the name it had
+//   when it started or when profiling did); written when a name is set or
+//   first seen, in both sections, so a later one renames the thread.
 // - heap-total: the writer's exact count of the process's live heap at
 //   time-ns (nanoseconds since profiling started): every block allocated
 //   since then and not yet freed, at the allocator's usable size
@@ -203,8 +210,9 @@ enum class ExtKind : uint8_t {
   FreeAt = 25,
   ReallocOf = 26,
   TraceSample = 27,
+  ThreadName = 28,
 };
-constexpr uint8_t kExtKindMax = 27;
+constexpr uint8_t kExtKindMax = 28;
 
 constexpr uint8_t ext_header(ExtKind kind) { return kExtFlag | static_cast<uint8_t>(kind); }
 
@@ -215,6 +223,9 @@ constexpr size_t kMaxExtString = 1u << 16;  // paths, labels, build-ids, skips
 // Compact events' bounds: sites in a stream, blocks a site numbers.
 constexpr uint64_t kMaxSites = uint64_t(1) << 19;
 constexpr uint64_t kMaxSiteBlocks = uint64_t(1) << 38;
+
+// A thread's name as the kernel keeps it (TASK_COMM_LEN less its NUL).
+constexpr size_t kMaxThreadName = 15;
 
 // The highest type-id of object-type (libprof.h's PROF_OBJECT_*).
 constexpr uint8_t kMaxObjectType = 9;
@@ -437,6 +448,16 @@ struct ReallocOf {
   uint64_t site = 0, age_step = 0, new_site = 0;
 };
 
+template <class Text>
+struct BasicThreadName {
+  static constexpr ExtKind kKind = ExtKind::ThreadName;
+  static constexpr size_t kMaxBytes = 1 + 2 * kUleb128Max + kMaxThreadName;
+  uint64_t tid = 0;
+  Text name;
+};
+using ThreadName = BasicThreadName<std::string>;
+using ThreadNameView = BasicThreadName<std::string_view>;
+
 }  // namespace ext
 
 // age-step's zigzag form of a signed difference, and back.
@@ -450,7 +471,7 @@ using ExtRecord = std::variant<ext::StackHost, ext::StackGuest, ext::ModuleLoad,
                                ext::UncleanEnd, ext::Skip, ext::VmFunction, ext::VmState,
                                ext::HeapTotal, ext::ObjectType, ext::WorkingDir, ext::Site,
                                ext::AllocAt, ext::FreeOf, ext::FreeAt, ext::ReallocOf,
-                               ext::TraceSample>;
+                               ext::TraceSample, ext::ThreadName>;
 
 template <size_t... I>
 constexpr bool ext_kinds_in_order(std::index_sequence<I...>) {
@@ -621,6 +642,13 @@ void put_ext(Out &out, const ext::TraceSample &r) {
   out.put_uleb(r.traceno);
   out.put_uleb(r.addr);
   out.put_uleb(r.line);
+}
+
+template <class Out, class Text>
+void put_ext(Out &out, const ext::BasicThreadName<Text> &r) {
+  out.put_u8(ext_header(r.kKind));
+  out.put_uleb(r.tid);
+  out.put_string(r.name.data(), written_len(r.name, kMaxThreadName));
 }
 
 template <class Out>

@@ -32,6 +32,11 @@ struct Agent {
   // Calls of glibc's own allocator names (__libc_malloc, ...), recorded as
   // the calls they stand for (memory/hooks.cpp).
   std::atomic<uint64_t> libc_direct_calls{0};
+  // Allocations made before the agent's constructor ran (other libraries'
+  // constructors: libstdc++'s emergency exception pool), which no stream
+  // can hold yet: counted, as missed (memory/hooks.cpp).
+  std::atomic<bool> constructed{false};
+  std::atomic<uint64_t> allocs_before_start{0}, bytes_before_start{0};
 };
 
 extern Agent g_agent;

@@ -27,5 +27,5 @@ EXPORT void prof_marker(const char *label) {
   const std::string_view text(label, strnlen(label, kMaxWrittenLabel));
   put_ext(out, ext::MarkerView{monotonic_ns() - g_agent.start_ns, text});
   if (g_agent.on.load() && memory_stream_ready()) g_agent.ring.append(out.data(), out.size());
-  if (cpu_sampler_on()) sysprof_stream::write_marker(out.data(), out.size());
+  if (cpu_sampler_on()) sysprof_stream::write_record(out.data(), out.size());
 }

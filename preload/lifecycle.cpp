@@ -370,6 +370,7 @@ void after_fork_child() {
 
 __attribute__((constructor(101))) void agent_start() {
   const ErrnoKept errno_kept;
+  g_agent.constructed.store(true, std::memory_order_relaxed);
 #ifdef PROF_CPU_ONLY
   // libprof-cpu.so: no allocation hooks to resolve, CPU sampling by default.
   g_agent.cfg.cpu = CpuMode::Callgraph;

@@ -161,20 +161,30 @@ TEST_CASE("randomly corrupted streams never crash or exhaust memory") {
   }
 }
 
-// Where the events of a stream start: after its symbol table and prologue.
-uint64_t events_start(const std::vector<uint8_t> &bytes) {
+// Where a stream's first record after its symbol table and prologue ends:
+// a cut before it leaves nothing complete.
+uint64_t first_record_end(const std::vector<uint8_t> &bytes) {
   prof::ByteReader in(bytes.data(), bytes.size());
   prof::SymtabReader symtab(in);
   for (prof::Symbol s; symtab.next(s);) {
   }
-  prof::read_prologue(in, prof::SectionKind::Memprof, true);
+  const prof::Prologue p = prof::read_prologue(in, prof::SectionKind::Memprof, true);
+  if (p.kind == prof::SectionKind::Memprof) {
+    prof::MemprofReader r(in, p);
+    prof::MemprofEvent e;
+    REQUIRE(r.next(e));
+  } else {
+    prof::SysprofReader r(in, p);
+    prof::SysprofSample e;
+    REQUIRE(r.next(e));
+  }
   return in.offset();
 }
 
 TEST_CASE("a stream cut at any byte is reported up to the cut, or refused if nothing is complete") {
   for (const Seed &seed : seeds()) {
     INFO(seed.name);
-    const uint64_t start = events_start(seed.bytes);
+    const uint64_t start = first_record_end(seed.bytes);
     in_limited_child([&] {
       const TempFile stream;
       // Every offset of the small streams, about 150 offsets of the large ones.
@@ -183,7 +193,7 @@ TEST_CASE("a stream cut at any byte is reported up to the cut, or refused if not
       for (size_t cut = 0; cut < seed.bytes.size() && ok; cut += stride) {
         const std::vector<uint8_t> b(seed.bytes.begin(), seed.bytes.begin() + long(cut));
         const std::vector<int> rcs = run_all(stream.path, b);
-        // summary and folded: a report once the events have begun, else a refusal.
+        // summary and folded: a report once a record is whole, else a refusal.
         ok &= rcs[0] == 0 || rcs[0] == 2;
         ok &= rcs[1] == (cut >= start ? 0 : 2) && rcs[2] == rcs[1];
       }
@@ -224,5 +234,62 @@ TEST_CASE("a compressed stream cut at any byte reads as the stream cut where its
       if (cut == packed.size()) CHECK(prefix == seed.bytes.size());
     }
     CHECK(same == cuts.size());
+  }
+}
+
+TEST_CASE("a stream cut inside its first record has nothing to report, plain or compressed alike") {
+  const std::vector<uint8_t> whole = analyzer_test::native_memory_stream();
+  const uint64_t first_end = first_record_end(whole);
+  // A plain cut inside the first record, and the compressed stream cut as
+  // short (before its first block ends: nothing decodes).
+  const std::vector<uint8_t> plain(whole.begin(), whole.begin() + long(first_end - 2));
+  const std::vector<uint8_t> packed_all = compress(whole, 4096);
+  REQUIRE(packed_all.size() > 40);
+  const std::vector<uint8_t> packed(packed_all.begin(), packed_all.begin() + 40);
+  REQUIRE(decodable(packed_all, 40) == 0);
+  TempDir dir;
+  auto write = [&](const std::string &name, const std::vector<uint8_t> &bytes) {
+    std::ofstream(dir / name, std::ios::binary)
+        .write(reinterpret_cast<const char *>(bytes.data()), std::streamsize(bytes.size()));
+    return dir / name;
+  };
+  const std::string good = write("good", whole);
+  // Runs summary --json on `files`: its exit code, stdout and stderr.
+  auto summary = [](const std::vector<std::string> &files, std::string &out, std::string &err) {
+    prof::CommandOptions opt;
+    opt.files = files;
+    opt.json = true;
+    std::ostringstream o, e;
+    std::streambuf *saved = std::cerr.rdbuf(e.rdbuf());
+    const int rc = prof::run_summary(opt, o);
+    std::cerr.rdbuf(saved);
+    out = o.str();
+    err = e.str();
+    return rc;
+  };
+  std::string alone_out, alone_err;
+  REQUIRE(summary({good}, alone_out, alone_err) == 0);
+  for (const auto &[name, bytes] : {std::pair<std::string, std::vector<uint8_t>>{"plain", plain},
+                                    {"compressed", packed}}) {
+    INFO(name);
+    const std::string cut = write(name, bytes);
+    std::string out, err;
+    // Alone: one line, exit code 2.
+    CHECK(summary({cut}, out, err) == 2);
+    CHECK(out.empty());
+    CHECK(err.rfind("prof-analyze: " + cut + ": truncated at byte ", 0) == 0);
+    const std::string ending = ": (nothing complete to report)\n";
+    CHECK(err.size() > ending.size());
+    CHECK(err.find(" (nothing complete to report)\n") == err.size() - ending.size() + 1);
+    CHECK(err.find('\n') == err.size() - 1);
+    // Among others: left out with a warning, the others reported as alone.
+    CHECK(summary({good, cut}, out, err) == 0);
+    CHECK(err.find(cut + ": truncated at byte ") != std::string::npos);
+    CHECK(err.find("(nothing complete to report; left out)\n") != std::string::npos);
+    const nlohmann::json both = nlohmann::json::parse(out)["memory"],
+                         one = nlohmann::json::parse(alone_out)["memory"];
+    for (const char *figure : {"alloc_calls", "free_calls", "allocated_bytes", "leaked_bytes",
+                               "peak_bytes", "leaks"})
+      CHECK(both[figure] == one[figure]);
   }
 }

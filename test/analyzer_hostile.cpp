@@ -356,6 +356,20 @@ TEST_CASE("a record of one section's kinds in the other is refused") {
                 {"summary"});
 }
 
+TEST_CASE("a thread name longer than the kernel keeps is refused where it starts") {
+  TempDir dir;
+  VecOut o;
+  begin_memory_stream(o);
+  put_ext(o, ext::ThreadNameView{7, "fifteen-bytes.."});  // the longest there is: read
+  o.put_u8(ext_header(ExtKind::ThreadName));
+  o.put_uleb(8);
+  const uint64_t bad_at = o.b.size();
+  o.put_string("sixteen-bytes...", 16);
+  put_memprof_epilogue(o);
+  check_corrupt(dir.write("long-thread-name", o.b), bad_at, "thread name of 16 bytes (at most 15)",
+                {"summary", "report", "folded"});
+}
+
 TEST_CASE("a sampling mean and a mapping of 2^63 bytes are read without overflow") {
   TempDir dir;
   // XXX: the agent takes any 64-bit PROF_SAMPLE_BYTES, and records munmap

@@ -525,8 +525,9 @@ TEST_CASE("CPU samples of a libprof stream: weights, threads, VM states, guest f
   const Json cpu = Json::parse(analyze({"summary", "--json", stream.path}).out)["cpu"];
   CHECK(cpu["samples"] == 5);
   CHECK(cpu["vmstates"] == Json{{"NATIVE", 4}, {"LFUNC", 1}});
-  CHECK(cpu["threads"] == Json::array({{{"pid", 77}, {"tid", 7}, {"samples", 4}},
-                                       {{"pid", 77}, {"tid", 8}, {"samples", 1}}}));
+  // (The stream names no thread: "".)
+  CHECK(cpu["threads"] == Json::array({{{"pid", 77}, {"tid", 7}, {"name", ""}, {"samples", 4}},
+                                       {{"pid", 77}, {"tid", 8}, {"name", ""}, {"samples", 1}}}));
   CHECK(cpu["samplers"] == Json::array({"perf task-clock, CALLGRAPH mode, every 1000 us"}));
   CHECK(cpu["self"][0] == Json{{"function", "0x3000"}, {"samples", 4}, {"percent", 80.0}});
   // 0x1000 is in all 5 samples: left out of the total table, by name.
@@ -730,4 +731,37 @@ TEST_CASE("a real program under the agent: its sites, with file, line and inline
   const RunResult rep = analyze({"report", file});
   CHECK(rep.out.find("\nleak_site (analyzer_sites.c:" + std::to_string(leak_line) +
                      "): 7 events\t+7000B\t-0B\n") != std::string::npos);
+}
+
+TEST_CASE("CPU: a stack whose unwind ran onto garbage does not root at a raw address") {
+  using namespace prof;
+  VecOut o;
+  put_prologue(o, SectionKind::Symtab, false);
+  put_symtab_final(o);
+  put_prologue(o, SectionKind::Sysprof, true);
+  put_ext(o, ext::Process{77, 1, 0, "/bin/y"});
+  put_ext(o, ext::Sampler{1, 2, 1000000});
+  // Code of a module (the analyzer's own file names it), under an address
+  // no module covers: the unwind's step past the outermost real frame.
+  put_ext(o, ext::ModuleLoadView{0x400000, 0x100000, kAnalyzer, ""});
+  SysprofSample s;
+  s.vmstate = kVmstNative;
+  s.host = {0x402001, 0x401001, 0x3b00005448150414};
+  put_ext(o, ext::Thread{7});
+  put_sysprof_sample(o, s);
+  // A stack of raw addresses alone keeps them: there is nothing else.
+  s.host = {0x3000, 0x2000};
+  put_sysprof_sample(o, s);
+  put_sysprof_epilogue(o);
+  const TempFile stream(o.b);
+  const RunResult r = analyze({"folded", stream.path});
+  REQUIRE(r.exit_code == 0);
+  std::istringstream lines(r.out);
+  std::vector<std::string> stacks;
+  for (std::string line; std::getline(lines, line);) stacks.push_back(line);
+  REQUIRE(stacks.size() == 2);
+  CHECK(stacks[0] == "0x2000;0x3000 1");
+  CHECK(stacks[1].rfind("prof-analyze+0x", 0) == 0);
+  CHECK(stacks[1].find("0x3b00005448150414") == std::string::npos);
+  CHECK(stacks[1].substr(stacks[1].size() - 2) == " 1");
 }

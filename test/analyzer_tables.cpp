@@ -323,3 +323,120 @@ TEST_CASE("diff matches stacks by function: a line added above moves none of the
   CHECK(by_line.front() == -2000);
   CHECK(by_line.back() == 2000);
 }
+
+namespace {
+
+// The row of `function` (whose name holds it, with `prefix`) in a
+// memory-by-function list.
+Json function_row(const Json &rows, const std::string &function, bool prefix = false) {
+  for (const Json &r : rows)
+    if (r["function"] == function ||
+        (prefix && r["function"].get<std::string>().find(function) != std::string::npos))
+      return r;
+  FAIL("no row for " << function);
+  return Json();
+}
+
+}  // namespace
+
+TEST_CASE("memory by function: in the function itself and with what it calls") {
+  RunResult run;
+  const std::string stream = run_cxx("vectors", false, run);
+  const Json f = summary({stream})["memory"]["functions"];
+  CHECK(f["by"] == "function");
+  // 100 vectors grown to 1000 ints: 11 allocations each, 4 x (2^11 - 1) B.
+  const Json grow =
+      function_row(f["by_self"], "std::vector<…>::_M_realloc_insert", true);
+  CHECK(grow["self"]["alloc_count"] == 1100);
+  CHECK(grow["self"]["alloc_bytes"] == 100 * 8188);
+  CHECK(grow["self"]["leaked_bytes"] == 0);
+  // The peak: the last vector's 4096 B block made while its 2048 B one lives.
+  CHECK(grow["self"]["peak_bytes"] == 4096 + 2048);
+  const Json nodes = function_row(f["by_self"], "make_nodes()");
+  CHECK(nodes["self"]["alloc_count"] == 50);
+  CHECK(nodes["self"]["alloc_bytes"] == 50 * 48);
+  CHECK(nodes["self"]["leaked_bytes"] == 50 * 48);
+  CHECK(nodes["self"]["peak_bytes"] == 0);  // made after the peak
+  CHECK(nodes["total"] == nodes["self"]);
+  // With what it calls, once a stack: grow_vectors has its vectors' and
+  // allocates nothing itself.
+  const Json caller = function_row(f["by_total"], "grow_vectors()");
+  CHECK(caller["total"]["alloc_count"] == 1100);
+  CHECK(caller["total"]["alloc_bytes"] == 100 * 8188);
+  CHECK(caller["self"]["alloc_count"] == 0);
+  const Json main_row = function_row(f["by_total"], "main");
+  CHECK(main_row["total"]["alloc_count"].get<double>() >= 1150);
+  CHECK(main_row["total"]["leaked_bytes"].get<double>() >= 50 * 48);
+  // In text, a row a function, its columns under their heads.
+  const RunResult text = analyze({"summary", "--top", "10", stream});
+  REQUIRE(contains(text.out, "FUNCTIONS: by bytes allocated in the function itself\n"));
+  std::istringstream lines(text.out.substr(text.out.find("FUNCTIONS: by bytes")));
+  std::string title, head, line;
+  std::getline(lines, title);
+  std::getline(lines, head);
+  bool found = false;
+  while (std::getline(lines, line) && !line.empty())
+    if (contains(line, "  make_nodes()")) {
+      found = true;
+      std::istringstream cells(line);
+      std::vector<std::string> c;
+      for (std::string w; cells >> w;) c.push_back(w);
+      REQUIRE(c.size() == 9);  // 8 figures, the name
+      CHECK(c[0] == "2.34KiB");  // self bytes
+      CHECK(c[1] == "50");       // self calls
+    }
+  CHECK(found);
+}
+
+TEST_CASE("memory by function: a Lua function is one row for all of its lines", "[lua]") {
+  TempDir dir;
+  std::ofstream(dir / "x.lua") << "local function build(n)\n"
+                                  "  local t = {}\n"
+                                  "  for i = 1, n do t[i] = string.rep('x', 100) .. i end\n"
+                                  "  for i = 1, n do t[n + i] = {} end\n"
+                                  "  return t\n"
+                                  "end\n"
+                                  "keep = build(2000)\n";
+  setenv("LUA_CPATH", PROF_LUA_MODULE_DIR "/?.so", 1);
+  const RunResult run = run_under_agent({"lua5.4", "-l", "prof_lua", dir / "x.lua"});
+  REQUIRE(run.exit_code == 0);
+  REQUIRE(run.memprof_files.size() == 1);
+  const std::string &stream = run.memprof_files[0];
+  const Json by_function = summary({stream})["memory"]["functions"];
+  const Json by_line = summary({"--by-line", stream})["memory"]["functions"];
+  CHECK(by_line["by"] == "line");
+  const std::string chunk = "@" + dir / "x.lua";
+  const Json build = function_row(by_function["by_self"], "build (" + chunk + ":1)");
+  // 2000 concatenations on line 3 and 2000 tables on line 4, in build itself.
+  CHECK(build["self"]["alloc_count"].get<double>() >= 4000);
+  double lines_calls = 0, lines_bytes = 0;
+  size_t lines = 0;
+  for (const Json &r : by_line["by_self"]) {
+    const std::string name = r["function"];
+    if (name.rfind("build (", 0) != 0) continue;
+    lines++;
+    lines_calls += r["self"]["alloc_count"].get<double>();
+    lines_bytes += r["self"]["alloc_bytes"].get<double>();
+  }
+  CHECK(lines >= 2);
+  CHECK(lines_calls == build["self"]["alloc_count"].get<double>());
+  CHECK(lines_bytes == build["self"]["alloc_bytes"].get<double>());
+  for (const Json &r : by_function["by_self"])
+    if (r["function"].get<std::string>().rfind("build (", 0) == 0)
+      CHECK(r["function"] == build["function"]);
+}
+
+TEST_CASE("allocations made before the agent started are counted and named as missed") {
+  // libstdc++'s constructor allocates its emergency exception pool (GCC 12:
+  // 64 objects of 1024 B and 64 dependent exceptions of 112 B) before the
+  // agent's runs.
+  RunResult run;
+  const std::string stream = run_cxx("vectors", false, run);
+  const Json before = summary({stream})["memory"]["before_start"];
+  REQUIRE(before.is_object());
+  CHECK(before["allocations"].get<double>() >= 1);
+  CHECK(before["bytes"].get<double>() >= 64 * 1024 + 64 * 112);
+  const RunResult text = analyze({"summary", stream});
+  CHECK(contains(text.out, "  before start:  "));
+  CHECK(contains(text.out, "made before the agent started"));
+}

@@ -13,6 +13,8 @@
 #include "agent_run.h"
 #include "lua_streams.h"
 
+#include <nlohmann/json.hpp>
+
 namespace {
 
 std::string program(const char *name) { return std::string(PROF_E2E_BIN_DIR) + "/" + name; }
@@ -396,4 +398,52 @@ TEST_CASE("cpu: an unwritable output or a bad setting switch the sampler off, th
     CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
     CHECK(r.err.find("PROF_CPU_SIGNAL") != std::string::npos);
   }
+}
+
+TEST_CASE("cpu: threads by the names the program gave them, and --thread NAME", "[cpu]") {
+  const RunResult run = run_under_agent({program("cpu_named_threads")}, {"PROF_CPU=callgraph"});
+  REQUIRE(run.exit_code == 0);
+  REQUIRE(run.sysprof_files.size() == 1);
+  REQUIRE(run.memprof_files.size() == 1);
+  const std::string &cpu = run.sysprof_files[0];
+  auto summary = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), {PROF_ANALYZER_PATH, "summary", "--json", "--top", "1000"});
+    const RunResult r = run_bare(args);
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    return nlohmann::json::parse(r.out);
+  };
+  const nlohmann::json all = summary({cpu});
+  // Named by pthread_setname_np on itself, prctl(PR_SET_NAME), and
+  // pthread_setname_np from main: 0.4, 0.2 and 0.1 s of CPU at 1 ms.
+  std::map<std::string, double> by_name;
+  for (const auto &t : all["cpu"]["threads"]) by_name[t["name"]] += t["samples"].get<double>();
+  for (const auto &[name, seconds] : std::map<std::string, double>{
+           {"alpha-worker", 0.4}, {"beta-worker", 0.2}, {"gamma-worker", 0.1}}) {
+    INFO(name);
+    CHECK(by_name[name] >= 0.8 * 1000 * seconds);
+    CHECK(by_name[name] <= 1.2 * 1000 * seconds);
+  }
+  // --thread: that thread's samples alone, in its own function.
+  const nlohmann::json alpha = summary({"--thread", "alpha-worker", cpu});
+  CHECK(alpha["cpu"]["samples"] == by_name["alpha-worker"]);
+  std::vector<std::string> functions;
+  for (const auto &f : alpha["cpu"]["self"]) functions.push_back(f["function"]);
+  CHECK(std::find(functions.begin(), functions.end(), "alpha_work") != functions.end());
+  for (const char *other : {"beta_work", "gamma_work"})
+    CHECK(std::find(functions.begin(), functions.end(), other) == functions.end());
+  CHECK(summary({"--thread", "no-such-thread", cpu})["cpu"]["samples"] == 0);
+  // The memory stream has the names too; --thread is for CPU samples.
+  const nlohmann::json memory = summary({run.memprof_files[0]});
+  std::vector<std::string> named;
+  for (const auto &t : memory["streams"][0]["thread_names"]) named.push_back(t["name"]);
+  for (const char *name : {"alpha-worker", "beta-worker", "gamma-worker"})
+    CHECK(std::find(named.begin(), named.end(), name) != named.end());
+  const RunResult refused =
+      run_bare({PROF_ANALYZER_PATH, "summary", "--thread", "alpha-worker", run.memprof_files[0]});
+  CHECK(refused.exit_code == 2);
+  CHECK(refused.err.find("--thread applies to CPU profiles") != std::string::npos);
+  // In text: a line per thread, by name.
+  const RunResult text = run_bare({PROF_ANALYZER_PATH, "summary", cpu});
+  CHECK(text.out.find("  alpha-worker (pid ") != std::string::npos);
 }

@@ -279,14 +279,24 @@ TEST_CASE("chart: the heap over time, its exact peak, RSS and markers") {
   }
 }
 
-TEST_CASE("html: the summary, the chart and every memory flame graph on one offline page") {
-  const RunResult run = sites_run();
-  TempDir dir;
+namespace {
+
+// The HTML report of the sites run, in `dir`; the C library's leaks kept,
+// so the leaks table has rows to sort.
+std::string sites_page(const RunResult &run, const TempDir &dir) {
   const std::string page = dir.path + "/report.html";
-  // (The C library's leaks kept: the leaks table has rows to sort.)
   const RunResult r = analyze({"html", "--no-default-suppressions", run.memprof_files[0], "-o", page});
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
+  return page;
+}
+
+}  // namespace
+
+TEST_CASE("html: the summary, the chart and every memory flame graph on one offline page") {
+  const RunResult run = sites_run();
+  TempDir dir;
+  const std::string page = sites_page(run, dir);
   const std::string text = slurp(page);
   for (const char *id : {"summary", "heap", "flame-alloc-bytes", "flame-alloc-count",
                          "flame-leaked-bytes", "flame-peak-bytes"})
@@ -294,7 +304,7 @@ TEST_CASE("html: the summary, the chart and every memory flame graph on one offl
   // The summary as tables: the leak of leak_site, 7 x 1000 B.
   CHECK(text.find("<pre>") == std::string::npos);
   CHECK(text.find("<table class=\"pf-table\" data-name=\"memory.leaks\">") != std::string::npos);
-  CHECK(text.find("<td class=\"n\" data-v=\"7000.0\">7,000</td>") != std::string::npos);
+  CHECK(text.find("<td class=\"n\" data-v=\"7000.0\">6.84KiB</td>") != std::string::npos);
   // Nothing to fetch: no external scripts, styles, images or links.
   CHECK(text.find(" src=") == std::string::npos);
   CHECK(text.find("<link") == std::string::npos);
@@ -312,7 +322,7 @@ TEST_CASE("html: the summary, the chart and every memory flame graph on one offl
   std::string sorted = text;
   sorted.insert(sorted.rfind("</body>"), R"JS(<script>
 var table = document.querySelector('table[data-name="memory.leaks"]');
-var th = [].filter.call(table.querySelectorAll('th'), function (h) { return h.textContent === 'live_bytes'; })[0];
+var th = [].filter.call(table.querySelectorAll('th'), function (h) { return h.textContent === 'leaks'; })[0];
 var column = [].indexOf.call(th.parentNode.children, th);
 function order() {
   return [].map.call(table.tBodies[0].rows, function (r) { return +r.cells[column].getAttribute('data-v'); });
@@ -357,4 +367,128 @@ document.body.setAttribute('data-rows', rows > 10);
     CHECK(d.out.find("<body data-ready=\"1\">") != std::string::npos);
     CHECK(count_pixels(screenshot("file://" + page, 1300, 1000), cpu_colour) > 1000 * 10);
   }
+}
+
+namespace {
+
+// The cells of the page's table `name`, read in the browser: a row each,
+// its cells by their column's heading (the number a cell carries, else its
+// text).
+std::vector<std::map<std::string, std::string>> table_cells(const std::string &page,
+                                                            const std::string &name) {
+  TempDir dir;
+  std::string html = slurp(page);
+  html.insert(html.rfind("</body>"), R"JS(<script>
+var table = document.querySelector('table[data-name="NAME"]');
+var heads = [].map.call(table.tHead.rows[0].cells, function (h) { return h.textContent; });
+var rows = [].map.call(table.tBodies[0].rows, function (r) {
+  var row = {};
+  [].forEach.call(r.cells, function (c, i) {
+    row[i < heads.length ? heads[i] : 'beyond ' + i] = c.hasAttribute('data-v') ? c.getAttribute('data-v') : c.textContent;
+  });
+  return row;
+});
+var out = document.createElement('textarea');
+out.id = 'cells';
+out.textContent = JSON.stringify(rows);
+document.body.appendChild(out);
+</script>)JS");
+  html.replace(html.find("NAME\"]');"), 4, name);
+  write_file(dir.path + "/cells.html", html);
+  const RunResult r = dump_dom("file://" + dir.path + "/cells.html");
+  const std::string open = "<textarea id=\"cells\">";
+  const size_t at = r.out.find(open);
+  REQUIRE(at != std::string::npos);
+  std::string json = r.out.substr(at + open.size(), r.out.find("</textarea>", at) - at - open.size());
+  for (const auto &[entity, c] : {std::pair<std::string, std::string>{"&lt;", "<"}, {"&gt;", ">"},
+                                  {"&quot;", "\""}, {"&amp;", "&"}})
+    for (size_t p = 0; (p = json.find(entity, p)) != std::string::npos; p += c.size())
+      json.replace(p, entity.size(), c);
+  std::vector<std::map<std::string, std::string>> out;
+  for (const nlohmann::json &row : nlohmann::json::parse(json)) {
+    std::map<std::string, std::string> cells;
+    for (auto it = row.begin(); it != row.end(); ++it) cells[it.key()] = it.value();
+    out.push_back(cells);
+  }
+  return out;
+}
+
+// The row of `rows` whose stack's innermost frame starts with `function`.
+std::map<std::string, std::string> stack_row(const std::vector<std::map<std::string, std::string>> &rows,
+                                             const std::string &function) {
+  for (const auto &r : rows)
+    if (r.count("stack") && r.at("stack").rfind(function, 0) == 0) return r;
+  FAIL("no row for " << function);
+  return {};
+}
+
+}  // namespace
+
+TEST_CASE("html: the text summary's tables, each cell under its heading, read in the browser") {
+  const RunResult run = sites_run();
+  TempDir dir;
+  const std::string page = sites_page(run, dir);
+  // leak_site: 7 x 1000 B never freed, no lifetime; the text says as much.
+  const auto leaks = table_cells(page, "memory.leaks");
+  const auto leak = stack_row(leaks, "leak_site");
+  const std::map<std::string, std::string> expected_leak = {
+      {"leaks", "7000.0"},    {"allocations", "7.0"},  {"size min", "1000.0"},
+      {"size avg", "1000.0"}, {"size max", "1000.0"},  {"freed", "0.0"},
+      {"lifetime min", ""},   {"lifetime avg", ""},    {"lifetime max", ""},
+      {"temporary", "0.0"},   {"stack", leak.at("stack")}};
+  CHECK(leak == expected_leak);
+  // At the peak (stdout's buffer, made last): the leak.
+  CHECK(stack_row(table_cells(page, "memory.peak"), "leak_site").at("peak") == "7000.0");
+  // inline_site's 3 x 555 B, freed (a lifetime), beside the leak, which has none.
+  const auto allocated = table_cells(page, "memory.allocated");
+  const auto inlined = stack_row(allocated, "inlined_alloc");
+  CHECK(inlined.at("allocated") == "1665.0");
+  CHECK(inlined.at("freed") == "3.0");
+  CHECK(inlined.at("lifetime min") != "");
+  CHECK(inlined.count("beyond 11") == 0);
+  CHECK(stack_row(allocated, "leak_site").at("lifetime max") == "");
+  // Temporaries: temporary_site's 100 x 24 B.
+  CHECK(stack_row(table_cells(page, "memory.temporary"), "temporary_site").at("temporary") == "100.0");
+  // By function: leak_site's 7000 B itself, leaked and at the peak.
+  bool found = false;
+  for (const auto &f : table_cells(page, "memory.functions"))
+    if (f.at("function") == "leak_site") {
+      found = true;
+      CHECK(f.at("self bytes") == "7000.0");
+      CHECK(f.at("self calls") == "7.0");
+      CHECK(f.at("self leaked") == "7000.0");
+      CHECK(f.at("self peak") == "7000.0");
+    }
+  CHECK(found);
+  // The text summary's row of the leak has the same figures.
+  const RunResult text = analyze({"summary", "--no-default-suppressions", run.memprof_files[0]});
+  CHECK(text.out.find("7 allocations, size 1000..1000 (avg 1000), 0 freed\n") != std::string::npos);
+}
+
+TEST_CASE("html: one page for a run's memory and CPU") {
+  // sh counting to 300000: allocations and a few hundred milliseconds of CPU.
+  const RunResult run = run_under_agent(
+      {"sh", "-c", "i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done"}, {"PROF_CPU=callgraph"});
+  REQUIRE(run.exit_code == 0);
+  REQUIRE(run.memprof_files.size() == 1);
+  REQUIRE(run.sysprof_files.size() == 1);
+  TempDir dir;
+  const std::string page = dir.path + "/run.html";
+  const RunResult r = analyze({"html", run.memprof_files[0], run.sysprof_files[0], "-o", page});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const RunResult dom = dump_dom("file://" + page);
+  for (const char *id : {"heap", "flame-alloc-bytes", "flame-leaked-bytes", "flame-cpu", "summary"})
+    CHECK(dom.out.find("<section id=\"" + std::string(id) + "\">") != std::string::npos);
+  CHECK(dom.out.find("<body data-ready=\"5\">") != std::string::npos);
+  CHECK(!std::regex_search(dom.out, std::regex("<html[^>]*data-errors")));
+  CHECK(dom.out.find("data-name=\"memory.peak\"") != std::string::npos);
+  const auto cpu = table_cells(page, "cpu");
+  REQUIRE(!cpu.empty());
+  CHECK(cpu[0].at("figure") == "samples");
+  CHECK(std::stod(cpu[0].at("value")) > 0);
+  // The CPU flame graph has the CPU's colours, the memory ones theirs.
+  const Pixels shot = screenshot("file://" + page, 1300, 4000);
+  CHECK(count_pixels(shot, cpu_colour) > 1000);
+  CHECK(count_pixels(shot, memory_colour) > 1000);
 }

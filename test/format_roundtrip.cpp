@@ -48,7 +48,8 @@ std::vector<ExtRecord> sample_ext() {
           ext::TraceSample{23, 0x55d0c0de2000, 12},
           ext::HeapTotal{7000, 1700000},
           ext::ObjectType{2},
-          ext::WorkingDir{"/home/user/project"}};
+          ext::WorkingDir{"/home/user/project"},
+          ext::ThreadName{4427, "alpha-worker"}};
 }
 
 // The sample records a section of `kind` may hold (ext_kind_section()).
@@ -98,6 +99,7 @@ auto fields(const ext::TraceSample &r) { return std::make_tuple(r.traceno, r.add
 auto fields(const ext::HeapTotal &r) { return std::make_tuple(r.time_ns, r.live_bytes); }
 auto fields(const ext::ObjectType &r) { return std::make_tuple(r.type); }
 auto fields(const ext::WorkingDir &r) { return std::make_tuple(r.path); }
+auto fields(const ext::ThreadName &r) { return std::make_tuple(r.tid, r.name); }
 auto fields(const ext::Site &r) {
   return std::make_tuple(r.id, r.loc.source, r.loc.addr, r.loc.line, r.loc.traceno, r.has_stacks,
                          r.host_stack, r.guest_stack, r.size, r.type);

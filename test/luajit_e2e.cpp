@@ -414,6 +414,7 @@ TEST_CASE("luajit e2e: with the JIT on, burn's trace holds most samples, numbere
                      c.stack[1] == "luajit_burn.lua:9";
     CHECK(with_caller > s.in_state(prof::kVmstTrace) * 9 / 10);
     const Whole w = whole_stacks(folded, "luajit_burn.lua");
+    CHECK(w.rooted == w.all);  // no stack roots at a raw address
     INFO(folded);
     CHECK(w.whole * 100 >= w.all * 95);
   }

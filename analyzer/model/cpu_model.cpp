@@ -24,7 +24,7 @@ int relabel_to(const ext::VmState &r, uint64_t offset) {
 
 }  // namespace
 
-void CpuModel::read(StreamContext &ctx, CallTree &calls) {
+void CpuModel::read(StreamContext &ctx, CallTree &calls, const std::string &thread) {
   uint64_t tid = 0, weight = 1;
   int vmstate = -1;  // the next sample's, from a vm-state record
   std::optional<ext::TraceSample> trace;  // the next sample's trace, from a trace-sample record
@@ -32,6 +32,12 @@ void CpuModel::read(StreamContext &ctx, CallTree &calls) {
   SysprofSample relabelled;
   ctx.read_sysprof([&](const SysprofSample &s) {
     if (s.record != SysprofRecord::Ext) {
+      if (!thread.empty() && ctx.thread_name(tid) != thread) {
+        weight = 1;
+        vmstate = -1;
+        trace.reset();
+        return;
+      }
       if (trace) {
         if (!vmstate_has_guest(s.vmstate))
           throw FormatError(trace_at, false, "trace-sample record before a sample without a Lua stack");

@@ -6,6 +6,8 @@
 // VM state and call-tree node. A cache from raw stacks to stacks lives while
 // no symbol or module record arrives. A weight record makes the next sample
 // count that many times; a thread record assigns the samples that follow.
+// A thread is known by its stream and tid; its name is its stream's
+// (StreamContext::thread_name).
 #pragma once
 
 #include <cstdint>
@@ -36,8 +38,10 @@ class CpuModel {
     }
   };
 
-  // Reads every sample of a sysprof stream, naming stacks into `calls`.
-  void read(StreamContext &ctx, CallTree &calls);
+  // Reads every sample of a sysprof stream, naming stacks into `calls`;
+  // with a `thread` name, only the samples of threads so named then
+  // (thread-name records).
+  void read(StreamContext &ctx, CallTree &calls, const std::string &thread = "");
 
   const std::vector<Stack> &stacks() const { return stacks_; }
   double samples() const { return samples_; }

@@ -23,7 +23,7 @@ StreamContext &Profile::read(const std::string &path) {
     read_memory(ctx);
   } else {
     has_cpu_ = true;
-    cpu_.read(ctx, calls_);
+    cpu_.read(ctx, calls_, opt_.thread);
   }
   // Memory grows with the stacks and sites read, not with the files: the
   // file's reader goes, and what reading it freed goes back to the system.

@@ -36,6 +36,7 @@ struct ProfileOptions {
   uint64_t snap_events = 0;
   size_t snap_top = 10;
   WindowSpec window;  // only the records between two markers (marker_window.h)
+  std::string thread;  // CPU: only the samples of threads of this name ("": all)
   bool full_names = false;  // C++ template arguments kept (frame_names.h)
   std::string binary;  // LLVM MemProf raw profiles: the profiled program (--binary)
 };
@@ -65,6 +66,9 @@ class Profile {
   // The frames of a stack of the memory model (by id), root first.
   std::vector<Frame> frames(uint32_t stack) { return calls_.frames(node(stack)); }
   const CallTree &calls() const { return calls_; }
+  // Where a stack of the memory model (by id) is: its stream's stacks.
+  const StackKey &stack_key(uint32_t stack) const { return stack_ids_.key(stack); }
+  bool full_names() const { return opt_.full_names; }
   // The guest object type a stack of the memory model allocates (ext.h
   // object-type; 0: untyped), and whether any stream had one.
   uint8_t object_type(uint32_t stack) const { return stack_ids_.key(stack).object_type; }

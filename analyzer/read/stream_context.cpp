@@ -9,6 +9,12 @@ void StreamContext::add_symbol(const Symbol &s) {
   naming_epoch++;
 }
 
+const std::string &StreamContext::thread_name(uint64_t tid) const {
+  static const std::string kUnnamed;
+  const auto it = thread_names.find(tid);
+  return it == thread_names.end() ? kUnnamed : it->second;
+}
+
 bool StreamContext::absorb(const ExtRecord &r, uint64_t offset) {
   if (const auto *host = std::get_if<ext::StackHost>(&r)) {
     StackFrame f;
@@ -49,6 +55,14 @@ bool StreamContext::absorb(const ExtRecord &r, uint64_t offset) {
     for (const ext::Stat &c : counters->counters) stats[c.name] += c.value;
   } else if (const auto *end = std::get_if<ext::UncleanEnd>(&r)) {
     unclean = UncleanEnd{true, end->time_ns, end->lost_bytes};
+  } else if (const auto *t = std::get_if<ext::ThreadName>(&r)) {
+    auto it = thread_names.find(t->tid);
+    if (it != thread_names.end())
+      it->second = printable(t->name);
+    else if (thread_names.size() < kMaxThreadNames)
+      thread_names.emplace(t->tid, printable(t->name));
+    else
+      thread_names_dropped++;
   } else if (const auto *marker = std::get_if<ext::Marker>(&r)) {
     window.marker(marker->label);
     if (markers.size() < kMaxMarkers)
@@ -197,6 +211,12 @@ uint32_t StreamContext::sample_node(const SysprofSample &s, CallTree &calls) {
   const uint32_t epoch = symbolizer.epoch();
   host_ids_.clear();
   for (size_t i = s.host.size(); i-- > 0;) host_frames(s.host[i], epoch, calls, host_ids_, i == 0);
+  // XXX: an unwind that stepped out of its outermost real frame onto
+  // garbage (out of LuaJIT's lj_vm in a collector step) leaves addresses no
+  // module covers at the root: left out, so that no stack roots at one.
+  size_t raw = 0;
+  while (raw < host_ids_.size() && calls.kind(host_ids_[raw]) == Frame::Kind::Unknown) raw++;
+  if (raw < host_ids_.size()) host_ids_.erase(host_ids_.begin(), host_ids_.begin() + long(raw));
   // A sample that interrupted the agent keeps it as its leaf, after the
   // guest frames that called into it too.
   const bool in_agent = !host_ids_.empty() && calls.function(host_ids_.back()) == kAgentFrame;

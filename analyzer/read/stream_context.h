@@ -73,7 +73,15 @@ struct StreamContext {
   // What was read: allocation events (or samples), and the stream's bytes
   // (decompressed, when the file is compressed).
   uint64_t events = 0, stream_bytes = 0;
+  uint64_t records = 0;  // of every kind, after the section's prologue
   MarkerWindow window;  // set before reading: every record by default
+  // Threads' names (thread-name records) as of the record being read, then
+  // the last each had; the first kMaxThreadNames threads named.
+  static constexpr size_t kMaxThreadNames = 1 << 16;
+  std::map<uint64_t, std::string> thread_names;
+  uint64_t thread_names_dropped = 0;
+  // The name of thread `tid` now ("" unnamed).
+  const std::string &thread_name(uint64_t tid) const;
   // Bumped by every record that can change a name (symbols, modules): names
   // cached by a reader stay valid while it is unchanged.
   uint64_t naming_epoch = 0;
@@ -93,6 +101,10 @@ struct StreamContext {
   // The call-tree node of a stack-table stack pair (indices), guest frames
   // spliced in (stack_merge.h).
   uint32_t stack_node(uint32_t host, uint32_t guest, CallTree &calls);
+  // Whether stack_node() names a host stack's frames by the symbolizer
+  // alone, node by node (an extended stream naming no guest VM function):
+  // tables by function can then name frames without naming every stack.
+  bool host_frames_plain() const { return file.prologue().extended && vm_functions_.empty(); }
   // The call-tree node of a sample, named with the symbols known now.
   uint32_t sample_node(const SysprofSample &s, CallTree &calls);
   // The innermost host frame of a stack (by index; its innermost inlined
@@ -113,6 +125,7 @@ struct StreamContext {
         Record r;
         while (reader.next(r)) {
           offset = r.offset;
+          records++;
           progress.at(file.reader().source_bytes());
           using Kind = decltype(r.record);
           events += r.record != Kind::Symbol && r.record != Kind::Ext;

@@ -51,7 +51,11 @@ void write_html_report(const std::vector<Profile *> &profiles,
                        std::ostream &out) {
   std::vector<Section> sections;
 
-  const bool memory = !profiles.empty() && profiles[0]->has_memory();
+  bool memory = false, cpu = false;
+  for (const Profile *p : profiles) {
+    memory = memory || p->has_memory();
+    cpu = cpu || p->has_cpu();
+  }
   if (memory) {
     std::ostringstream chart;
     HeapChartOptions chart_opt;
@@ -82,12 +86,16 @@ void write_html_report(const std::vector<Profile *> &profiles,
     sections.push_back({id, title, how, svg.str()});
   };
   if (memory) {
+    folded.domain = FoldedOptions::Domain::Memory;
     for (const MemoryMetric &m : memory_metrics()) {
       if (m.measured && profiles[0]->memory().measured_contexts() == 0) continue;
       folded.metric = m.name;
       add_flame(std::string("flame-") + m.name, m.title, m.unit);
     }
-  } else {
+  }
+  if (cpu) {
+    folded.domain = FoldedOptions::Domain::Cpu;
+    flame.memory = false;
     add_flame("flame-cpu", "CPU samples", "samples");
   }
 

@@ -1,7 +1,8 @@
 // The HTML report: one self-contained page (styles, scripts and pictures
 // inline; nothing fetched) with the heap over time, a flame graph per memory
-// metric (alloc-bytes, alloc-count, leaked-bytes, peak-bytes) or of the CPU
-// samples, and the summary of each group of streams.
+// metric (alloc-bytes, alloc-count, leaked-bytes, peak-bytes) and one of the
+// CPU samples (a run's memory and CPU streams read together have both), and
+// the summary of each group of streams.
 //
 // Page: <section id="heap"> (memory only), one <section id="flame-METRIC">
 // (flame-cpu for CPU) per flame graph, each holding an inline <svg>
@@ -29,7 +30,7 @@ struct HtmlReportOptions {
   SummaryOptions summary;
 };
 
-// `profiles`: the groups of streams read together (all memory or all CPU),
+// `profiles`: the groups of streams read together (memory, CPU or both),
 // each named by `names` (its first file) in the summary.
 void write_html_report(const std::vector<Profile *> &profiles,
                        const std::vector<std::string> &names, const HtmlReportOptions &opt,

@@ -105,7 +105,8 @@ void add_folded_stacks(Profile &profile, const FoldedOptions &opt, bool per_proc
 
   const std::vector<StackStats> &stacks = profile.memory().stacks();
   NameProjection memory(profile.calls(), names, folded_name, root, opt.collapse_recursion);
-  for (uint32_t id = 0; id < stacks.size(); id++) {
+  const bool memory_too = opt.domain != FoldedOptions::Domain::Cpu;
+  for (uint32_t id = 0; memory_too && id < stacks.size(); id++) {
     const double v = metric->value(stacks[id]);
     if (v <= 0) continue;
     const uint32_t call = profile.node(id);
@@ -116,7 +117,9 @@ void add_folded_stacks(Profile &profile, const FoldedOptions &opt, bool per_proc
     note_sources(profile.calls(), call, node, into);
   }
   std::map<uint8_t, NameProjection> by_vmstate;
+  const bool cpu_too = opt.domain != FoldedOptions::Domain::Memory;
   for (const CpuModel::Stack &s : profile.cpu().stacks()) {
+    if (!cpu_too) break;
     uint32_t under = root;
     if (opt.by_vmstate) under = names.child(root, vmstate_name(s.vmstate));
     auto it = by_vmstate.try_emplace(opt.by_vmstate ? s.vmstate : 0, profile.calls(), names,

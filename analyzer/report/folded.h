@@ -30,6 +30,8 @@ struct FoldedOptions {
   bool by_type = false;
   // A frame repeated in a row (recursion) is one frame.
   bool collapse_recursion = false;
+  // Of a profile with both (a run's memory and CPU streams), one domain only.
+  enum class Domain : uint8_t { Both, Memory, Cpu } domain = Domain::Both;
 };
 
 // A memory metric: its option name, what its counts are, and a heading.

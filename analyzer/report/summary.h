@@ -20,11 +20,21 @@ namespace prof {
 struct SummaryOptions {
   size_t top = 10;          // rows per table
   size_t stack_depth = 12;  // frames per stack in text (0: all)
-  bool lines = false;       // CPU tables by line instead of by function
+  bool lines = false;       // the tables by function by line instead
   // Text: every table; else one screen (totals, peak, leaks, temporaries,
   // hottest functions) and a line naming what --full adds.
   bool full = false;
 };
+
+// The memory lists of stacks, in the order the text and the HTML page show
+// them: the list's key in the summary's "memory", its title, the figure it
+// is sorted by, that figure's unit ("" for bytes), and whether one screen
+// shows it.
+struct StackList {
+  const char *key, *title, *figure, *unit;
+  bool on_one_screen;
+};
+extern const StackList kStackLists[5];
 
 nlohmann::json summary_json(Profile &profile, const SummaryOptions &opt);
 void render_summary(const nlohmann::json &summary, const SummaryOptions &opt, std::ostream &out);

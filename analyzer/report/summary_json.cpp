@@ -5,6 +5,7 @@
 #include <tuple>
 
 #include "model/frame_names.h"
+#include "model/function_figures.h"
 #include "model/name_tree.h"
 #include "read/symbolizer.h"
 
@@ -208,6 +209,28 @@ double estimated_live_blocks(const HeapModel &heap) {
   return std::round(blocks);
 }
 
+Json figures_json(const MemoryFigures &f) {
+  return {{"alloc_bytes", f.alloc_bytes},
+          {"alloc_count", f.alloc_count},
+          {"leaked_bytes", f.leaked_bytes},
+          {"peak_bytes", f.peak_bytes}};
+}
+
+// Memory by function (by line with opt.lines), as heaptrack_print gives it.
+Json functions_memory_json(Profile &profile, const SummaryOptions &opt) {
+  const FunctionTables t = memory_by_function(profile, opt.lines, opt.top);
+  auto rows = [](const std::vector<FunctionFigures> &v) {
+    Json out = Json::array();
+    for (const FunctionFigures &f : v)
+      out.push_back({{"function", f.function}, {"self", figures_json(f.self)},
+                     {"total", figures_json(f.total)}});
+    return out;
+  };
+  return {{"by", opt.lines ? "line" : "function"},
+          {"by_self", rows(t.by_self)},
+          {"by_total", rows(t.by_total)}};
+}
+
 Json memory_json(Profile &profile, const SummaryOptions &opt) {
   const HeapModel &heap = profile.memory();
   // XXX: in sampled streams the calls are estimates, as bytes are; what
@@ -248,6 +271,7 @@ Json memory_json(Profile &profile, const SummaryOptions &opt) {
   m["calls"] = table(profile, rows, opt.top, [](const StackStats &s) { return s.alloc_count; });
   m["temporary"] =
       table(profile, rows, opt.top, [](const StackStats &s) { return double(s.temporary); });
+  m["functions"] = functions_memory_json(profile, opt);
 
   m["measured"] = heap.measured_contexts() ? measured_json(profile, rows, opt) : Json(nullptr);
 
@@ -315,6 +339,7 @@ Json cpu_json(Profile &profile, const SummaryOptions &opt) {
   for (const auto &kv : cpu.by_thread())
     threads.push_back({{"pid", profile.streams()[kv.first.file]->pid},
                        {"tid", kv.first.tid},
+                       {"name", profile.streams()[kv.first.file]->thread_name(kv.first.tid)},
                        {"samples", kv.second}});
   // Samples by function (by line with opt.lines): in the innermost frame
   // (self), anywhere on the stack (total, once a stack); and by stack,
@@ -409,6 +434,13 @@ Json frame_json(const Frame &f) {
           {"kind", kind_name(f.kind)}};
 }
 
+// A stream's named threads: [{"tid", "name"}], the last name each had.
+static Json thread_names_json(const StreamContext &ctx) {
+  Json out = Json::array();
+  for (const auto &[tid, name] : ctx.thread_names) out.push_back({{"tid", tid}, {"name", name}});
+  return out;
+}
+
 Json summary_json(Profile &profile, const SummaryOptions &opt) {
   Json j;
   Json streams = Json::array();
@@ -435,6 +467,7 @@ Json summary_json(Profile &profile, const SummaryOptions &opt) {
                                                   {"lost_bytes", ctx->unclean.lost_bytes}}
                                            : Json(nullptr)},
          {"markers", markers},
+         {"thread_names", thread_names_json(*ctx)},
          {"markers_dropped", ctx->markers_dropped},
          {"stats", stats},
          {"file_bytes", ctx->file.size()},
@@ -458,6 +491,13 @@ Json summary_json(Profile &profile, const SummaryOptions &opt) {
       if (it != agent.end() && it->second) missed[name] = it->second;
     }
     j["memory"]["missed_events"] = missed;
+    // Allocations made before the agent started (other libraries'
+    // constructors), counted by the agent, never recorded.
+    const auto before = agent.find("allocations_before_start");
+    j["memory"]["before_start"] =
+        before != agent.end() && before->second
+            ? Json{{"allocations", before->second}, {"bytes", agent["bytes_before_start"]}}
+            : Json(nullptr);
   }
   j["cpu"] = profile.has_cpu() ? cpu_json(profile, opt) : Json(nullptr);
   j["agent"] = agent;

@@ -94,6 +94,33 @@ std::string peak_time_text(const Json &seconds) {
   return buf;
 }
 
+// Memory by function (by line with --by-line), as heaptrack_print gives
+// it: in the function itself, and with what it calls; the functions with
+// the most bytes in themselves, and with --full with what they call.
+void functions(const Json &f, const SummaryOptions &opt, std::ostream &out) {
+  const bool by_line = f["by"] == "line";
+  auto table = [&](const char *key, const char *order) {
+    if (f[key].empty()) return;
+    out << "\n" << (by_line ? "LINES" : "FUNCTIONS") << ": by bytes allocated " << order << "\n"
+        << "  " << std::setw(10) << "self" << std::setw(10) << "calls" << std::setw(10) << "leaked"
+        << std::setw(10) << "peak" << std::setw(11) << "total" << std::setw(10) << "calls"
+        << std::setw(10) << "leaked" << std::setw(10) << "peak" << "  "
+        << (by_line ? "line" : "function") << "\n";
+    for (const Json &r : f[key]) {
+      out << "  ";
+      for (const char *part : {"self", "total"}) {
+        const Json &p = r[part];
+        out << (part[0] == 't' ? " " : "") << std::setw(10) << bytes(p["alloc_bytes"])
+            << std::setw(10) << count(p["alloc_count"]) << std::setw(10) << bytes(p["leaked_bytes"])
+            << std::setw(10) << bytes(p["peak_bytes"]);
+      }
+      out << "  " << r["function"].get<std::string>() << "\n";
+    }
+  };
+  table("by_self", by_line ? "at the line itself" : "in the function itself");
+  if (opt.full) table("by_total", by_line ? "at the line and what it calls" : "in the function and what it calls");
+}
+
 // A heap snapshot (--heap-snap-interval, --heap-snap-events) and its holders.
 void snapshot(const Json &s, const SummaryOptions &opt, std::ostream &out) {
   out << "\n===== HEAP SNAPSHOT, pid " << s["pid"].get<uint64_t>() << ", ";
@@ -153,6 +180,13 @@ void memory(const Json &m, const SummaryOptions &opt, std::ostream &out) {
   if (opt.full || m["unknown_frees"].get<uint64_t>())
     out << "  unknown frees: " << m["unknown_frees"].get<uint64_t>()
         << " frees and reallocations of pointers never seen allocated\n";
+  if (!m["before_start"].is_null()) {
+    const uint64_t n = m["before_start"]["allocations"];
+    out << "  before start:  " << n << (n == 1 ? " allocation" : " allocations") << " of "
+        << bytes(m["before_start"]["bytes"])
+        << " made before the agent started (other libraries' constructors, such as libstdc++'s "
+           "emergency exception pool): counted, not recorded\n";
+  }
   if (!m["missed_events"].empty()) {
     out << "  uncertain:     leaks and frees, the agent having missed events (";
     const char *sep = "";
@@ -177,19 +211,7 @@ void memory(const Json &m, const SummaryOptions &opt, std::ostream &out) {
 
   if (opt.full && m.contains("object_types")) render_object_types(m["object_types"], out);
 
-  struct Table {
-    const char *key, *title, *figure, *unit;  // unit: "" for bytes
-    bool on_one_screen;
-  };
-  static const Table kTables[] = {
-      {"peak", "PEAK HEAP: stacks holding it at the peak", "peak_bytes", "", true},
-      {"leaks", "LEAKS: stacks holding memory at the end", "live_bytes", "", true},
-      {"allocated", "ALLOCATED: stacks by bytes allocated", "alloc_bytes", "", false},
-      {"calls", "CALLS: stacks by allocations", "alloc_count", " calls", false},
-      {"temporary", "TEMPORARY: stacks by allocations freed right after they were made", "temporary",
-       " temporary", true},
-  };
-  for (const Table &t : kTables) {
+  for (const StackList &t : kStackLists) {
     if (!opt.full && !t.on_one_screen) continue;
     if (!opt.full && m[t.key].empty()) continue;
     out << "\n" << t.title << "\n";
@@ -199,6 +221,7 @@ void memory(const Json &m, const SummaryOptions &opt, std::ostream &out) {
     }
   }
 
+  functions(m["functions"], opt, out);
   if (!m["measured"].is_null()) measured(m["measured"], opt, out);
   for (const Json &s : m["snapshots"]) snapshot(s, opt, out);  // asked for
   if (m["snapshots_dropped"].get<uint64_t>())
@@ -257,11 +280,22 @@ void cpu(const Json &c, const SummaryOptions &opt, std::ostream &out) {
   out << "  in the profiler ([libprof]): " << count(c["in_agent"]) << " ("
       << std::fixed << std::setprecision(1) << (samples > 0 ? 100 * in_agent / samples : 0.0)
       << std::defaultfloat << "%)\n";
-  if (opt.full && c["threads"].size() > 1) {
+  // By thread, the busiest first, named as the program named them.
+  if (c["threads"].size() > 1) {
+    std::vector<Json> threads(c["threads"].begin(), c["threads"].end());
+    std::stable_sort(threads.begin(), threads.end(), [](const Json &a, const Json &b) {
+      return a["samples"].get<double>() > b["samples"].get<double>();
+    });
+    const size_t shown = opt.full ? threads.size() : std::min(threads.size(), opt.top);
     out << "  by thread:\n";
-    for (const Json &t : c["threads"])
-      out << "    pid " << t["pid"].get<uint64_t>() << " tid " << t["tid"].get<uint64_t>() << ": "
-          << count(t["samples"]) << "\n";
+    for (size_t i = 0; i < shown; i++) {
+      const Json &t = threads[i];
+      const std::string name = t["name"];
+      out << "    " << std::setw(10) << count(t["samples"]) << "  "
+          << (name.empty() ? "(unnamed)" : name) << " (pid " << t["pid"].get<uint64_t>() << " tid "
+          << t["tid"].get<uint64_t>() << ")\n";
+    }
+    if (shown < threads.size()) out << "    ... " << threads.size() - shown << " more threads\n";
   }
   const std::string by = c["by"] == "line" ? "LINES" : "FUNCTIONS";
   auto functions = [&](const Json &rows) {
@@ -330,6 +364,15 @@ void processes(const Json &list, std::ostream &out) {
 }
 
 }  // namespace
+
+const StackList kStackLists[5] = {
+    {"peak", "PEAK HEAP: stacks holding it at the peak", "peak_bytes", "", true},
+    {"leaks", "LEAKS: stacks holding memory at the end", "live_bytes", "", true},
+    {"allocated", "ALLOCATED: stacks by bytes allocated", "alloc_bytes", "", false},
+    {"calls", "CALLS: stacks by allocations", "alloc_count", " calls", false},
+    {"temporary", "TEMPORARY: stacks by allocations freed right after they were made", "temporary",
+     " temporary", true},
+};
 
 void render_stack(const Json &frames, size_t depth, std::ostream &out, bool show_stripped) {
   size_t shown = 0, done = 0;

@@ -193,7 +193,7 @@ void flush_slot(SampleSlot &own) {
   release();
 }
 
-void write_marker(const uint8_t *record, size_t len) {
+void write_record(const uint8_t *record, size_t len) {
   if (!take()) return;
   write_all(false);
   g_out->put_bytes(record, len);

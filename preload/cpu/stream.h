@@ -43,9 +43,9 @@ void flush_from_handler(SampleSlot &own, size_t min_bytes);
 void flush_all(bool modules);
 // Writes `own` (its thread is exiting).
 void flush_slot(SampleSlot &own);
-// Not in a handler: writes every slot, then the encoded marker record, so
-// that it follows every sample taken before it.
-void write_marker(const uint8_t *record, size_t len);
+// Not in a handler: writes every slot, then the encoded record (a marker, a
+// thread's name), so that it follows every sample taken before it.
+void write_record(const uint8_t *record, size_t len);
 // Stats, epilogue, close; says so when a write failed.
 void finish(Span<ext::StatView> stats);
 // True from open() until finish() (or a forked child forgets it).

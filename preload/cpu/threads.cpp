@@ -7,6 +7,7 @@
 
 #include "next_symbol.h"
 #include "cpu/sampler.h"
+#include "thread_names.h"
 #include "thread_state.h"
 
 namespace {
@@ -25,6 +26,7 @@ void *sampled_start(void *p) {
     free(p);
   }
   prof::register_sampled_thread();
+  prof::write_thread_name_at_start();
   return start.routine(start.arg);
 }
 

@@ -83,8 +83,17 @@ inline uint64_t sample_mean() { return g_agent.cfg.sample_bytes; }
 // or for a realloc either or both: decided once per call, inline where the
 // agent's state and sampling settle it, else in the hook's out-of-line half
 // (alloc_sampling.h).
+// An allocation before the agent's constructor ran is counted, as missed.
+__attribute__((noinline)) Sampled count_before_start(size_t size) {
+  g_agent.allocs_before_start.fetch_add(1, std::memory_order_relaxed);
+  g_agent.bytes_before_start.fetch_add(size, std::memory_order_relaxed);
+  return Sampled::kNo;
+}
 inline Sampled alloc_sampled(size_t size) {
-  return recording() ? sample_allocation(sample_mean(), size) : Sampled::kNo;
+  if (recording()) return sample_allocation(sample_mean(), size);
+  if (__builtin_expect(!g_agent.constructed.load(std::memory_order_relaxed), 0) && !t_state.guard)
+    return count_before_start(size);
+  return Sampled::kNo;
 }
 inline Sampled free_sampled(const void *p) {
   return recording_frees() ? sample_free(sample_mean(), p) : Sampled::kNo;

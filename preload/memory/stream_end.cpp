@@ -30,6 +30,8 @@ size_t put_stats_and_epilogue(SpanWriter &out) {
       {"signal_handlers_in_agent", handlers_in_agent()},
       {"events_while_opening", events_while_opening()},
       {"libc_direct_calls", g_agent.libc_direct_calls.load()},
+      {"allocations_before_start", g_agent.allocs_before_start.load()},
+      {"bytes_before_start", g_agent.bytes_before_start.load()},
       {"stream_bytes", g_agent.ring.stream_bytes()},
       {"stream_file_bytes", g_agent.ring.file_bytes()},
   };

@@ -1,0 +1,11 @@
+// Thread names into the streams (thread_names.cpp): the setters are
+// interposed; this writes the name a thread has when it starts.
+#pragma once
+
+namespace prof {
+
+// The calling thread's name as /proc gives it, written into each stream
+// (not in a signal handler).
+void write_thread_name_at_start();
+
+}  // namespace prof
