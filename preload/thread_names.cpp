@@ -6,6 +6,7 @@
 // XXX: pthread_setname_np on another thread gives no tid (glibc has no
 // pthread_gettid_np before 2.42): the threads whose /proc comm now holds the
 // name are the ones named, each written.
+#include <cstdio>
 #include <dirent.h>
 #include <fcntl.h>
 #include <linux/prctl.h>
@@ -58,9 +59,8 @@ void write_threads_named(std::string_view name) {
   if (!dir) return;
   while (const dirent *e = readdir(dir)) {
     if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
-    char path[64] = "/proc/self/task/", comm[kMaxThreadName + 2];
-    strncat(path, e->d_name, 24);
-    strcat(path, "/comm");
+    char path[64], comm[kMaxThreadName + 2];
+    snprintf(path, sizeof path, "/proc/self/task/%.24s/comm", e->d_name);
     const size_t n = read_comm(path, comm);
     if (n && std::string_view(comm, n) == name) write_name(pid_t(atoi(e->d_name)), name);
   }
