@@ -57,7 +57,14 @@ bool EventRing::map_ring(int ring_fd) {
   const size_t ring_off = ring_file_ring_offset(kSlots);
   const size_t bytes = ring_off + kRingSize + kUndoCap * 16;
   void *p = MAP_FAILED;
-  if (ring_fd >= 0 && raw_syscall3(SYS_ftruncate, ring_fd, long(bytes), 0) == 0)
+  // XXX: the first store into a hole of a shared file mapping costs ext4 a
+  // block allocation in its page fault, some 2 ms (most of a short
+  // process's start): the header, the slots and the ring's and undo log's
+  // first pages, which every process touches, are written first; the
+  // rest is faulted in as the ring fills.
+  if (ring_fd >= 0 && write_file_zeros(ring_fd, 0, ring_off + kPrewritten) &&
+      write_file_zeros(ring_fd, ring_off + kRingSize, kPrewritten / 4) &&
+      raw_syscall3(SYS_ftruncate, ring_fd, long(bytes), 0) == 0)
     p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, ring_fd, 0);
   in_file_ = p != MAP_FAILED;
   if (!in_file_) {

@@ -205,6 +205,8 @@ class EventRing {
   // The compactor's changes in one write: each takes 20 ring bytes or more
   // (a realloc's event, 40, makes two).
   static constexpr size_t kUndoCap = kRingSize / 16;
+  // The ring's bytes written into its file before it is mapped (map_ring()).
+  static constexpr size_t kPrewritten = 64 * 1024;
   static constexpr size_t kPrefetchAhead = 2048;
   // Observed stall before a busy slot counts as abandoned, and before a
   // flush that cannot move counts as dead; each observation adds at most

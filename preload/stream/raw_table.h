@@ -48,6 +48,17 @@ struct TableFile {
   }
 };
 
+// Writes zeros over [from, from + len) of fd; false when it cannot.
+inline bool write_file_zeros(int fd, uint64_t from, size_t len) {
+  static const uint8_t kZeros[1 << 16] = {};
+  while (len > 0) {
+    const size_t n = len < sizeof kZeros ? len : sizeof kZeros;
+    if (raw_syscall4(SYS_pwrite64, fd, long(kZeros), long(n), long(from)) != long(n)) return false;
+    from += n, len -= n;
+  }
+  return true;
+}
+
 // Stores two words with one instruction (16-byte aligned).
 inline void store_pair(uint64_t *at, uint64_t first, uint64_t second) {
   _mm_store_si128(reinterpret_cast<__m128i *>(at),
@@ -141,9 +152,9 @@ class RawTable {
   // Maps `bytes` more of the file (zeroed): nullptr when it cannot.
   void *map_file(size_t bytes, uint64_t *off) {
     *off = file_->end;
-    if (!file_->fd_names_file() ||
-        raw_syscall3(SYS_ftruncate, file_->fd, long(*off + bytes), 0) != 0)
-      return nullptr;
+    // (Written, not a hole: the first store into a hole of a shared file
+    // mapping costs ext4 a block allocation in the page fault: event_ring.h.)
+    if (!file_->fd_names_file() || !write_file_zeros(file_->fd, *off, bytes)) return nullptr;
     const long p = raw_syscall6(SYS_mmap, 0, long(bytes), PROT_READ | PROT_WRITE, MAP_SHARED,
                                 file_->fd, long(*off));
     if (p < 0 && p > -4096) return nullptr;
