@@ -160,10 +160,18 @@ bool EventRing::launch() {
   stopped_at_.store(kIdle);
   closed_.store(false);
   finish_at_.store(0);
+  running_.store(false);
+  // The writer starts once there is work for it (start_writer()).
+  writer_due_.store(true);
+  return true;
+}
+
+bool EventRing::start_writer() {
+  if (!writer_due_.exchange(false) || closed_.load()) return false;
   running_.store(true);
   // Without a raw thread (a low task limit, not x86-64) the producers write.
   if (!writer_.start(writer_main, this)) running_.store(false);
-  return true;
+  return running_.load();
 }
 
 uint64_t EventRing::file_bytes() const {
@@ -218,8 +226,11 @@ uint64_t EventRing::append_copy(const uint8_t *data, size_t len) {
 }
 
 void EventRing::tick_or_flush(uint64_t end) {
-  const bool writer = running_.load(std::memory_order_relaxed);
-  if (!writer && end >= flushed_.load(std::memory_order_relaxed) + kSegSize) flush(kSegSize, t_ring_slot);
+  bool writer = running_.load(std::memory_order_relaxed);
+  // A segment's worth to write: the writer's first work (or ours).
+  if (!writer && end >= flushed_.load(std::memory_order_relaxed) + kSegSize &&
+      !(writer_due_.load(std::memory_order_relaxed) && (writer = start_writer())))
+    flush(kSegSize, t_ring_slot);
   // XXX: with a writer, the clock (a vDSO call, costly beside an append)
   // once per 256 appends of a thread.
   if (t_appends_to_clock-- > 0) return;
@@ -234,6 +245,8 @@ void EventRing::tick_or_flush(uint64_t end) {
   const int saved_errno = errno;
   if (due != 0 && on_tick_) on_tick_();
   errno = saved_errno;
+  // The second tick (100 ms on): the writer's first work.
+  if (!writer && due != 0 && writer_due_.load(std::memory_order_relaxed)) writer = start_writer();
   if (!writer) flush(1, t_ring_slot, /*sync=*/true);
 }
 
@@ -584,6 +597,7 @@ bool EventRing::write_last(uint64_t end, uint64_t flag_wait_ns) {
 
 void EventRing::finish(const uint8_t *data, size_t len) {
   if (closed_.exchange(true)) return;
+  writer_due_.store(false);  // (a writer never started is not wanted now)
   uint64_t end = append_copy(data, len);
   if (end == kIdle) {
     // No slot to be had (the shared one's holder never came back): the

@@ -44,6 +44,10 @@
 // - The tick (on_tick: time marks, write-error checks) runs on an appending
 //   thread, the first append after each 100 ms (the clock is read once per
 //   256 appends of a thread while a writer runs).
+// - The writer starts once there is work for it: a segment's worth
+//   complete, or the tick 100 ms on. A process that ends or execs sooner
+//   (a shell's fork child, a short command) starts none: finish() writes
+//   its few records, which the ring file kept meanwhile.
 // - Without a writer (a low task limit, not x86-64), producers write: once
 //   a segment's worth is complete, at each tick, and finish() up to the
 //   last record.
@@ -219,6 +223,8 @@ class EventRing {
   static int writer_main(void *self);
   bool launch();
   bool writer_running() const { return running_.load(std::memory_order_relaxed) && writer_.alive(); }
+  // Starts the writer if it is due (once per stream); whether it runs.
+  bool start_writer();
   void wake_writer();
   // Maps the ring and its slots, in the file ring_fd or else in memory.
   bool map_ring(int ring_fd);
@@ -319,6 +325,7 @@ class EventRing {
   RawThread writer_;
   int write_errno_ = 0;
   std::atomic<bool> running_{false};
+  std::atomic<bool> writer_due_{false};  // no writer yet: start_writer() makes it
   std::atomic<bool> closed_{true};
   std::atomic<bool> failed_{false};
   std::atomic<bool> discard_{false};  // after finish(): the stream has ended

@@ -86,6 +86,10 @@ int main(void) {
   for (int i = 0; i < 1000; i++) blocks[i] = malloc(7007);
   for (int i = 0; i < 400; i++) free(blocks[i]);
   nap_ms(300);
+  /* (The writer starts with the first event 100 ms on, then waits.) */
+  void *volatile first = malloc(16);
+  free(first);
+  nap_ms(100);
   const pid_t writer = find_writer();
   if (!writer) return 3;
   prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
