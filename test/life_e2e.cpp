@@ -432,6 +432,26 @@ TEST_CASE("a process killed with kill -9 keeps every event it completed, ended a
   check_killed_counts(read_only_memprof(r), r.memprof_files.at(0));
 }
 
+TEST_CASE("a process killed while its writer writes keeps every free paired") {
+  // Two threads hand blocks back and forth for seconds; SIGKILL comes at a
+  // random point of the writer's work: the ring file's table, its undo log
+  // undone, pairs every free the ring holds with its block. A block is
+  // live only if it was in flight (8 slots each way) or its free was cut.
+  for (int round = 0; round < 3; round++) {
+    INFO("round " << round);
+    const RunResult r = run_under_agent(
+        {"timeout", "-s", "KILL", std::to_string(1.0 + 0.5 * round), program("mem_threads"),
+         "20000000"});
+    REQUIRE((r.exit_code == 137 || r.signal == SIGKILL));  // (timeout's group, it too)
+    const auto [rec, file] = memprof_with(r.memprof_files, 1111);
+    CHECK_FALSE(rec.truncated);
+    CHECK(rec.unclean_end);
+    CHECK(rec.unknown_frees == 0);
+    CHECK(count_at(rec.allocs_by_size, 1111) > 2000);  // (past 64 KiB: the writer runs)
+    CHECK(count_at(rec.leaks_by_size, 1111) + count_at(rec.leaks_by_size, 2222) <= 2 * 8 + 4);
+  }
+}
+
 TEST_CASE("kill -9 in a PID namespace whose init then ends keeps every completed event") {
   // (The namespace's end kills every task in it at once.)
   const TempDir dir("pidns");
