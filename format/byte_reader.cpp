@@ -1,5 +1,6 @@
 #include "byte_reader.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <unistd.h>
@@ -25,17 +26,29 @@ std::string hex_bytes(const std::string &raw) {
   return out;
 }
 
-ByteReader::ByteReader(int fd) : fd_(fd), buf_(new uint8_t[kBufSize]), owned_(true) {
+ByteReader::ByteReader(int fd) : ByteReader(fd, ~uint64_t(0), std::string()) {}
+
+ByteReader::ByteReader(int fd, uint64_t limit, std::string after)
+    : fd_(fd), buf_(new uint8_t[kBufSize]), owned_(true), source_left_(limit),
+      after_(std::move(after)) {
   // The magic decides: the bytes read to see it are the stream's first.
-  while (end_ < sizeof kZstdMagic) {
+  while (end_ < sizeof kZstdMagic && source_left_ > 0) {
     const size_t n = read_source(buf_ + end_, sizeof kZstdMagic - end_);
     if (n == 0) break;
     end_ += n;
   }
   if (!has_zstd_magic(buf_, end_)) return;
   zstd_ = std::make_unique<ZstdInput>(fd, buf_, end_);
+  zstd_->limit_to(limit);
   zstd_read_ = zstd_->bytes_read();
   end_ = 0;
+}
+
+size_t ByteReader::read_after(uint8_t *out, size_t cap) {
+  const size_t n = std::min(cap, after_.size() - after_pos_);
+  memcpy(out, after_.data() + after_pos_, n);
+  after_pos_ += n;
+  return n;
 }
 
 ByteReader::ByteReader(const uint8_t *data, size_t size, uint64_t base_offset)
@@ -50,14 +63,15 @@ size_t ByteReader::read_source(uint8_t *out, size_t cap) {
     const size_t n = zstd_->read(out, cap);
     zstd_read_ = zstd_->bytes_read();
     if (n == 0 && !zstd_->error().empty()) fail(base_ + end_, zstd_->error());
-    return n;
+    return n ? n : read_after(out, cap);
   }
-  for (;;) {
-    const ssize_t n = read(fd_, out, cap);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) fail(offset(), std::string("read failed: ") + strerror(errno));
-    return size_t(n);
+  const size_t want = source_left_ < cap ? size_t(source_left_) : cap;
+  ssize_t n = 0;
+  while (want > 0 && (n = read(fd_, out, want)) < 0) {
+    if (errno != EINTR) fail(offset(), std::string("read failed: ") + strerror(errno));
   }
+  source_left_ -= uint64_t(n);
+  return n > 0 ? size_t(n) : read_after(out, cap);
 }
 
 bool ByteReader::fill(size_t want) {

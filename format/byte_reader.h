@@ -48,6 +48,9 @@ class ByteReader {
  public:
   // Reads a file descriptor it does not own, plain or zstd-compressed.
   explicit ByteReader(int fd);
+  // Reads the first `limit` bytes of fd (as above), then the plain bytes
+  // `after`: a stream and its ring file's records (ring_file.h).
+  ByteReader(int fd, uint64_t limit, std::string after);
   // Reads caller-owned memory (tests, fuzzing); offsets count from base_offset.
   ByteReader(const uint8_t *data, size_t size, uint64_t base_offset = 0);
   ByteReader(const ByteReader &) = delete;
@@ -115,6 +118,11 @@ class ByteReader {
   size_t pos_ = 0, end_ = 0;
   uint64_t base_ = 0;  // absolute offset of buf_[0]
   bool eof_ = false;
+  // The descriptor's bytes left to read (limit), then after_'s from after_pos_.
+  uint64_t source_left_ = ~uint64_t(0);
+  std::string after_;
+  size_t after_pos_ = 0;
+  size_t read_after(uint8_t *out, size_t cap);
   std::unique_ptr<ZstdInput> zstd_;
   uint64_t zstd_read_ = 0;  // zstd_'s bytes_read() after its last read
 };

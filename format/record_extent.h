@@ -88,6 +88,16 @@ inline void skip_site_body(ExtentCursor &c) {
   c.fields("uu");
 }
 
+// A symtab event's body (memprof.h: the sym bodies of symtab.h).
+inline void skip_symbol_body(ExtentCursor &c, uint8_t source) {
+  switch (source) {
+    case kAsourceLfunc: return c.fields("usu");
+    case kAsourceCfunc: return c.fields("us");
+    case kAsourceTrace: return c.fields("uuu");
+    default: return c.fail();
+  }
+}
+
 // The body of the ext record of `kind` (its header byte read). Skips are
 // only their length here: the bytes they cover follow.
 inline void skip_ext_body(ExtentCursor &c, uint8_t kind) {

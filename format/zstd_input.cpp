@@ -31,7 +31,8 @@ bool ZstdInput::refill() {
   consumed_ += in_end_;
   in_pos_ = in_end_ = 0;
   for (;;) {
-    const ssize_t n = ::read(fd_, in_, kReadSize);
+    const uint64_t left = limit_ > consumed_ ? limit_ - consumed_ : 0;
+    const ssize_t n = ::read(fd_, in_, left < kReadSize ? size_t(left) : kReadSize);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
       error_ = std::string("read failed: ") + strerror(errno);

@@ -28,6 +28,8 @@ class ZstdInput {
   // Decompresses fd (not owned), whose first `seen` bytes were already read
   // into `head`.
   ZstdInput(int fd, const uint8_t *head, size_t seen);
+  // Reads no more of the file than its first `limit` bytes (seen included).
+  void limit_to(uint64_t limit) { limit_ = limit; }
   // Compressed bytes read at a time: small, so that bytes_read() follows
   // the reading closely (progress, heap marks).
   static constexpr size_t kReadSize = 16 * 1024;
@@ -54,6 +56,7 @@ class ZstdInput {
   size_t in_pos_ = 0, in_end_ = 0;
   uint64_t consumed_ = 0;  // compressed bytes before in_[in_pos_]
   bool eof_ = false;
+  uint64_t limit_ = ~uint64_t(0);
   std::string error_;
 };
 

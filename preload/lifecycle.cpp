@@ -15,6 +15,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <sys/auxv.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "agent.h"
@@ -120,11 +121,8 @@ uint64_t rss_bytes() {
 void say_stopped() {
   static std::atomic<bool> said{false};
   if (said.exchange(true)) return;
-  if (g_agent.ring.writer_lost())
-    say("the agent's writer task was killed half-way through a write; recording stopped");
-  else
-    say("the event stream cannot go on (a thread left the agent half-way through a record, "
-        "or the output blocks); recording stopped");
+  say("the event stream cannot go on (a thread left the agent half-way through a record, "
+      "or the output blocks); recording stopped");
   g_agent.paused.store(true);
 }
 
@@ -133,8 +131,7 @@ void say_stopped() {
 // finished it.
 void say_writer_unanswered() {
   char who[64];
-  snprintf(who, sizeof who, "%s %d", g_agent.ring.writer_own_task() ? "task" : "thread",
-           int(g_agent.ring.writer_tid()));
+  snprintf(who, sizeof who, "thread %d", int(g_agent.ring.writer_tid()));
   if (g_agent.ring.left_to_writer())
     say("the agent's writer ", who, " is stopped in the middle of a write; the program ends "
         "without it, and ", g_path, " is finished if the writer runs again");
@@ -192,6 +189,7 @@ void tick() {
   // (The heap's exact count goes in heap-total records, not here.)
   put_ext(out, ext::TimeMark{now, rss_bytes(), 0});
   g_agent.ring.append(out.data(), out.size());
+  g_agent.ring.note_time(now);
   write_heap_total(now);
   drain_guest_symbols();
   say_if_lua_built_in(now);
@@ -202,6 +200,26 @@ int create_stream_file() {
   const int fd = create_output_file(g_agent.cfg.output, getpid(), "memprof", g_path, sizeof g_path);
   if (fd < 0) say("cannot create ", g_path, ": ", errno_text(errno), "; profiling disabled");
   return fd;
+}
+
+// The stream's ring file (stream/event_ring.h), beside a stream in a
+// regular file: its descriptor, or -1 (said why, if it could not be made).
+char g_ring_path[sizeof g_path + 8];
+int create_stream_ring_file(int stream_fd) {
+  g_ring_path[0] = 0;
+  struct stat st {};
+  if (fstat(stream_fd, &st) != 0 || !S_ISREG(st.st_mode)) return -1;
+  const int fd = create_ring_file(g_path, g_ring_path, sizeof g_ring_path);
+  if (fd < 0)
+    say("cannot create ", g_ring_path, ": ", errno_text(errno), "; should the process be "
+        "killed, its last 100 ms of events are lost");
+  if (fd < 0) g_ring_path[0] = 0;
+  return fd;
+}
+
+void remove_ring_file() {
+  if (g_ring_path[0]) unlink(g_ring_path);
+  g_ring_path[0] = 0;
 }
 
 // The stream's file from now on (its compressor and compactor, if any,
@@ -330,9 +348,12 @@ bool open_memory_stream_now() {
   // else is made.
   const int fd = create_stream_file();
   if (g_ring_inherited) {  // a fork child's: the parent's tables and ring, reset
+    g_ring_path[0] = 0;  // (the parent's)
     if (fd >= 0) adopt_stream_file(fd);
-    if (fd >= 0 && write_stream_opening(getppid()) && g_agent.ring.restart_in_child(&g_file))
+    if (fd >= 0 && write_stream_opening(getppid()) &&
+        g_agent.ring.restart_in_child(&g_file, create_stream_ring_file(fd)))
       return true;
+    remove_ring_file();
     release_stream_tables();
     return false;
   }
@@ -351,9 +372,11 @@ bool open_memory_stream_now() {
     return false;
   }
   static_assert(kMaxStreamEnd <= EventRing::kMaxUncleanEnd, "the writer's buffer");
-  if (!g_agent.ring.start(&g_file, tick, put_memprof_unclean_end, put_skip_header)) {
+  if (!g_agent.ring.start(&g_file, create_stream_ring_file(g_file.fd()), tick,
+                         put_memprof_unclean_end, put_skip_header)) {
     say("cannot map the event ring; profiling disabled");
     g_file.close();
+    remove_ring_file();
     release_stream_tables();
     return false;
   }
@@ -438,13 +461,15 @@ void write_memory_stream_end() {
   uint8_t end[kMaxStreamEnd];
   g_agent.ring.finish(end, put_memprof_end(end));
   if (g_agent.ring.writer_unanswered()) say_writer_unanswered();
-  if (g_agent.ring.writer_lost()) say_stopped();
   if (g_agent.ring.write_failed())
     say_write_failure(g_path, g_file, g_agent.ring.write_errno(), "; the profile is truncated");
   say_if_removed(true);
   // XXX: a writer thread stopped inside a write may go on with it: its
-  // descriptor must not name another file then.
-  if (!g_agent.ring.left_to_writer()) g_file.close();
+  // descriptor must not name another file then (and it voids the ring file).
+  if (!g_agent.ring.left_to_writer()) {
+    g_file.close();
+    remove_ring_file();
+  }
 }
 
 // Ends the memory stream, once.

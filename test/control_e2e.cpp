@@ -57,8 +57,12 @@ bool wait_for(const std::string &path, double seconds = 20) {
 std::vector<std::string> stream_files(const std::string &dir, const char *kind) {
   std::vector<std::string> files;
   if (DIR *d = opendir(dir.c_str())) {
-    while (dirent *e = readdir(d))
-      if (strstr(e->d_name, kind)) files.push_back(dir + "/" + e->d_name);
+    while (dirent *e = readdir(d)) {
+      // (A stream's ring file, left by a killed process, is no stream.)
+      const std::string name = e->d_name;
+      const bool ring = name.size() > 5 && name.compare(name.size() - 5, 5, ".ring") == 0;
+      if (strstr(e->d_name, kind) && !ring) files.push_back(dir + "/" + e->d_name);
+    }
     closedir(d);
   }
   std::sort(files.begin(), files.end());

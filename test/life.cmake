@@ -3,7 +3,7 @@
 set(E2E_DIR ${CMAKE_CURRENT_SOURCE_DIR}/e2e)
 set(LIFE_PROGRAMS mem_full_disk mem_closefrom mem_fork_stats cpu_killed mem_exit_race
   mem_exit_group mem_killed mem_wait_all mem_daemon mem_seccomp mem_writer_stopped
-  mem_fork_limit)
+  mem_fork_limit mem_visible)
 foreach(prog ${LIFE_PROGRAMS})
   add_executable(${prog} ${E2E_DIR}/${prog}.c)
   target_compile_options(${prog} PRIVATE -O1 -g)

@@ -104,20 +104,21 @@ TEST_CASE("after the program closed the agent's descriptors, a forked child writ
 }
 
 TEST_CASE("a profile whose file the program closed and removed ends with one line saying where") {
-  // The memory writer keeps its own descriptor (its file is gone with the
-  // directory entry all the same); the CPU stream, written by the
-  // program's threads, cannot open its file again.
+  // Neither stream can open its file again (the memory stream's ring file
+  // is gone too): each says so in one line.
   char tmpl[] = "/tmp/libprof-lost-XXXXXX";
   const std::string dir = mkdtemp(tmpl);
   const std::shared_ptr<void> cleanup(nullptr, [&dir](void *) { remove_tree(dir); });
   const RunResult r = run_under_agent({program("mem_closefrom"), "lost", dir},
                                       {"PROF_OUTPUT=" + dir + "/p.%p", "PROF_CPU=leaf"});
   CHECK(r.exit_code == 0);
-  CHECK(lines(r.err) == 1);
+  CHECK(lines(r.err) == 2);
   CHECK(r.err.rfind("libprof: the program closed the descriptor of " + dir + "/p.", 0) == 0);
   CHECK(r.err.find(".sysprof and it cannot be opened again (No such file or directory); the profile "
                    "ends at byte ") != std::string::npos);
   CHECK(r.err.find("; the CPU profile is truncated\n") != std::string::npos);
+  CHECK(r.err.find(".memprof and it cannot be opened again (No such file or directory); the profile "
+                   "ends at byte ") != std::string::npos);
 }
 
 TEST_CASE("a program that forbids itself stat (seccomp) keeps its profile whole") {
@@ -208,25 +209,55 @@ TEST_CASE("a program that reaps every child with __WALL (as strace does) sees on
   CHECK(s.children == 3);
 }
 
-TEST_CASE("a subreaper's own writer is a thread, and it adopts its children's writers as orphans") {
-  // Were its writer a task of its own, the subreaper would adopt that too,
-  // and wait on it forever.
+TEST_CASE("a subreaper sees only its own children, never a writer of the agent's") {
+  // Were the agent's writers tasks of their own, the subreaper would adopt
+  // its children's as orphans, and reap them as children it never made.
   const RunResult r = run_under_agent({program("mem_wait_all"), "subreaper"});
   CHECK(r.signal == 0);
   CHECK(r.exit_code == 3);
-  CHECK(r.out == "3 others\n");  // the 3 children's writers, each ended with its child
+  CHECK(r.out == "0 others\n");
   CHECK(r.err.empty());
   CHECK(r.memprof_files.size() == 4);  // (the image before the exec records nothing)
+  CHECK(r.ring_files.empty());
   const WaitAllStreams s = read_wait_all(r);
   CHECK(s.parents == 1);
   CHECK(s.children == 3);
+}
+
+TEST_CASE("pidof, pgrep and a single-instance check over /proc find the program alone") {
+  // (PROF_FOLLOW=0: the tools it runs record nothing.)
+  const RunResult r = run_under_agent({program("mem_visible")}, {"PROF_FOLLOW=0"});
+  CHECK(r.exit_code == 0);
+  CHECK(r.err.empty());
+  CHECK(r.out == "pidof=self pgrep=self others=0\n");
+  const Recorded rec = read_only_memprof(r);
+  CHECK_FALSE(rec.unclean_end);
+  CHECK(count_at(rec.allocs_by_size, 5005) == 100);
+}
+
+TEST_CASE("kill -STOP of the pid pidof gives, then SIGCONT, costs the program only the stop") {
+  // The whole program stops and goes on: no wait on a writer left stopped.
+  const RunResult r = run_under_agent({program("mem_visible"), "stop"}, {"PROF_FOLLOW=0"});
+  INFO("stdout: " << r.out << "stderr: " << r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.err.empty());
+  const size_t eol = r.out.find('\n');
+  REQUIRE(eol != std::string::npos);
+  CHECK(r.out.substr(0, eol) == "pidof=self pgrep=self others=0");
+  const long ms = std::stol(r.out.substr(eol + 1));
+  CHECK(ms >= 500);   // it was stopped
+  CHECK(ms < 1500);   // and nothing waited after
+  const Recorded rec = read_only_memprof(r);
+  CHECK_FALSE(rec.truncated);
+  CHECK_FALSE(rec.unclean_end);
+  CHECK(count_at(rec.allocs_by_size, 6006) == 1000);
 }
 
 TEST_CASE("a killed process keeps its CPU samples up to the last 100 ms") {
   // 0.5 s of CPU at 1 ms: about 500 samples, written out every 100 ms.
   const RunResult r = run_under_agent({program("cpu_killed")}, {"PROF_CPU=leaf", "PROF_INTERVAL=1ms"});
   CHECK(r.signal == SIGKILL);
-  // Its memory stream, ended by the writer that outlived it.
+  // Its memory stream, read with its ring file.
   const Recorded rec = read_only_memprof(r);
   CHECK_FALSE(rec.truncated);
   CHECK(rec.unclean_end);
@@ -268,8 +299,8 @@ std::string analyzer_warnings(const std::string &file) {
 }  // namespace
 
 TEST_CASE("a process that leaves through exit_group keeps every event, ended as unclean") {
-  // The agent's writer outlives the process: it writes what is complete,
-  // then an unclean-end record, the stats and the epilogue.
+  // The ring file holds what the process completed: read after the
+  // stream, then an unclean end (the agent's counters died with it).
   for (const char *sampling : {"PROF_SAMPLE_BYTES=0", "PROF_SAMPLE_BYTES=64k"}) {
     INFO(sampling);
     const RunResult r = run_under_agent({program("mem_exit_group")}, {sampling});
@@ -280,7 +311,8 @@ TEST_CASE("a process that leaves through exit_group keeps every event, ended as 
     CHECK(rec.unclean_end);
     CHECK(rec.lost_bytes == 0);
     if (sampling == std::string("PROF_SAMPLE_BYTES=0")) CHECK(count_at(rec.allocs_by_size, 4040) == 4 * 2500);
-    CHECK(rec.stats.size() == 1);
+    CHECK(rec.stats.empty());
+    CHECK(r.ring_files.size() == 1);
     const std::string warnings = analyzer_warnings(r.memprof_files[0]);
     CHECK(lines(warnings) == 1);
     CHECK(warnings.find("warning: " + r.memprof_files[0] + ": the process ended without finishing") !=
@@ -355,55 +387,109 @@ TEST_CASE("streams are zstd frames by default, plain under PROF_COMPRESS=0, with
   }
 }
 
-TEST_CASE("a process killed with its writer keeps every event up to the writer's last sync") {
-  const RunResult r = run_under_agent({program("mem_killed")});
-  REQUIRE(r.signal == SIGKILL);  // (exit code 3: no writer task found)
-  const FileStart f = file_start(r.memprof_files.at(0));
-  CHECK(f.zstd);
-  CHECK_FALSE(f.whole_frame);  // no one ended it
-  const Recorded rec = read_only_memprof(r);
-  CHECK(rec.truncated);
-  CHECK_FALSE(rec.unclean_end);
+namespace {
+
+// The stream, of those in `files`, of the process that made blocks of
+// `size` bytes, and its file.
+std::pair<Recorded, std::string> memprof_with(const std::vector<std::string> &files, uint64_t size) {
+  for (const std::string &file : files) {
+    Recorded rec = read_memprof(file);
+    if (count_at(rec.allocs_by_size, size)) return {rec, file};
+  }
+  FAIL("no stream made blocks of " << size << " bytes");
+  return {};
+}
+
+// mem_killed's counts, every one: blocks of the stream's durable part
+// paired with frees that only the ring file holds.
+void check_killed_counts(const Recorded &rec, const std::string &file) {
+  CHECK_FALSE(rec.truncated);
+  CHECK(rec.unclean_end);
+  CHECK(rec.lost_bytes == 0);
   CHECK(count_at(rec.allocs_by_size, 9009) == 1000);
   CHECK(count_at(rec.frees_by_size, 9009) == 400);
   CHECK(count_at(rec.leaks_by_size, 9009) == 600);
-  const std::string warnings = analyzer_warnings(r.memprof_files[0]);
+  CHECK(count_at(rec.allocs_by_size, 9010) == 500);
+  CHECK(count_at(rec.frees_by_size, 9010) == 100);
+  CHECK(count_at(rec.leaks_by_size, 9010) == 400);
+  CHECK(rec.unknown_frees == 0);
+  const std::string warnings = analyzer_warnings(file);
   CHECK(lines(warnings) == 1);
-  CHECK(warnings.find("truncated") != std::string::npos);
+  CHECK(warnings.find(": the process ended without finishing its profile") != std::string::npos);
+  CHECK(warnings.find("every event it completed is here") != std::string::npos);
 }
 
-TEST_CASE("a writer killed alone half-way through a write: the program goes on at once, unrecorded") {
-  // Without the check, the program's threads waited 10 s for room, and its
-  // exit as long again. (Killed between two writes instead, the writer's
-  // work falls to the program's threads and the profile goes on: then
-  // nothing is said.) Three rounds, as the kill may miss a write.
+}  // namespace
+
+TEST_CASE("a process killed with kill -9 keeps every event it completed, ended as unclean") {
+  const RunResult r = run_under_agent({program("mem_killed"), "self"});
+  REQUIRE(r.signal == SIGKILL);
+  REQUIRE(r.out == "done\n");
+  const FileStart f = file_start(r.memprof_files.at(0));
+  CHECK(f.zstd);
+  CHECK_FALSE(f.whole_frame);  // no one ended it
+  CHECK(r.ring_files.size() == 1);
+  check_killed_counts(read_only_memprof(r), r.memprof_files.at(0));
+}
+
+TEST_CASE("a process killed while its writer writes keeps every free paired") {
+  // Two threads hand blocks back and forth for seconds; SIGKILL comes at a
+  // random point of the writer's work: the ring file's table, its undo log
+  // undone, pairs every free the ring holds with its block. A block is
+  // live only if it was in flight (8 slots each way) or its free was cut.
   for (int round = 0; round < 3; round++) {
-    const RunResult r = run_under_agent({program("mem_killed"), "writer-only"});
-    INFO("round " << round << ", signal " << r.signal << ", stderr: " << r.err);
-    REQUIRE(r.exit_code == 0);
-    CHECK(std::stod(r.out) < 5.0);
-    CHECK(lines(r.err) <= 1);
-    if (!r.err.empty())
-      CHECK(r.err == "libprof: the agent's writer task was killed half-way through a write; "
-                     "recording stopped\n");
-    REQUIRE(r.memprof_files.size() == 1);
-    const Recorded rec = read_memprof(r.memprof_files[0]);
-    CHECK(rec.truncated == !r.err.empty());
-    CHECK(rec.events > 0);
+    INFO("round " << round);
+    const RunResult r = run_under_agent(
+        {"timeout", "-s", "KILL", std::to_string(1.0 + 0.5 * round), program("mem_threads"),
+         "20000000"});
+    REQUIRE((r.exit_code == 137 || r.signal == SIGKILL));  // (timeout's group, it too)
+    const auto [rec, file] = memprof_with(r.memprof_files, 1111);
+    CHECK_FALSE(rec.truncated);
+    CHECK(rec.unclean_end);
+    CHECK(rec.unknown_frees == 0);
+    CHECK(count_at(rec.allocs_by_size, 1111) > 2000);  // (past 64 KiB: the writer runs)
+    CHECK(count_at(rec.leaks_by_size, 1111) + count_at(rec.leaks_by_size, 2222) <= 2 * 8 + 4);
   }
 }
 
-TEST_CASE("a stopped writer costs the program a bounded time, and the profile is whole") {
-  // The writer stopped (SIGSTOP) while it waits for work: the program's
-  // threads write for it once a wait for room has made no progress for
-  // 0.1 s, and its exit waits 2 s, not until the writer is continued.
+TEST_CASE("kill -9 in a PID namespace whose init then ends keeps every completed event") {
+  // (The namespace's end kills every task in it at once.)
+  const TempDir dir("pidns");
+  const std::string script = "mkfifo " + dir / "fifo" + "; env LD_PRELOAD=" + PROF_AGENT_PATH +
+                             " PROF_OUTPUT=" + dir / "prof.%p " + program("mem_killed") + " > " +
+                             dir / "fifo" + " & P=$!; read line < " + dir / "fifo" +
+                             "; kill -9 $P; wait $P; s=$?; echo $line; exit $s";
+  const RunResult r = run_bare({"unshare", "-fp", "--mount-proc", "sh", "-c", script});
+  REQUIRE(r.exit_code == 137);
+  REQUIRE(r.out == "done\n");
+  const auto [rec, file] = memprof_with(memprof_files_in(dir.path), 9009);
+  check_killed_counts(rec, file);
+}
+
+TEST_CASE("a process a debugger kills keeps every completed event") {
+  const TempDir dir("gdb");
+  const RunResult r = run_bare(
+      {"gdb", "-batch", "-nx", "-ex",
+       "set exec-wrapper env LD_PRELOAD=" + std::string(PROF_AGENT_PATH) + " PROF_OUTPUT=" +
+           dir / "prof.%p",
+       "-ex", "run", "-ex", "kill", "--args", program("mem_killed"), "stop"});
+  REQUIRE(r.exit_code == 0);
+  REQUIRE(r.out.find("done\n") != std::string::npos);
+  const auto [rec, file] = memprof_with(memprof_files_in(dir.path), 9009);
+  check_killed_counts(rec, file);
+}
+
+TEST_CASE("a writer stopped alone costs the program a bounded time, and the profile is whole") {
+  // The writer stopped (a debugger's ptrace) while it waits for work: the
+  // program's threads write for it once a wait for room has made no
+  // progress for 0.1 s, and its exit waits 2 s, not until the writer goes on.
   const RunResult r = run_under_agent({program("mem_writer_stopped")});
   INFO("stdout: " << r.out << "stderr: " << r.err);
   REQUIRE(r.exit_code == 0);
   REQUIRE(r.out != "hung\n");
   CHECK(std::stol(r.out) < 4000);
   CHECK(lines(r.err) == 1);
-  CHECK(r.err.rfind("libprof: the agent's writer task ", 0) == 0);
+  CHECK(r.err.rfind("libprof: the agent's writer thread ", 0) == 0);
   CHECK(r.err.find(" made no progress for 2 s (stopped or starved); the program finished " +
                    r.dir.path + "/prof.") != std::string::npos);
   const Recorded rec = read_only_memprof(r);

@@ -27,10 +27,9 @@ TEST_CASE("the stack table keeps one id per node across its tiers, each written 
   const int created = open(written.path.c_str(), O_RDWR);
   REQUIRE(created >= 0);
   out.adopt(created, written.path.c_str());
-  // Never freed: its writer may outlive a failed check (it then ends the
-  // stream when the program is gone).
+  // Never freed: its writer may outlive a failed check.
   static EventRing ring;
-  REQUIRE(ring.start(&out, nullptr, nullptr, put_skip_header));
+  REQUIRE(ring.start(&out, -1, nullptr, nullptr, put_skip_header));
   static StackInterner interner;
   REQUIRE(interner.init(&ring));
 

@@ -16,7 +16,7 @@
 #include "byte_reader.h"
 #include "memprof.h"
 #include "sysprof.h"
-#include "stream/ring_event.h"
+#include "ring_event.h"
 #include "stream/stream_compactor.h"
 #include "vec_out.h"
 

@@ -126,7 +126,7 @@ TEST_CASE("the ring keeps every record, whole and in order, as producers come an
   EventRing *const ring = new_ring();
   g_ring = ring;
   REQUIRE(__libc_single_threaded);
-  REQUIRE(ring->start(&output.out, on_tick, nullptr, gap_header));
+  REQUIRE(ring->start(&output.out, -1, on_tick, nullptr, gap_header));
   CHECK(__libc_single_threaded);  // the writer is a raw thread
 
   // Alone for a while, ticks included.
@@ -251,7 +251,7 @@ TEST_CASE("a record its thread never finishes becomes a gap, and the stream goes
   RingFile output;
   const int fd = output.out.fd();
   EventRing *const ring = new_ring();
-  REQUIRE(ring->start(&output.out, nullptr, nullptr, gap_header));
+  REQUIRE(ring->start(&output.out, -1, nullptr, nullptr, gap_header));
   // (Threads of their own: the main thread's slot is the first test's ring's.)
   std::atomic<bool> first{false}, left{false}, go_on{false};
   constexpr uint32_t kLost = 1000, kCount = 2000, kMainRecords = 400000;  // some 7 MB, the ring being 4 MiB
@@ -313,7 +313,7 @@ TEST_CASE("a compressed stream decodes every 100 ms and ends as one whole zstd f
   RingFile output(&compressor);
   const int fd = output.out.fd();
   EventRing *const ring = new_ring();
-  REQUIRE(ring->start(&output.out, nullptr, nullptr, gap_header));
+  REQUIRE(ring->start(&output.out, -1, nullptr, nullptr, gap_header));
   // (Threads of their own, as above.)
   constexpr uint32_t kFirst = 5000, kCount = 300000;  // more than the ring holds
   std::thread([&] {

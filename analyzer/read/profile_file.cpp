@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "llvm_memprof.h"
+#include "ring_file.h"
 #include "model/frame.h"
 #include "symtab.h"
 
@@ -19,7 +20,13 @@ ProfileFile::ProfileFile(const std::string &path) : path_(path) {
   struct stat st;
   if (fstat(fd_, &st) == 0) size_ = static_cast<uint64_t>(st.st_size);
   posix_fadvise(fd_, 0, 0, POSIX_FADV_SEQUENTIAL);
-  reader_ = std::make_unique<ByteReader>(fd_);
+  // A process that ended without finishing its stream left the ring file:
+  // the stream up to its durable point, then the ring's records.
+  RingTail tail;
+  if (ring_tail(path, &tail))
+    reader_ = std::make_unique<ByteReader>(fd_, tail.file_bytes, std::move(tail.records));
+  else
+    reader_ = std::make_unique<ByteReader>(fd_);
   compressed_ = reader_->compressed();
   // An LLVM MemProf raw profile has no symtab: read_llvm_memprof() reads it.
   uint8_t magic[8];

@@ -17,6 +17,9 @@ bool is_folder(const std::string &path) {
 }
 
 bool is_profile_name(const char *name) {
+  // (A stream's ring file, ring_file.h, is read with the stream.)
+  const size_t n = strlen(name);
+  if (n >= 5 && strcmp(name + n - 5, ".ring") == 0) return false;
   return strstr(name, ".memprof") != nullptr || strstr(name, ".sysprof") != nullptr;
 }
 

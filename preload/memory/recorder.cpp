@@ -9,7 +9,7 @@
 #include "guest_registry.h"
 #include "host_stack.h"
 #include "memprof.h"
-#include "stream/ring_event.h"
+#include "ring_event.h"
 #include "stream_writer.h"
 #include "thread_state.h"
 

@@ -7,9 +7,12 @@
 #include <pthread.h>
 #include <sched.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "ring_file.h"
 #include "stream/owned_file.h"
 #include "stream/raw_thread.h"
 
@@ -50,26 +53,103 @@ long file_position(OwnedFile *file) {
 __thread EventRing::Slot *t_ring_slot __attribute__((tls_model("initial-exec")));
 __thread unsigned t_appends_to_clock __attribute__((tls_model("initial-exec")));
 
-bool EventRing::start(OwnedFile *file, void (*on_tick)(), UncleanEndFn on_unclean_end,
-                      GapHeader gap_header) {
-  ring_ = static_cast<uint8_t *>(
-      mmap(nullptr, kRingSize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
-  if (ring_ == MAP_FAILED) {
-    ring_ = nullptr;
-    return false;
+bool EventRing::map_ring(int ring_fd) {
+  const size_t ring_off = ring_file_ring_offset(kSlots);
+  const size_t bytes = ring_off + kRingSize + kUndoCap * 16;
+  void *p = MAP_FAILED;
+  // XXX: the first store into a hole of a shared file mapping costs ext4 a
+  // block allocation in its page fault, some 2 ms (most of a short
+  // process's start): the header, the slots and the ring's and undo log's
+  // first pages, which every process touches, are written first; the
+  // rest is faulted in as the ring fills.
+  if (ring_fd >= 0 && write_file_zeros(ring_fd, 0, ring_off + kPrewritten) &&
+      write_file_zeros(ring_fd, ring_off + kRingSize, kPrewritten / 4) &&
+      raw_syscall3(SYS_ftruncate, ring_fd, long(bytes), 0) == 0)
+    p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, ring_fd, 0);
+  in_file_ = p != MAP_FAILED;
+  if (!in_file_) {
+    p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return false;
+    raw_wipe_on_fork(p, bytes);  // a child's ring starts empty
   }
-  raw_wipe_on_fork(ring_, kRingSize);  // a child's ring starts empty
+  map_ = static_cast<uint8_t *>(p);
+  map_bytes_ = bytes;
+  ring_fd_ = in_file_ ? ring_fd : -1;
+  hdr_ = reinterpret_cast<uint64_t *>(map_);
+  slots_ = reinterpret_cast<Slot *>(map_ + kRingSlotsOffset);
+  head_ = reinterpret_cast<std::atomic<uint64_t> *>(&hdr_[kRwHead]);
+  ring_ = map_ + ring_off;
+  static_assert(sizeof(Slot) == kRingSlotBytes && kIdle == kRingSlotIdle && kWritten == kRingSlotWritten,
+                "ring_file.h's slots");
+  for (size_t i = 0; i <= kSlots; i++) slots_[i].busy_from.store(kIdle, std::memory_order_relaxed);
+  hdr_[kRwRingBytes] = kRingSize;
+  hdr_[kRwSlots] = kSlots;
+  hdr_[kRwUndoCap] = kUndoCap;
+  store_pair(&hdr_[kRwDurablePos], 0, file_->written());
+  hdr_[kRwUndoLen] = 0;
+  hdr_[kRwUndoFrom] = 0;
+  hdr_[kRwVersion] = kRingFileVersion;
+  // (Last: a reader takes the file for a ring file from here on.)
+  __atomic_store_n(&hdr_[kRwMagic], kRingFileMagic, __ATOMIC_RELEASE);
+  if (in_file_) {
+    struct stat st {};
+    fstat(ring_fd, &st);
+    *table_file_ = TableFile{ring_fd, bytes, &hdr_[kRwTableOffset],
+                             reinterpret_cast<uint64_t *>(ring_ + kRingSize), kUndoCap,
+                             &hdr_[kRwUndoLen], uint64_t(st.st_dev), uint64_t(st.st_ino)};
+    file_->keep_compactor_table_in(table_file_);
+  }
+  return true;
+}
+
+void EventRing::unmap_ring() {
+  if (map_) munmap(map_, map_bytes_);
+  // (Not a descriptor of the program's that took the number since.)
+  if (ring_fd_ >= 0 && table_file_->fd == ring_fd_ && table_file_->fd_names_file())
+    raw_syscall3(SYS_close, ring_fd_, 0, 0);
+  map_ = ring_ = nullptr;
+  hdr_ = nullptr;
+  slots_ = nullptr;
+  head_ = nullptr;
+  ring_fd_ = -1;
+  in_file_ = false;
+}
+
+void EventRing::void_ring_file() {
+  if (!in_file_) return;
+  __atomic_store_n(&hdr_[kRwEnded], 1, __ATOMIC_RELEASE);
+  in_file_ = false;
+}
+
+void EventRing::written_up_to(uint64_t to) {
+  if (in_file_) {
+    sync_file(&OwnedFile::sync);
+    if (discard_.load(std::memory_order_relaxed) || failed_.load(std::memory_order_relaxed)) {
+      void_ring_file();  // the file says where it stops
+    } else {
+      store_pair(&hdr_[kRwDurablePos], to, file_->written());
+      // (The log of the last write is void from the store above.)
+      __atomic_store_n(&hdr_[kRwUndoLen], 0, __ATOMIC_RELEASE);
+      __atomic_store_n(&hdr_[kRwUndoFrom], to, __ATOMIC_RELEASE);
+    }
+  }
+  flushed_.store(to, std::memory_order_release);
+}
+
+bool EventRing::start(OwnedFile *file, int ring_fd, void (*on_tick)(), UncleanEndFn on_unclean_end,
+                      GapHeader gap_header) {
   own_memory_ = static_cast<std::atomic<uint8_t> *>(raw_map(kPage));
   if (!own_memory_) return false;
   raw_wipe_on_fork(own_memory_, kPage);
-  own_memory_->store(1, std::memory_order_relaxed);
+  table_file_ = reinterpret_cast<TableFile *>(reinterpret_cast<uint8_t *>(own_memory_) + 64);
   file_ = file;
+  if (!map_ring(ring_fd)) return false;
+  own_memory_->store(1, std::memory_order_relaxed);
   file_base_ = file_position(file);
   g_ring = this;
   on_tick_ = on_tick;
   on_unclean_end_ = on_unclean_end;
   gap_header_ = gap_header;
-  shared_.busy_from.store(kIdle);
   membarrier_ = register_membarrier();
   reset_solo(nullptr);
   return launch();
@@ -80,10 +160,18 @@ bool EventRing::launch() {
   stopped_at_.store(kIdle);
   closed_.store(false);
   finish_at_.store(0);
-  running_.store(true);
-  // Without a raw thread (clone refused, not x86-64) the producers write.
-  if (!writer_.start(writer_main, this, file_->fd())) running_.store(false);
+  running_.store(false);
+  // The writer starts once there is work for it (start_writer()).
+  writer_due_.store(true);
   return true;
+}
+
+bool EventRing::start_writer() {
+  if (!writer_due_.exchange(false) || closed_.load()) return false;
+  running_.store(true);
+  // Without a raw thread (a low task limit, not x86-64) the producers write.
+  if (!writer_.start(writer_main, this)) running_.store(false);
+  return running_.load();
 }
 
 uint64_t EventRing::file_bytes() const {
@@ -121,7 +209,7 @@ EventRing::Slot *EventRing::claim_slot() {
 }
 
 void EventRing::append(const uint8_t *data, size_t len) {
-  if (closed_.load(std::memory_order_relaxed)) return;
+  if (refused()) return;
   const uint64_t end = append_copy(data, len);
   if (end != kIdle) after_append(end);
 }
@@ -138,8 +226,11 @@ uint64_t EventRing::append_copy(const uint8_t *data, size_t len) {
 }
 
 void EventRing::tick_or_flush(uint64_t end) {
-  const bool writer = running_.load(std::memory_order_relaxed);
-  if (!writer && end >= flushed_.load(std::memory_order_relaxed) + kSegSize) flush(kSegSize, t_ring_slot);
+  bool writer = running_.load(std::memory_order_relaxed);
+  // A segment's worth to write: the writer's first work (or ours).
+  if (!writer && end >= flushed_.load(std::memory_order_relaxed) + kSegSize &&
+      !(writer_due_.load(std::memory_order_relaxed) && (writer = start_writer())))
+    flush(kSegSize, t_ring_slot);
   // XXX: with a writer, the clock (a vDSO call, costly beside an append)
   // once per 256 appends of a thread.
   if (t_appends_to_clock-- > 0) return;
@@ -154,6 +245,8 @@ void EventRing::tick_or_flush(uint64_t end) {
   const int saved_errno = errno;
   if (due != 0 && on_tick_) on_tick_();
   errno = saved_errno;
+  // The second tick (100 ms on): the writer's first work.
+  if (!writer && due != 0 && writer_due_.load(std::memory_order_relaxed)) writer = start_writer();
   if (!writer) flush(1, t_ring_slot, /*sync=*/true);
 }
 
@@ -193,7 +286,7 @@ uint8_t *EventRing::begin_append(size_t len, Slot **slot, uint64_t *end) {
       *slot = nullptr;
       return nullptr;
     }
-    own = &shared_;
+    own = &slots_[kSlots];
   }
   *slot = own;
   const uint64_t pos = reserve(own, len);
@@ -208,23 +301,23 @@ uint8_t *EventRing::begin_append(size_t len, Slot **slot, uint64_t *end) {
 
 void EventRing::end_append(Slot *slot) {
   slot->busy_from.store(kIdle, std::memory_order_release);
-  if (slot == &shared_) shared_lock_.store(false, std::memory_order_release);
+  if (slot == &slots_[kSlots]) shared_lock_.store(false, std::memory_order_release);
 }
 
 uint64_t EventRing::reserve(Slot *slot, size_t len) {
   // XXX: the lower bound is stored (release) before the reservation, which
   // is a release RMW: whoever sees the reservation in head_ sees the bound.
-  slot->busy_from.store(head_.load(std::memory_order_relaxed), std::memory_order_release);
+  slot->busy_from.store(head_->load(std::memory_order_relaxed), std::memory_order_release);
   // Only a compiler fence between publishing the slot and reading
   // intruders_: an intruder's membarrier supplies the CPU's.
   std::atomic_signal_fence(std::memory_order_seq_cst);
   uint64_t pos;
   if (slot == solo_.load(std::memory_order_relaxed) &&
       intruders_.load(std::memory_order_relaxed) == 0) {
-    pos = head_.load(std::memory_order_relaxed);
-    head_.store(pos + len, std::memory_order_release);
+    pos = head_->load(std::memory_order_relaxed);
+    head_->store(pos + len, std::memory_order_release);
   } else {
-    pos = head_.fetch_add(len, std::memory_order_acq_rel);
+    pos = head_->fetch_add(len, std::memory_order_acq_rel);
   }
   // The exact extent, for take_over() should this thread never finish.
   slot->busy_end.store(pos + len, std::memory_order_relaxed);
@@ -255,7 +348,6 @@ void EventRing::wait_for_room(Slot *slot, uint64_t end) {
   // (Once the stream has stopped, only the bytes before its end need room.)
   for (unsigned spins = 0;
        end > flushed + kRingSize && flushed < stopped_at_.load(std::memory_order_acquire); spins++) {
-    if (end_if_writer_died_writing()) return;
     if (writer_running()) wake_writer();
     // A writer that frees nothing for kHelpNs (stopped, starved) is helped:
     // this thread writes, unless the writer holds the file.
@@ -277,13 +369,13 @@ void EventRing::wait_for_room(Slot *slot, uint64_t end) {
 }
 
 uint64_t EventRing::complete() const {
-  uint64_t done = head_.load(std::memory_order_acquire);
+  uint64_t done = head_->load(std::memory_order_acquire);
   const size_t used = slots_used_.load(std::memory_order_acquire);
   for (size_t i = 0; i < used; i++) {
     const uint64_t busy = slots_[i].busy_from.load(std::memory_order_acquire);
     if (busy < done) done = busy;
   }
-  const uint64_t busy = shared_.busy_from.load(std::memory_order_acquire);
+  const uint64_t busy = slots_[kSlots].busy_from.load(std::memory_order_acquire);
   return busy < done ? busy : done;
 }
 
@@ -320,16 +412,16 @@ bool EventRing::flush(size_t min_bytes, Slot *owner, bool sync) {
   flush_owner_.store(owner, std::memory_order_relaxed);
   const uint64_t from = flushed_.load(std::memory_order_relaxed);
   uint64_t to = complete();
-  if (to == from && from < head_.load(std::memory_order_acquire)) {
+  if (to == from && from < head_->load(std::memory_order_acquire)) {
     watch_stall(from);
     to = complete();
   }
   const bool any = to > from && to - from >= min_bytes;
   if (any) {
     write_out(from, to);
-    flushed_.store(to, std::memory_order_release);
+    written_up_to(to);  // (in the ring's file: synced)
   }
-  if (sync) sync_file(&OwnedFile::sync);
+  if (sync && !(any && in_file_)) sync_file(&OwnedFile::sync);
   flush_owner_.store(nullptr, std::memory_order_relaxed);
   flushing_.store(false, std::memory_order_release);
   return any;
@@ -357,7 +449,7 @@ void EventRing::watch_stall(uint64_t pinned) {
 void EventRing::take_over_all(uint64_t pinned) {
   const size_t used = slots_used_.load(std::memory_order_acquire);
   for (size_t i = 0; i <= used; i++) {
-    Slot *s = i < used ? &slots_[i] : &shared_;
+    Slot *s = i < used ? &slots_[i] : &slots_[kSlots];
     if (s->busy_from.load(std::memory_order_acquire) == pinned) take_over(s, pinned);
   }
 }
@@ -373,7 +465,7 @@ void EventRing::take_over(Slot *slot, uint64_t from) {
     uint8_t header[16];
     copy_in(from, header, gap_header_(header, end - from));
     abandoned_.fetch_add(1, std::memory_order_relaxed);
-  } else if (from < head_.load(std::memory_order_acquire)) {
+  } else if (from < head_->load(std::memory_order_acquire)) {
     // Its extent unknown (left between reserving and saying where): the
     // stream cannot go past it.
     stop_at(from);
@@ -382,7 +474,7 @@ void EventRing::take_over(Slot *slot, uint64_t from) {
   // XXX: a thread merely stalled kStallNs in its copy would now write over
   // the gap; taking over only after so long makes that as good as never.
   if (slot->busy_from.compare_exchange_strong(from, kIdle, std::memory_order_release) &&
-      slot == &shared_)
+      slot == &slots_[kSlots])
     shared_lock_.store(false, std::memory_order_release);  // its holder is gone
 }
 
@@ -419,42 +511,24 @@ void EventRing::recover_abandoned_append() {
   own->busy_from.store(kIdle, std::memory_order_release);
 }
 
-bool EventRing::end_if_writer_died_writing() {
-  if (!running_.load(std::memory_order_relaxed) || writer_.alive() ||
-      !writer_writes_.load(std::memory_order_acquire))
-    return false;
-  if (!lost_.exchange(true)) {
-    discard_.store(true);
-    stop_at(flushed_.load(std::memory_order_acquire));
-  }
-  return true;
-}
-
 int EventRing::writer_main(void *arg) {
   // A raw thread (raw_thread.h): raw calls, atomics and plain memory only.
   auto *self = static_cast<EventRing *>(arg);
+  // What ps -L, top -H and debuggers show for the thread.
+  static const char kName[] = "libprof-writer";
+  raw_syscall3(SYS_prctl, PR_SET_NAME, long(kName), 0);
   uint64_t last = raw_monotonic_ns();
   long idle_ns = 1000000;
   for (;;) {
     const uint32_t wake = __atomic_load_n(&self->writer_wake_, __ATOMIC_ACQUIRE);
-    // (Its writes are marked: end_if_writer_died_writing().)
-    self->writer_writes_.store(true, std::memory_order_release);
     if (const uint64_t end = self->finish_at_.load(std::memory_order_acquire)) {
       self->write_last(end, kGiveUpNs);
-      self->writer_writes_.store(false, std::memory_order_release);
-      return 0;
-    }
-    if (self->writer_.program_gone()) {
-      self->write_orphaned();
-      self->writer_writes_.store(false, std::memory_order_release);
       return 0;
     }
     // XXX: back off while there is little to write (quiet programs): each
     // wakeup costs the program CPU time, and a producer that needs room
     // wakes the writer.
-    const bool wrote = self->flush(kSegSize, nullptr);
-    self->writer_writes_.store(false, std::memory_order_release);
-    if (wrote) {
+    if (self->flush(kSegSize, nullptr)) {
       self->helping_.store(false, std::memory_order_relaxed);  // it answers again
       idle_ns = 1000000;
     } else {
@@ -466,9 +540,7 @@ int EventRing::writer_main(void *arg) {
       last = now;
       // A quiet program's events reach the file within 100 ms (and, the
       // file compressed, decode from it).
-      self->writer_writes_.store(true, std::memory_order_release);
       self->flush(1, nullptr, /*sync=*/true);
-      self->writer_writes_.store(false, std::memory_order_release);
     }
   }
 }
@@ -504,8 +576,10 @@ bool EventRing::write_last(uint64_t end, uint64_t flag_wait_ns) {
     return end < stop ? end : stop;
   };
   for (uint64_t to = complete(); to < limit(); to = complete()) {
-    write_out(flushed_.load(std::memory_order_relaxed), to);
-    flushed_.store(to, std::memory_order_release);
+    if (to > flushed_.load(std::memory_order_relaxed)) {
+      write_out(flushed_.load(std::memory_order_relaxed), to);
+      written_up_to(to);
+    }
     raw_syscall3(SYS_sched_yield, 0, 0, 0);
     watch_stall(to);
   }
@@ -513,6 +587,7 @@ bool EventRing::write_last(uint64_t end, uint64_t flag_wait_ns) {
   write_out(flushed_.load(std::memory_order_relaxed), to);
   if (to < end) write_unclean_end(end - to);
   sync_file(&OwnedFile::end);
+  void_ring_file();  // the stream has its end
   flushed_.store(end, std::memory_order_release);
   // Whatever late producers still copy is past the stream's end.
   discard_.store(true);
@@ -520,33 +595,14 @@ bool EventRing::write_last(uint64_t end, uint64_t flag_wait_ns) {
   return true;
 }
 
-void EventRing::write_orphaned() {
-  // Every thread of the program is gone: nothing will be appended or
-  // completed any more, and no one else flushes. A record a thread was
-  // still writing (it died, or left by longjmp) becomes a gap at once.
-  const uint64_t head = head_.load(std::memory_order_acquire);
-  uint64_t to = complete();
-  for (; to < head && to < stopped_at_.load(std::memory_order_acquire); to = complete()) {
-    write_out(flushed_.load(std::memory_order_relaxed), to);
-    flushed_.store(to, std::memory_order_release);
-    take_over_all(to);
-  }
-  const uint64_t stop = stopped_at_.load(std::memory_order_acquire);
-  if (to > stop) to = stop;
-  write_out(flushed_.load(std::memory_order_relaxed), to);
-  write_unclean_end(head - to);
-  sync_file(&OwnedFile::end);
-  flushed_.store(head, std::memory_order_release);
-  discard_.store(true);
-}
-
 void EventRing::finish(const uint8_t *data, size_t len) {
   if (closed_.exchange(true)) return;
+  writer_due_.store(false);  // (a writer never started is not wanted now)
   uint64_t end = append_copy(data, len);
   if (end == kIdle) {
     // No slot to be had (the shared one's holder never came back): the
     // stream stops where it is and ends unclean, the last record lost.
-    const uint64_t head = head_.load(std::memory_order_acquire);
+    const uint64_t head = head_->load(std::memory_order_acquire);
     stop_at(head);
     end = head + len;
   }
@@ -563,7 +619,6 @@ void EventRing::finish(const uint8_t *data, size_t len) {
     left_to_writer_ = !discard_.load() && !write_last(end, 0);
     return;
   }
-  end_if_writer_died_writing();
   running_.store(false);
   // Without a writer (or should it have died) the finishing thread writes.
   if (!discard_.load()) write_last(end, kGiveUpNs);
@@ -580,16 +635,24 @@ bool EventRing::await_writer() {
   return true;
 }
 
-bool EventRing::restart_in_child(OwnedFile *file) {
-  // The parent's other threads do not exist here: their slots are free.
-  for (size_t i = 0; i < kSlots; i++) {
-    slots_[i].busy_from.store(kIdle);
-    slots_[i].busy_end.store(0);
-    if (&slots_[i] != t_ring_slot) slots_[i].owned.store(false);
+bool EventRing::restart_in_child(OwnedFile *file, int ring_fd) {
+  // The parent's ring (its file's mapping, shared) is not the child's: a
+  // new one, where the parent's other threads do not exist.
+  const size_t own = t_ring_slot ? size_t(t_ring_slot - slots_) : kSlots;
+  unmap_ring();
+  file_ = file;
+  own_memory_->store(1, std::memory_order_relaxed);
+  if (!map_ring(ring_fd)) {
+    t_ring_slot = nullptr;
+    return false;
   }
-  shared_.busy_from.store(kIdle);
+  if (own < kSlots) {
+    t_ring_slot = &slots_[own];
+    t_ring_slot->owned.store(true);
+    pthread_setspecific(g_slot_key, t_ring_slot);
+  }
+  slots_used_.store(own < kSlots ? own + 1 : 0);
   shared_lock_.store(false);
-  head_.store(0);
   flushed_.store(0);
   flushing_.store(false);
   flush_owner_.store(nullptr);
@@ -598,15 +661,11 @@ bool EventRing::restart_in_child(OwnedFile *file) {
   failed_.store(false);
   full_waits_.store(0);  // the child's own counts
   shared_uses_.store(0);
-  file_ = file;
   file_base_ = file_position(file);
   running_.store(false);
-  writer_writes_.store(false);
-  lost_.store(false);
   helping_.store(false);
   unanswered_ = left_to_writer_ = false;
   writer_.forget();  // the parent's writer is not the child's
-  own_memory_->store(1, std::memory_order_relaxed);
   membarrier_ = register_membarrier();
   reset_solo(t_ring_slot);  // this thread is the child's only one
   return launch();

@@ -25,27 +25,32 @@
 // - The writer is a raw thread (raw_thread.h), which glibc does not count:
 //   a pthread would make glibc's malloc take its multi-threaded paths in the
 //   program. It only writes, with raw calls, in position order: a segment's
-//   worth, and every 100 ms whatever is complete, then syncs the file (a
-//   compressed one then decodes up to there; the stream's end closes its
-//   frame). While it runs it is the
-//   only one: a producer that needs room wakes it and waits. finish() hands
-//   it the last record; it writes up to there, and exits.
-// - The writer outlives the program (raw_thread.h): when the program ends
-//   without finish() (exit_group past exit(), a signal, a kill), it writes
-//   every complete record, then the stream's unclean end (on_unclean_end:
-//   an unclean-end record, the stats, the epilogue), so that the stream
-//   ends well-formed and says so. Records threads were copying when they
-//   died become gaps (below); one of unknown extent, and all after it,
-//   cannot be written: the record counts them.
-//   The same ending closes a stream that stopped before its last record
-//   (below).
+//   worth, and every 100 ms whatever is complete (a compressed file then
+//   decodes up to there; the stream's end closes its frame). While it runs
+//   it is the only one: a producer that needs room wakes it and waits.
+//   finish() hands it the last record; it writes up to there, and exits.
+// - The ring lives in a file beside the stream (format/ring_file.h), mapped
+//   shared: a record is in the file's pages once its thread has copied it,
+//   and outlives the process however it ends (exit_group past exit(), a
+//   signal, kill -9, a killed PID namespace, a debugger). After each write
+//   the stream file is synced and the durable point (ring position, file
+//   length) set; ring bytes are free again only once durable. So are the
+//   compactor's live blocks (stream_compactor.h), with an undo log of the
+//   changes past the durable point. A reader of a stream whose ring file
+//   remains takes the stream up to the durable point, then the ring. The
+//   stream's clean end voids the file (its owner then removes it). Where
+//   the file cannot be had, the ring is anonymous memory, and what the
+//   program completed in the last 100 ms dies with it.
 // - The tick (on_tick: time marks, write-error checks) runs on an appending
 //   thread, the first append after each 100 ms (the clock is read once per
 //   256 appends of a thread while a writer runs).
-// - The writer outlives the program only where it can be a task of its own
-//   (raw_thread.h); elsewhere it is a thread of the program's, and dies
-//   with it. Without any (not x86-64), producers write: once a segment's
-//   worth is complete, at each tick, and finish() up to the last record.
+// - The writer starts once there is work for it: a segment's worth
+//   complete, or the tick 100 ms on. A process that ends or execs sooner
+//   (a shell's fork child, a short command) starts none: finish() writes
+//   its few records, which the ring file kept meanwhile.
+// - Without a writer (a low task limit, not x86-64), producers write: once
+//   a segment's worth is complete, at each tick, and finish() up to the
+//   last record.
 // - When the ring is full, append() waits (flushing itself when no writer
 //   runs), it never drops. After a write error the bytes are discarded
 //   instead (the agent is then switched off), so a producer never waits on
@@ -58,24 +63,21 @@
 //   readers skip (gap_header), and counted. A reservation whose extent was
 //   not yet published ends the stream there instead (stopped_at), as does
 //   a flush that makes no progress for kGiveUpNs; the agent then says so
-//   and pauses, and the stream ends as an unclean one. The writer draining
-//   the ring of a program that is gone does the same at once: a record a
-//   thread was still writing when it died becomes a gap, counted.
-// - A writer stopped (SIGSTOP, a debugger) or starved costs a bounded time:
-//   a producer that has waited kHelpNs for room writes for it (and so do
-//   the others until the writer writes again), and finish() waits for it
-//   until it has made no progress for kStallNs, then writes the rest
-//   itself, or, should the writer hold the file (stopped inside a write),
-//   leaves the stream to it (left_to_writer()).
-// - A writer killed alone (its own pid) half-way through a write leaves the
-//   file and the compressor where they were: the stream ends there at once
-//   (writer_lost()), and the program goes on unrecorded, never waiting.
+//   and pauses, and the stream ends as an unclean one.
+// - A writer stopped alone (a debugger stopping one thread) or starved
+//   costs a bounded time: a producer that has waited kHelpNs for room
+//   writes for it (and so do the others until the writer writes again),
+//   and finish() waits for it until it has made no progress for kStallNs,
+//   then writes the rest itself, or, should the writer hold the file
+//   (stopped inside a write), leaves the stream to it (left_to_writer()).
 #pragma once
 
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
 
+#include "ring_file.h"
+#include "stream/raw_table.h"
 #include "stream/raw_thread.h"
 
 namespace prof {
@@ -94,11 +96,18 @@ class EventRing {
   // exactly `len` bytes (len >= 2), whatever the bytes after it are;
   // returns how many it wrote. Runs on the writer too: raw.
   using GapHeader = size_t (*)(uint8_t *dst, uint64_t len);
-  // Maps the ring and starts the writer thread on `file`. `on_tick` runs
-  // about every 100 ms (time marks, write-error checks), on an appending
-  // thread.
-  bool start(OwnedFile *file, void (*on_tick)(), UncleanEndFn on_unclean_end,
+  // Maps the ring (in the file `ring_fd`, format/ring_file.h, or, when
+  // that cannot be, -1 included, in memory) and starts the writer thread on
+  // `file`. `on_tick` runs about every 100 ms (time marks, write-error
+  // checks), on an appending thread.
+  bool start(OwnedFile *file, int ring_fd, void (*on_tick)(), UncleanEndFn on_unclean_end,
              GapHeader gap_header);
+  // The ring is in its file (not voided since).
+  bool in_file() const { return in_file_; }
+  // The time of the stream's last time mark, for a reader of the ring file.
+  void note_time(uint64_t ns) {
+    if (hdr_) __atomic_store_n(&hdr_[kRwTime], ns, __ATOMIC_RELAXED);
+  }
   void append(const uint8_t *data, size_t len);
   // Appends a record of exactly `len` (at most kMaxInPlace) bytes that
   // encode(dst) writes straight into the ring: bytes just written byte by
@@ -106,7 +115,7 @@ class EventRing {
   static constexpr size_t kMaxInPlace = 256;
   template <class Encode>
   void append_in_place(size_t len, Encode &&encode) {
-    if (closed_.load(std::memory_order_relaxed)) return;
+    if (refused()) return;
     Slot *slot;
     uint64_t end;
     uint8_t *dst = begin_append(len, &slot, &end);
@@ -138,8 +147,9 @@ class EventRing {
   // (by the writer, which then exits) and returns once it is written.
   // Later appends are dropped.
   void finish(const uint8_t *data, size_t len);
-  // In a forked child: forget the parent's bytes and threads and restart on `file`.
-  bool restart_in_child(OwnedFile *file);
+  // In a forked child: forget the parent's bytes and threads and restart on
+  // `file`, with the ring in the file `ring_fd` (or in memory).
+  bool restart_in_child(OwnedFile *file, int ring_fd);
 
   // The calling thread left an append (or a flush) half-done and is back:
   // what it reserved becomes a gap, what it held is let go.
@@ -149,8 +159,6 @@ class EventRing {
   // The stream ended early (an abandoned reservation of unknown extent, or
   // no progress for kGiveUpNs): later records are discarded as they come.
   bool stopped() const { return stopped_at_.load(std::memory_order_relaxed) != kIdle; }
-  // The writer was killed half-way through a write (the stream then ended).
-  bool writer_lost() const { return lost_.load(std::memory_order_relaxed); }
   // finish() gave up waiting for a writer that made no progress for
   // kStallNs; the writer's id then, and whether the stream was left to it
   // (it was writing: it finishes the file should it run again) or the
@@ -158,7 +166,6 @@ class EventRing {
   bool writer_unanswered() const { return unanswered_; }
   bool left_to_writer() const { return left_to_writer_; }
   pid_t writer_tid() const { return writer_.tid(); }
-  bool writer_own_task() const { return writer_.own_task(); }
   // This process is a copy of the one the ring started in, made without
   // fork() (a raw clone without CLONE_VM, which no fork handler sees), so
   // restart_in_child() never ran: the ring and its writer are the parent's.
@@ -173,7 +180,7 @@ class EventRing {
   // The bytes appended so far (the stream's after its opening), and the
   // file's bytes written so far (fewer when it is compressed, and short of
   // what the ring and zstd still hold).
-  uint64_t stream_bytes() const { return head_.load(std::memory_order_relaxed); }
+  uint64_t stream_bytes() const { return head_ ? head_->load(std::memory_order_relaxed) : 0; }
   uint64_t file_bytes() const;
   // Threads that found every slot taken and shared the locked one.
   uint64_t shared_slot_uses() const { return shared_uses_.load(std::memory_order_relaxed); }
@@ -194,11 +201,16 @@ class EventRing {
   };
   static constexpr uint64_t kIdle = ~uint64_t(0);
   static constexpr uint64_t kWritten = uint64_t(1) << 63;
+  static constexpr size_t kSlots = 1024;
 
  private:
   static constexpr size_t kSegSize = 1 << 16;  // the writer's usual write size
   static constexpr size_t kRingSize = size_t(1) << 22;
-  static constexpr size_t kSlots = 1024;
+  // The compactor's changes in one write: each takes 20 ring bytes or more
+  // (a realloc's event, 40, makes two).
+  static constexpr size_t kUndoCap = kRingSize / 16;
+  // The ring's bytes written into its file before it is mapped (map_ring()).
+  static constexpr size_t kPrewritten = 64 * 1024;
   static constexpr size_t kPrefetchAhead = 2048;
   // Observed stall before a busy slot counts as abandoned, and before a
   // flush that cannot move counts as dead; each observation adds at most
@@ -211,10 +223,27 @@ class EventRing {
   static int writer_main(void *self);
   bool launch();
   bool writer_running() const { return running_.load(std::memory_order_relaxed) && writer_.alive(); }
+  // Starts the writer if it is due (once per stream); whether it runs.
+  bool start_writer();
   void wake_writer();
-  // Whether the writer died while writing: then the stream is ended where
-  // it was (nothing more is written) and true.
-  bool end_if_writer_died_writing();
+  // Maps the ring and its slots, in the file ring_fd or else in memory.
+  bool map_ring(int ring_fd);
+  void unmap_ring();
+  // Appends are refused: before start(), after finish(), and in a copy of
+  // the process the agent never saw forked (whose ring file is its
+  // parent's), which on_tick then switches off.
+  [[gnu::always_inline]] bool refused() {
+    if (closed_.load(std::memory_order_relaxed)) return true;
+    if (__builtin_expect(own_memory_->load(std::memory_order_relaxed) != 0, 1)) return false;
+    if (on_tick_) on_tick_();
+    return true;
+  }
+  // The bytes up to `to` are in the file: in the ring's file, the stream
+  // file is synced and `to` made the durable point; then the ring's bytes
+  // before it are free again.
+  void written_up_to(uint64_t to);
+  // The ring file says nothing more (the stream ended, or its file failed).
+  void void_ring_file();
   // Writes everything up to `end`, the stream's last record, waiting
   // (bounded) for threads still copying records before it: one stuck for
   // kStallNs becomes a gap; if the stream stopped before `end`, what is
@@ -225,9 +254,6 @@ class EventRing {
   // Waits for the writer to write the last record and exit; false once it
   // has made no progress for kStallNs (it is stopped or starved).
   bool await_writer();
-  // The program is gone: what is complete, records left unfinished as gaps,
-  // then the unclean end.
-  void write_orphaned();
   void write_unclean_end(uint64_t lost_bytes);
   // An appending thread's share of the writing: the tick, and without a
   // running writer the flushes too. Inline, the countdown to the next one.
@@ -280,9 +306,16 @@ class EventRing {
 
   // Read-mostly state.
   uint8_t *ring_ = nullptr;
+  uint8_t *map_ = nullptr;  // the ring file's header, slots, ring and undo log (or memory's)
+  size_t map_bytes_ = 0;
+  uint64_t *hdr_ = nullptr;  // its header's words (ring_file.h)
+  bool in_file_ = false;
+  int ring_fd_ = -1;
   // 1 in the process the ring runs in, on a page a forked copy finds zeroed.
   static constexpr size_t kPage = 4096;
   std::atomic<uint8_t> *own_memory_ = nullptr;
+  // On that page too: where the compactor keeps its table (none in a copy).
+  TableFile *table_file_ = nullptr;
   OwnedFile *file_ = nullptr;
   void (*on_tick_)() = nullptr;
   UncleanEndFn on_unclean_end_ = nullptr;
@@ -292,13 +325,11 @@ class EventRing {
   RawThread writer_;
   int write_errno_ = 0;
   std::atomic<bool> running_{false};
+  std::atomic<bool> writer_due_{false};  // no writer yet: start_writer() makes it
   std::atomic<bool> closed_{true};
   std::atomic<bool> failed_{false};
   std::atomic<bool> discard_{false};  // after finish(): the stream has ended
   std::atomic<uint64_t> finish_at_{0};  // for the writer: the last record's end
-  // True while the writer writes to the file (it may hold flushing_).
-  std::atomic<bool> writer_writes_{false};
-  std::atomic<bool> lost_{false};  // see writer_lost()
   bool unanswered_ = false, left_to_writer_ = false;  // see writer_unanswered()
   // A producer waited kHelpNs for room: until the writer writes again,
   // producers that need room write themselves.
@@ -307,7 +338,7 @@ class EventRing {
   std::atomic<size_t> slots_used_{0};  // slots_[0..slots_used_) were ever claimed
   // XXX: each producer-written word on its own cache line, away from what
   // the writer thread polls, or every append stalls on a line transfer.
-  alignas(64) std::atomic<uint64_t> head_{0};     // bytes reserved
+  std::atomic<uint64_t> *head_ = nullptr;  // bytes reserved (in the ring file's header)
   alignas(64) std::atomic<uint64_t> flushed_{0};  // bytes written (or discarded) and free again
   alignas(64) std::atomic<bool> flushing_{false};
   std::atomic<Slot *> flush_owner_{nullptr};  // the producer holding flushing_, if any
@@ -323,8 +354,8 @@ class EventRing {
   std::atomic<uint32_t> intruders_{0};
   std::atomic<bool> solo_ended_{false};  // a second program thread appended
   bool membarrier_ = false;  // registered for MEMBARRIER_CMD_PRIVATE_EXPEDITED
-  Slot shared_{};
-  Slot slots_[kSlots] = {};
+  // The threads' slots, then the shared one (slots_[kSlots]), in the ring file.
+  Slot *slots_ = nullptr;
 };
 
 // The calling thread's slot (initial-exec: usable inside malloc).
@@ -342,14 +373,13 @@ void EventRing::after_append(uint64_t end) {
 
 uint8_t *EventRing::begin_solo(size_t max_len, uint64_t *pos) {
   Slot *own = t_ring_slot;
-  if (!own || own != solo_.load(std::memory_order_relaxed) || closed_.load(std::memory_order_relaxed))
-    return nullptr;
+  if (!own || own != solo_.load(std::memory_order_relaxed) || refused()) return nullptr;
   // reserve()'s protocol: publish a lower bound, then look for intruders;
   // with none, head_ is this thread's until the slot is idle again.
-  own->busy_from.store(head_.load(std::memory_order_relaxed), std::memory_order_release);
+  own->busy_from.store(head_->load(std::memory_order_relaxed), std::memory_order_release);
   std::atomic_signal_fence(std::memory_order_seq_cst);
   if (intruders_.load(std::memory_order_acquire) == 0) {
-    *pos = head_.load(std::memory_order_relaxed);
+    *pos = head_->load(std::memory_order_relaxed);
     const size_t off = *pos % kRingSize;
     if (off + max_len <= kRingSize && *pos + max_len <= flushed_.load(std::memory_order_acquire) + kRingSize)
       return ring_ + off;
@@ -362,7 +392,7 @@ void EventRing::end_solo(uint64_t end) {
   // (Said first, for take_over(): a thread leaving by longjmp between the
   // two stores leaves a whole record, not one of unknown extent.)
   t_ring_slot->busy_end.store(end | kWritten, std::memory_order_relaxed);
-  head_.store(end, std::memory_order_release);
+  head_->store(end, std::memory_order_release);
   __builtin_prefetch(ring_ + (end + kPrefetchAhead) % kRingSize, 1, 3);
   t_ring_slot->busy_from.store(kIdle, std::memory_order_release);
   after_append(end);

@@ -6,6 +6,9 @@
 #include <cstring>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
+
+#include "stream/owned_file.h"
 
 namespace prof {
 namespace {
@@ -86,6 +89,21 @@ int create_output_file(const char *tmpl, pid_t pid, const char *suffix, char *pa
   }
   errno = EEXIST;
   return -1;
+}
+
+int create_ring_file(const char *stream_path, char *path_out, size_t cap) {
+  const size_t n = strlen(stream_path);
+  if (n + sizeof ".ring" > cap) {
+    errno = ENAMETOOLONG;
+    return -1;
+  }
+  memcpy(path_out, stream_path, n);
+  memcpy(path_out + n, ".ring", sizeof ".ring");
+  // XXX: the stream's name was free, so a ring file of that name is a
+  // leftover of a stream removed since, never ours to read: replaced.
+  unlink(path_out);
+  const int fd = open(path_out, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+  return fd < 0 ? fd : move_fd_high(fd);
 }
 
 }  // namespace prof

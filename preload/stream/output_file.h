@@ -24,4 +24,9 @@ bool expand_output_path(const char *tmpl, pid_t pid, const char *suffix, char *o
 int create_output_file(const char *tmpl, pid_t pid, const char *suffix, char *path_out,
                        size_t cap);
 
+// Creates the ring file beside the stream at `stream_path` (format/ring_file.h:
+// its path with ".ring"), read and written, in path_out; returns the fd (a
+// high, close-on-exec one) or -1 with errno set.
+int create_ring_file(const char *stream_path, char *path_out, size_t cap);
+
 }  // namespace prof

@@ -110,6 +110,10 @@ long OwnedFile::reopen() {
   return move_fd_high(int(fd));
 }
 
+void OwnedFile::keep_compactor_table_in(TableFile *file) {
+  if (compactor_) compactor_->keep_table_in(file);
+}
+
 void OwnedFile::events_follow() {
   if (compactor_) compactor_->arm();
 }

@@ -32,6 +32,7 @@ namespace prof {
 
 class StreamCompactor;
 class StreamCompressor;
+struct TableFile;
 
 class OwnedFile {
  public:
@@ -44,6 +45,8 @@ class OwnedFile {
   // compact or memprof events, before compressing (memprof streams; nullptr:
   // no events); the stream's opening passes as it is until events_follow().
   void compact_with(StreamCompactor *compactor) { compactor_ = compactor; }
+  // The compactor's table of live blocks goes to the ring file (event_ring.h).
+  void keep_compactor_table_in(TableFile *file);
   void events_follow();
   // Takes fd, just opened at `path` (relative to the current directory).
   void adopt(int fd, const char *path);

@@ -7,14 +7,63 @@
 // holds stays found. Entry is a plain struct with `bool empty() const`,
 // `uint64_t hash() const` and `bool same(const Entry &) const`; a zeroed
 // Entry is empty.
+// - Kept in a file (keep_in(): the ring file, format/ring_file.h), its
+//   slots are a shared mapping of a range of it, which readers find through
+//   `where` (offset, slots). A 16-byte entry is then stored with one
+//   instruction, so that a process killed at any point leaves whole
+//   entries: the set of them is the table's, an entry moved by erase()
+//   being at most in two slots for a while.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
+#include <emmintrin.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 
 #include "stream/raw_thread.h"
 
 namespace prof {
+
+// Where a RawTable kept in a file maps its slots: `fd` from byte `end` on
+// (the file grows), published at where[0], where[1] (offset, slots). No
+// file: where is nullptr. Its user's undo log (undo_cap pairs at undo, of
+// which *undo_len are used) is beside it.
+struct TableFile {
+  int fd;
+  uint64_t end;
+  uint64_t *where;
+  uint64_t *undo;
+  uint64_t undo_cap;
+  uint64_t *undo_len;
+  uint64_t dev, ino;  // the file's: the program may close fd and reuse its number
+  // fd still names the file.
+  bool fd_names_file() const {
+    struct stat st {};
+    return raw_syscall3(SYS_fstat, fd, long(&st), 0) == 0 && uint64_t(st.st_dev) == dev &&
+           uint64_t(st.st_ino) == ino;
+  }
+};
+
+// Writes zeros over [from, from + len) of fd; false when it cannot.
+inline bool write_file_zeros(int fd, uint64_t from, size_t len) {
+  static const uint8_t kZeros[1 << 16] = {};
+  while (len > 0) {
+    const size_t n = len < sizeof kZeros ? len : sizeof kZeros;
+    if (raw_syscall4(SYS_pwrite64, fd, long(kZeros), long(n), long(from)) != long(n)) return false;
+    from += n, len -= n;
+  }
+  return true;
+}
+
+// Stores two words with one instruction (16-byte aligned).
+inline void store_pair(uint64_t *at, uint64_t first, uint64_t second) {
+  _mm_store_si128(reinterpret_cast<__m128i *>(at),
+                  _mm_set_epi64x(int64_t(second), int64_t(first)));
+}
 
 template <class Entry>
 class RawTable {
@@ -28,7 +77,11 @@ class RawTable {
     slots_ = nullptr;
     mask_ = 0;
     used_ = 0;
+    file_off_ = 0;
   }
+  // Its slots from the next init() on go to `file` (nullptr, or a file
+  // with no `where`: memory).
+  void keep_in(TableFile *file) { file_ = file; }
   // The entry the same as `probe`, or nullptr.
   Entry *find(const Entry &probe) {
     if (!slots_) return nullptr;
@@ -55,7 +108,7 @@ class RawTable {
   }
   // Fills the empty slot find_or_room() gave.
   void fill(Entry *slot, const Entry &e) {
-    *slot = e;
+    put(slot, e);
     used_++;
   }
   // Adds e (not in the table); false when the table is full and cannot grow.
@@ -72,32 +125,65 @@ class RawTable {
       const size_t home = slots_[i].hash() & mask_;
       // Moves an entry whose home is not cyclically within (hole, i].
       if (((i - home) & mask_) >= ((i - hole) & mask_)) {
-        slots_[hole] = slots_[i];
+        put(&slots_[hole], slots_[i]);
         hole = i;
       }
     }
-    slots_[hole] = Entry{};
+    put(&slots_[hole], Entry{});
     used_--;
   }
 
  private:
+  static void put(Entry *at, const Entry &e) {
+    if constexpr (sizeof(Entry) == 16) {
+      uint64_t w[2];
+      memcpy(w, &e, sizeof w);
+      store_pair(reinterpret_cast<uint64_t *>(at), w[0], w[1]);
+    } else {
+      *at = e;
+    }
+  }
   void place(const Entry &e) {
     size_t i = e.hash() & mask_;
     while (!slots_[i].empty()) i = (i + 1) & mask_;
-    slots_[i] = e;
+    put(&slots_[i], e);
+  }
+  bool in_file() const { return file_ && file_->where; }
+  // Maps `bytes` more of the file (zeroed): nullptr when it cannot.
+  void *map_file(size_t bytes, uint64_t *off) {
+    *off = file_->end;
+    // (Written, not a hole: the first store into a hole of a shared file
+    // mapping costs ext4 a block allocation in the page fault: event_ring.h.)
+    if (!file_->fd_names_file() || !write_file_zeros(file_->fd, *off, bytes)) return nullptr;
+    const long p = raw_syscall6(SYS_mmap, 0, long(bytes), PROT_READ | PROT_WRITE, MAP_SHARED,
+                                file_->fd, long(*off));
+    if (p < 0 && p > -4096) return nullptr;
+    file_->end += bytes;
+    return reinterpret_cast<void *>(p);
   }
   // Moves every entry into a new table of `capacity` (a power of two).
   bool remap(size_t capacity) {
-    Entry *fresh = static_cast<Entry *>(raw_map(capacity * sizeof(Entry)));
+    const size_t bytes = capacity * sizeof(Entry);
+    uint64_t off = 0;
+    Entry *fresh = static_cast<Entry *>(in_file() ? map_file(bytes, &off) : raw_map(bytes));
     if (!fresh) return false;
-    if (capacity * sizeof(Entry) >= kHugePage) raw_advise_huge(fresh, capacity * sizeof(Entry));
+    if (!in_file() && bytes >= kHugePage) raw_advise_huge(fresh, bytes);
     Entry *old = slots_;
     const size_t old_capacity = old ? mask_ + 1 : 0;
+    const uint64_t old_off = file_off_;
     slots_ = fresh;
     mask_ = capacity - 1;
     for (size_t i = 0; i < old_capacity; i++)
       if (!old[i].empty()) place(old[i]);
+    if (in_file()) {
+      store_pair(file_->where, off, capacity);  // readers look here now
+      file_off_ = off;
+    }
     raw_unmap(old, old_capacity * sizeof(Entry));
+    // (The old range's blocks go back to the file system.)
+    if (old_off && file_->fd_names_file())
+      raw_syscall4(SYS_fallocate, file_->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+                   long(old_off), long(old_capacity * sizeof(Entry)));
     return true;
   }
 
@@ -105,6 +191,8 @@ class RawTable {
   Entry *slots_ = nullptr;
   size_t mask_ = 0;
   size_t used_ = 0;
+  TableFile *file_ = nullptr;
+  uint64_t file_off_ = 0;  // where its slots are in the file (0: in memory)
 };
 
 }  // namespace prof

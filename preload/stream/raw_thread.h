@@ -1,42 +1,26 @@
-// RawThread: a task that shares this process's memory but nothing else,
-// made by clone() rather than pthread_create(): the ring's writer.
+// RawThread: a thread of the program's made by clone() rather than
+// pthread_create(): the ring's writer.
 // - glibc does not know of it, so it keeps its single-threaded fast paths
-//   while only such a task runs beside the program's one thread: malloc and
-//   free without atomic fastbins or arena locks, which one idle pthread alone
-//   would cost an allocating program (the bench report has the figure).
-// - It is a process of its own that shares the program's memory (no
-//   CLONE_THREAD), and no child of the program's: a short-lived launcher
-//   task makes it and exits, so init (or the nearest subreaper above the
-//   program) adopts it. The program's wait(), even with __WALL (strace,
-//   debuggers, supervisors), never sees it, and no SIGCHLD comes of it.
-//   It outlives the program's exit_group() and fatal signals (all but a
-//   SIGKILL that reaches it too, sent to the process group or to its own
-//   pid), and ends the stream once the program is gone (program_gone(),
-//   through a pidfd of the program's).
-// - It has a descriptor table of its own, holding only the descriptor given
-//   to start() and that pidfd: the program's closes cannot touch it, and it
-//   keeps none of the program's pipes or sockets open (the launcher closes
-//   its copies of them before the task is made, and start() returns once
-//   the launcher has ended).
+//   while only such a thread runs beside the program's one thread: malloc
+//   and free without atomic fastbins or arena locks, which one idle pthread
+//   alone would cost an allocating program (the bench report has the figure).
+// - It is a thread of the program (CLONE_THREAD): ps, pidof, pgrep, a
+//   subreaper, /proc/*/cmdline and the program's wait() see the program as
+//   they would without the agent (one thread more). It dies with the
+//   program: what the program completed is kept by the ring's file instead
+//   (event_ring.h).
 // - Under a low task limit (RLIMIT_NPROC below kLowTaskLimit, not root),
 //   nothing is made: the program's forks and threads fail no more often
 //   than without the agent, and its threads write their own events.
-// - Where such a task cannot be made (no close_range before Linux 5.9, no
-//   pidfd_open, a seccomp filter, an emulator refusing the clone flags,
-//   Valgrind, which would end the program, or a program that would adopt
-//   it: a subreaper, or a namespace's init), it is a thread of the
-//   program's, sharing its descriptors, that dies with it.
 //
 // Invariants:
-// - The task shares its creator's thread pointer (no CLONE_SETTLS), so its
+// - The thread shares its creator's thread pointer (no CLONE_SETTLS), so its
 //   function must touch no thread-local, no errno and nothing of glibc that
 //   does: only the raw_* calls below, atomics and plain memory. It never
 //   allocates.
 // - It runs with every signal blocked: no handler of the program (or of the
-//   agent's CPU sampler) ever runs on it, and signals sent to the program's
-//   process group (^C, ^Z) leave it be.
-// - join() waits for its exit through CLONE_CHILD_CLEARTID and a futex (its
-//   adopter reaps it).
+//   agent's CPU sampler) ever runs on it.
+// - join() waits for its exit through CLONE_CHILD_CLEARTID and a futex.
 #pragma once
 
 #include <cstddef>
@@ -48,47 +32,28 @@ namespace prof {
 
 class RawThread {
  public:
-  // Starts fn(arg) on a new task whose descriptor table holds only
-  // `keep_fd` and the pidfd, or else on a thread of the program's; false
-  // if neither can be made.
-  bool start(int (*fn)(void *), void *arg, int keep_fd);
-  // On the task: the process that started it has ended (every thread of it:
-  // exit, exit_group, a signal). Never on a thread, which ends with it.
-  bool program_gone() const;
-  // From the program: the task has not exited.
+  // Starts fn(arg) on a new thread of the program's; false if none can be
+  // made.
+  bool start(int (*fn)(void *), void *arg);
+  // From the program: the thread has not exited.
   bool alive() const { return tid_ != 0; }
-  // Waits until the task has exited, then frees its stack.
+  // Waits until the thread has exited, then frees its stack.
   void join();
-  // Waits up to ns for the task to exit; true (its stack freed) once it
+  // Waits up to ns for the thread to exit; true (its stack freed) once it
   // has, false while it still runs (its stack then stays: it may go on).
   bool join_within(long ns);
-  // The task's id (0 once it has exited), and whether it is a task of its
-  // own (else a thread of the program's).
+  // The thread's id (0 once it has exited).
   pid_t tid() const { return tid_; }
-  bool own_task() const { return own_group_; }
-  // In a forked child, where the task is not ours: frees its stack.
+  // In a forked child, where the thread is not ours: frees its stack.
   void forget();
 
  private:
-  static int entry(void *self);
-  // On the launcher: trims its table, then makes the task.
-  static int launch(void *self);
-  // Whether a task of its own would leave the program's children for good.
-  static bool can_leave_program();
   // Whether the user's task limit leaves room for one more task than the
-  // program itself makes (else no task and no thread is made).
+  // program itself makes (else no thread is made).
   static bool tasks_to_spare();
   static constexpr rlim_t kLowTaskLimit = 4096;
   static constexpr size_t kStackSize = 64 * 1024;
-  // The task's stack, then the launcher's above it.
-  static constexpr size_t kMapSize = kStackSize + 16 * 1024;
   void *stack_ = nullptr;
-  int (*fn_)(void *) = nullptr;
-  void *arg_ = nullptr;
-  int keep_fd_ = -1;
-  bool own_group_ = false;  // a task of its own, not a thread of the program's
-  pid_t program_ = 0;       // the process that started it
-  int program_fd_ = -1;     // a pidfd of it, in the task's table
   // Its id while it runs, 0 once it has exited (set by the kernel).
   alignas(4) volatile int tid_ = 0;
 };

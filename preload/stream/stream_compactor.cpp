@@ -5,24 +5,13 @@
 #include "ext.h"
 #include "memprof.h"
 #include "record_extent.h"
-#include "stream/ring_event.h"
+#include "ring_event.h"
+#include "ring_file.h"
 #include "stream_writer.h"
 
 namespace prof {
-namespace {
 
-// A symtab event's body (memprof.h: the sym bodies of symtab.h).
-void skip_symbol_body(ExtentCursor &c, uint8_t source) {
-  switch (source) {
-    case kAsourceLfunc: return c.fields("usu");
-    case kAsourceCfunc: return c.fields("us");
-    case kAsourceTrace: return c.fields("uuu");
-    default: return c.fail();
-  }
-}
-
-}  // namespace
-
+static_assert(StreamCompactor::kRefNumberBits == kRingRefNumberBits, "ring_file.h's refs");
 struct StreamCompactor::Ahead {
   AllocEvent e;
   uint8_t type;
@@ -69,6 +58,21 @@ void StreamCompactor::start() {
   // first, as a short process needs them (each page a fault); they double
   // as they fill.
   if (!carry_ || (compacting_ && (!blocks_.init(1 << 8) || !sites_.init(1 << 7)))) broken_ = true;
+}
+
+void StreamCompactor::keep_table_in(TableFile *file) {
+  table_file_ = file;
+  blocks_.keep_in(file);
+  if (compacting_ && !broken_ && !blocks_.init(1 << 8)) broken_ = true;
+}
+
+void StreamCompactor::log_change(uint64_t addr, uint64_t ref) {
+  TableFile *f = table_file_;
+  if (!f || !f->where) return;
+  const uint64_t n = __atomic_load_n(f->undo_len, __ATOMIC_RELAXED);
+  if (n >= f->undo_cap) return;  // (never: event_ring.h's kUndoCap)
+  store_pair(f->undo + 2 * n, addr, ref);
+  __atomic_store_n(f->undo_len, n + 1, __ATOMIC_RELEASE);
 }
 
 void StreamCompactor::emit(const uint8_t *data, size_t len) {
@@ -155,14 +159,16 @@ uint64_t StreamCompactor::release(uint64_t addr, uint64_t *step) {
   const uint64_t age = sb.made - 1 - (b->ref & ((uint64_t(1) << kNumberBits) - 1));
   *step = zigzag(int64_t(age - sb.last_age));
   sb.last_age = age;
+  log_change(addr, b->ref);
   blocks_.erase(b);
   return site;
 }
 
 bool StreamCompactor::make(uint64_t addr, uint64_t site) {
   SiteBlocks &sb = site_blocks_[site];
-  if (addr == 0 || sb.made == kMaxSiteBlocks || !blocks_.insert(Block{addr, site << kNumberBits | sb.made}))
-    return false;
+  if (addr == 0 || sb.made == kMaxSiteBlocks) return false;
+  log_change(addr, kRingUndoAdded | site << kNumberBits | sb.made);
+  if (!blocks_.insert(Block{addr, site << kNumberBits | sb.made})) return false;
   sb.made++;
   return true;
 }
@@ -188,7 +194,9 @@ void StreamCompactor::take_event(const AllocEvent &e, uint8_t type) {
     const uint64_t site =
         slot && slot->empty() ? site_of(head, e.loc, e.host_stack, e.guest_stack, e.nsize, type) : 0;
     if (site && site_blocks_[site].made < kMaxSiteBlocks) {
-      blocks_.fill(slot, Block{e.naddr, site << kNumberBits | site_blocks_[site].made++});
+      const uint64_t ref = site << kNumberBits | site_blocks_[site].made++;
+      log_change(e.naddr, kRingUndoAdded | ref);
+      blocks_.fill(slot, Block{e.naddr, ref});
       return emit_record(ext::AllocAt{site});
     }
   } else if (e.aevent == kAeventFree) {

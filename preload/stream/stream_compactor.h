@@ -22,6 +22,10 @@
 //   cannot grow. Such events are counted: the compactor's counters join
 //   the stream's stats record (or make one before the epilogue).
 // - Before arm(), bytes pass as they are (the stream's opening).
+// - Kept in the ring file (keep_table_in()), each change of the live blocks
+//   is logged before it is made (undo log: address, and the block's ref with
+//   bit 63 set for an addition), so that a reader finds the table as it was
+//   at the file's durable point (format/ring_file.h).
 #pragma once
 
 #include <cstddef>
@@ -47,6 +51,11 @@ class StreamCompactor {
   // A new stream (also in a forked child): empty tables, bytes passing as
   // they are until arm().
   void start();
+  // The live blocks' table goes to `file` (the ring file, event_ring.h),
+  // emptied, and its changes to the undo log beside it.
+  void keep_table_in(TableFile *file);
+  // A block's ref: its site << kRefNumberBits | its number within the site.
+  static constexpr unsigned kRefNumberBits = 40;
   // The bytes from now on are memprof records.
   void arm() { armed_ = true; }
   // Takes [data, data + len); what it has made of whole records goes to
@@ -85,7 +94,7 @@ class StreamCompactor {
   struct SiteBlocks {
     uint64_t made, last_age;
   };
-  static constexpr unsigned kNumberBits = 40;
+  static constexpr unsigned kNumberBits = kRefNumberBits;
   // carry_, out_ and site_blocks_, mapped as one.
   static constexpr size_t kCarryMapBytes = kCarry + kOut + (kMaxSites + 1) * sizeof(SiteBlocks);
 
@@ -116,6 +125,8 @@ class StreamCompactor {
   // Puts a new block of `site` at addr in the map; false when it cannot be.
   bool make(uint64_t addr, uint64_t site);
   bool live(uint64_t addr);
+  // Logs a change of the live blocks before it is made (keep_table_in()).
+  void log_change(uint64_t addr, uint64_t ref);
   template <class Record>
   void emit_record(const Record &r);
   void emit(const uint8_t *data, size_t len);
@@ -136,6 +147,7 @@ class StreamCompactor {
   bool armed_ = false, broken_ = false;
   bool stats_written_ = false;  // the stream's stats record carried ours
   RawTable<Block> blocks_;
+  TableFile *table_file_ = nullptr;
   RawTable<Site> sites_;
   SiteBlocks *site_blocks_ = nullptr;  // by site id
   uint64_t next_site_ = 1;

@@ -16,6 +16,7 @@
 #include <dirent.h>
 
 #include "memprof.h"
+#include "ring_file.h"
 
 std::string read_text(const std::string &path) {
   std::ifstream f(path);
@@ -35,11 +36,16 @@ TempDir agent_dir_for_other_users(const std::string &kind) {
   return dir;
 }
 
+bool is_stream_name(const char *name, const char *kind) {
+  const size_t n = strlen(name);
+  return strstr(name, kind) && !(n >= 5 && strcmp(name + n - 5, ".ring") == 0);
+}
+
 std::vector<std::string> memprof_files_in(const std::string &dir) {
   std::vector<std::string> files;
   if (DIR *d = opendir(dir.c_str())) {
     while (dirent *e = readdir(d))
-      if (strstr(e->d_name, ".memprof")) files.push_back(dir + "/" + e->d_name);
+      if (is_stream_name(e->d_name, ".memprof")) files.push_back(dir + "/" + e->d_name);
     closedir(d);
   }
   std::sort(files.begin(), files.end());
@@ -90,8 +96,9 @@ RunResult run(const std::vector<std::string> &argv, const std::vector<std::strin
   r.err = read_text(err);
   if (DIR *d = opendir(r.dir.path.c_str())) {
     while (dirent *e = readdir(d)) {
-      if (strstr(e->d_name, ".memprof")) r.memprof_files.push_back(r.dir / e->d_name);
-      if (strstr(e->d_name, ".sysprof")) r.sysprof_files.push_back(r.dir / e->d_name);
+      if (is_stream_name(e->d_name, ".memprof")) r.memprof_files.push_back(r.dir / e->d_name);
+      if (is_stream_name(e->d_name, ".sysprof")) r.sysprof_files.push_back(r.dir / e->d_name);
+      if (strstr(e->d_name, ".ring")) r.ring_files.push_back(r.dir / e->d_name);
     }
     closedir(d);
   }
@@ -129,7 +136,9 @@ Recorded read_memprof(const std::string &path) {
   Recorded rec;
   const int fd = open(path.c_str(), O_RDONLY);
   if (fd < 0) throw std::runtime_error("cannot open " + path);
-  prof::ByteReader in(fd);
+  prof::RingTail tail;
+  const bool ring = prof::ring_tail(path, &tail);
+  prof::ByteReader in(fd, ring ? tail.file_bytes : ~uint64_t(0), std::move(tail.records));
   struct Block {
     uint64_t size;
   };

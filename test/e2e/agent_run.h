@@ -18,6 +18,8 @@ struct RunResult {
   std::string out, err;  // the program's stdout and stderr
   TempDir dir;           // where PROF_OUTPUT pointed
   std::vector<std::string> memprof_files, sysprof_files;  // sorted by name
+  // Ring files (format/ring_file.h) left beside them: a stream not ended.
+  std::vector<std::string> ring_files;
 };
 
 // Runs argv with LD_PRELOAD=libprof.so, PROF_OUTPUT=<fresh dir>/prof.%p and
@@ -81,6 +83,8 @@ TempDir agent_dir_for_other_users(const std::string &kind);
 
 // The memory profiles in dir, sorted by name.
 std::vector<std::string> memprof_files_in(const std::string &dir);
+// A stream's file name (with kind ".memprof" or ".sysprof"), not its ring file's.
+bool is_stream_name(const char *name, const char *kind);
 
 // A whole text file ("" if it cannot be read).
 std::string read_text(const std::string &path);

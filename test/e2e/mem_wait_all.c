@@ -5,8 +5,8 @@
    "<n> others" for what else it reaped. Should the loop wait on a task
    that never ends, SIGALRM ends it after 20 s.
    With "subreaper" it first becomes a subreaper and execs itself, so that
-   it is one from its start: it then adopts, as any orphan, the writers of
-   its children's agents. */
+   it is one from its start: it would then adopt, as any orphan, a task its
+   children's agents left behind. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
