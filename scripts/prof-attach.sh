@@ -25,6 +25,10 @@ attach_checks() {
   if grep -q '/libprof\(-cpu\)\?\.so' "/proc/$pid/maps" && ! grep -qF "$agent" "/proc/$pid/maps"; then
     die "process $pid is profiled already: it has $(grep -o '/[^ ]*/libprof[^ ]*\.so' "/proc/$pid/maps" | head -n 1) loaded"
   fi
+  local tracer
+  tracer=$(tracer_of "$pid")
+  [ "${tracer:-0}" = 0 ] ||
+    die "process $pid is being traced by process $tracer ($(cat "/proc/$tracer/comm" 2>/dev/null)): one debugger at a time"
   case "$agent" in *[\"\\]*) die "cannot attach $agent: a path with a quote or a backslash" ;; esac
 }
 
@@ -53,6 +57,9 @@ gdb_refusal() {
     *) echo "gdb could not load the agent into process $pid: $(grep -v '^\[' <<<"$1" | grep -v '^$' | tail -n 1)" ;;
   esac
 }
+
+# The pid of the process tracing process $1 (0: none).
+tracer_of() { awk '/^TracerPid:/ {print $2}' "/proc/$1/status" 2>/dev/null || echo 0; }
 
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
 
@@ -108,10 +115,11 @@ attach_and_record() {
   esac
   echo "prof-run: attached to process $pid ($comm) in $(($(now_ms) - started)) ms;" \
        "recording${duration:+ for $duration}, until Ctrl-C${duration:+ at most}" >&3
-  local stop=0
+  local stop=0 recording
+  recording=$(now_ms)
   trap 'stop=1' INT TERM
   while [ $stop = 0 ] && kill -0 "$pid" 2>/dev/null; do
-    [ -n "$limit_ms" ] && [ $(($(now_ms) - started)) -ge "$limit_ms" ] && break
+    [ -n "$limit_ms" ] && [ $(($(now_ms) - recording)) -ge "$limit_ms" ] && break
     sleep 0.05
   done
   trap - INT TERM
@@ -120,19 +128,42 @@ attach_and_record() {
     echo "prof-run: process $pid ended while recording; its profile ends there" >&3
     return
   fi
+  # A debugger (another prof-run asking) may trace it for a moment: gdb
+  # could not attach before it leaves.
+  local waited
+  for ((waited = 0; waited < 600; waited++)); do
+    [ "$(tracer_of "$pid")" = 0 ] && break
+    sleep 0.1
+  done
   stopped=$(now_ms)
-  # (Asked on each thread in turn: a thread gdb stopped inside the agent's
-  # signal handler answers 2, and the next one stops the recording.)
-  # XXX: under gdb a signal is held by gdb and given to the process as it
+  # XXX: gdb may have stopped the thread it calls on inside the agent's
+  # signal handler, where the stop cannot wait for itself (it answers 2):
+  # the handler's frame is let return (finish), and the stop asked again.
+  # Under gdb a signal is held by gdb and given to the process as it
   # resumes: a sample's signal held so would come after the disposition is
-  # the program's again (SIGPROF's default ends the process). gdb drops it.
-  out=$(gdb_in_target -ex 'handle SIGPROF nostop noprint nopass' -ex "thread apply all -q printf \"prof-attach-stop %d\\n\", ((int (*)(void))prof_attach_stop)()" -ex detach)
+  # the program's again (SIGPROF's default ends the process): gdb drops it.
+  local script
+  script=$(mktemp)
+  cat > "$script" <<'GDB'
+handle SIGPROF nostop noprint nopass
+set $prof_stop = ((int (*)(void))prof_attach_stop)()
+set $prof_tries = 0
+while $prof_stop == 2 && $prof_tries < 20
+  frame function prof_attach_signal_handler
+  finish
+  set $prof_stop = ((int (*)(void))prof_attach_stop)()
+  set $prof_tries = $prof_tries + 1
+end
+printf "prof-attach-stop %d\n", $prof_stop
+GDB
+  out=$(gdb_in_target -x "$script" -ex detach)
+  rm -f "$script"
   if [[ $out == *"prof-attach-stop 0"* ]]; then
     echo "prof-run: detached from process $pid in $(($(now_ms) - stopped)) ms" >&3
   elif ! kill -0 "$pid" 2>/dev/null; then
     echo "prof-run: process $pid ended while detaching" >&3
   else
-    echo "prof-run: $(gdb_refusal "$out"); the recording goes on until the process ends" >&3
+    echo "prof-run: gdb could not stop the recording in process $pid ($(grep -v '^\[' <<<"$out" | grep -v '^$' | tail -n 1)); it goes on until the process ends" >&3
     rc=1
   fi
 }

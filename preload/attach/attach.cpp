@@ -46,7 +46,14 @@ void scan_if_due() {
   g_scanning.store(false, std::memory_order_release);
 }
 
-void on_attached_signal(int sig, siginfo_t *info, void *ucontext) {
+}  // namespace
+}  // namespace prof
+
+// (Named for prof-run's gdb script, which lets a thread it stopped in here
+// return before asking it to stop the recording.)
+extern "C" __attribute__((visibility("default"))) void prof_attach_signal_handler(
+    int sig, siginfo_t *info, void *ucontext) {
+  using namespace prof;
   t_in_handler = true;
   g_in_handler.fetch_add(1, std::memory_order_acq_rel);
   if (g_attached.load(std::memory_order_acquire)) {
@@ -60,6 +67,9 @@ void on_attached_signal(int sig, siginfo_t *info, void *ucontext) {
   g_in_handler.fetch_sub(1, std::memory_order_release);
   t_in_handler = false;
 }
+
+namespace prof {
+namespace {
 
 // The settings, one assignment a line, as an environment for parse_config().
 bool parse_settings(const char *settings, Config *cfg) {
@@ -107,7 +117,7 @@ int prof_attach_start(const char *settings) {
   g_attached_pid = getpid();
   SampleSlot *first = sample_slots::claim(uint64_t(syscall(SYS_gettid)));
   if (!first) return fail(kAttachCpuFailed, "cannot map a thread's sample slot");
-  if (!start_cpu_sampler(on_attached_signal, first)) {
+  if (!start_cpu_sampler(prof_attach_signal_handler, first)) {
     sample_slots::release(first);
     return fail(kAttachCpuFailed, "the CPU sampler did not start (the program's stderr says why)");
   }
@@ -123,7 +133,7 @@ int prof_attach_start(const char *settings) {
 int prof_attach_stop(void) {
   const ErrnoKept errno_kept;
   // XXX: called on a thread stopped inside the handler, the stop would wait
-  // for that handler to end, which it cannot: another thread is asked.
+  // for that handler to end, which it cannot: it must return first.
   if (t_in_handler) return kDetachBusy;
   if (!g_attached.exchange(false)) return kDetachNone;
   GuardScope guard;

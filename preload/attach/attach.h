@@ -11,6 +11,7 @@
 //   the streams are complete files.
 #pragma once
 
+#include <csignal>
 #include <cstdint>
 
 #include "cpu/slots.h"
@@ -29,12 +30,15 @@ enum ProfAttachResult : int {
 enum ProfDetachResult : int {
   kDetachStopped = 0,  // the recording stopped, its files complete
   kDetachNone = 1,     // none was attached
-  kDetachBusy = 2,     // called on a thread inside the agent's handler: call on another
+  kDetachBusy = 2,     // called on a thread inside the handler: let it return, call again
 };
 
 // `settings`: PROF_* assignments, one a line ("PROF_OUTPUT=/dir/prof.%p\n...").
 extern "C" __attribute__((visibility("default"))) int prof_attach_start(const char *settings);
 extern "C" __attribute__((visibility("default"))) int prof_attach_stop(void);
+// The sampling signal's handler while attached.
+extern "C" __attribute__((visibility("default"))) void prof_attach_signal_handler(
+    int sig, siginfo_t *info, void *ucontext);
 // Why the last prof_attach_start() failed ("" when it did not).
 extern "C" __attribute__((visibility("default"))) const char *prof_attach_error(void);
 
