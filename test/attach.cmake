@@ -10,6 +10,7 @@ add_executable(attach_spin_static ${CMAKE_CURRENT_SOURCE_DIR}/e2e/attach_spin_st
 target_link_options(attach_spin_static PRIVATE -static)
 
 add_executable(attach_e2e attach_e2e.cpp)
+target_include_directories(attach_e2e PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/e2e)
 target_link_libraries(attach_e2e PRIVATE test_main)
 target_compile_definitions(attach_e2e PRIVATE
   PROF_AGENT_PATH="$<TARGET_FILE:prof>"

@@ -205,23 +205,21 @@ bool wait_for_file(const std::string &dir, const std::string &suffix, double sec
 }
 
 // `prof-analyze folded` of the one CPU stream in dir: stack -> samples.
-std::map<std::string, double> cpu_stacks(const std::string &dir) {
+std::map<FoldedStack, double> cpu_stacks(const std::string &dir) {
   const std::vector<std::string> files = files_in(dir, ".sysprof");
   REQUIRE(files.size() == 1);
-  return folded_stacks(PROF_ANALYZER_PATH, files[0]);
+  return folded(files[0]);
 }
 
 // The samples with a frame named `function` ("function" or "function (file:line)").
-double samples_in(const std::map<std::string, double> &stacks, const std::string &function) {
+double samples_in(const std::map<FoldedStack, double> &stacks, const std::string &function) {
   double with = 0;
-  for (const auto &kv : stacks) {
-    std::istringstream frames(kv.first);
-    for (std::string f; std::getline(frames, f, ';');)
+  for (const auto &kv : stacks)
+    for (const std::string &f : kv.first)
       if (f == function || f.rfind(function + " (", 0) == 0) {
         with += kv.second;
         break;
       }
-  }
   return with;
 }
 
@@ -275,14 +273,14 @@ void attach_twice(pid_t pid, const std::vector<std::string> &functions,
   wait_run(r);
   const int threads_after = threads(pid);
   check_detached(r, pid, caught, threads_after);
-  const std::map<std::string, double> stacks = cpu_stacks(first.path);
+  const std::map<FoldedStack, double> stacks = cpu_stacks(first.path);
   for (const std::string &f : functions) {
     INFO("first attach: " << f);
     CHECK(samples_in(stacks, f) > 0);
   }
   const Run again = prof_run(attach_args(pid, second.path, "2s"));
   check_detached(again, pid, caught, threads_after);
-  const std::map<std::string, double> again_stacks = cpu_stacks(second.path);
+  const std::map<FoldedStack, double> again_stacks = cpu_stacks(second.path);
   for (const std::string &f : functions) {
     INFO("second attach: " << f);
     CHECK(samples_in(again_stacks, f) > 0);
@@ -408,7 +406,7 @@ TEST_CASE("refused in one line, the target unharmed: a static program, a process
   CHECK(WEXITSTATUS(qend.status) == 3);
 }
 
-TEST_CASE("refused in one line, the target unharmed: a process of another user") {
+TEST_CASE("refused in one line, the target unharmed: a process of another user, a setuid program") {
   if (getuid() != 0) std::exit(4);  // (only root can switch users)
   Target bare = start({program("attach_loop")});
   REQUIRE(read_line(bare) == "ready");
@@ -425,6 +423,24 @@ TEST_CASE("refused in one line, the target unharmed: a process of another user")
   const Ended end = finish(t, [&] { say_q(t); });
   CHECK(end.out == bare_end.out);
   CHECK(end.status == bare_end.status);
+
+  // A setuid-root copy run by nobody: root may trace it, and the agent,
+  // loaded, stays inert under secure execution.
+  const TempDir dir("attach-setuid");
+  chmod(dir.path.c_str(), 0755);
+  copy_file(program("attach_loop"), dir / "setuid", 04755);
+  Target su = start({"setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", dir / "setuid"});
+  REQUIRE(read_line(su) == "ready");
+  const std::string su_pid = std::to_string(su.pid);
+  const TempDir out("attach");
+  const Run secure = prof_run(attach_args(su.pid, out.path, "1s"));
+  CHECK(secure.rc == 2);
+  CHECK(secure.err == "prof-run: process " + su_pid +
+                          " runs a setuid/setgid program: the agent stays inert there\n");
+  CHECK(files_in(out.path, ".sysprof").empty());
+  const Ended su_end = finish(su, [&] { say_q(su); });
+  CHECK(su_end.out == bare_end.out);
+  CHECK(su_end.status == bare_end.status);
 }
 
 namespace {

@@ -11,7 +11,6 @@
 #include <vector>
 
 #include "agent_run.h"
-#include "folded_stacks.h"
 #include "lua_streams.h"
 
 namespace {
@@ -44,6 +43,21 @@ std::map<uint64_t, uint64_t> weighted_by_thread(const GuestProfile &p) {
   std::map<uint64_t, uint64_t> by;
   for (const GuestSample &s : p.samples) by[s.tid] += s.weight;
   return by;
+}
+
+// `prof-analyze folded FILE`: stack -> samples.
+std::map<std::string, double> folded(const std::string &file) {
+  std::map<std::string, double> stacks;
+  FILE *f = popen((std::string(PROF_ANALYZER_PATH) + " folded " + file + " 2>/dev/null").c_str(), "r");
+  REQUIRE(f);
+  char line[1 << 16];
+  while (fgets(line, sizeof line, f)) {
+    std::string s(line);
+    const size_t space = s.rfind(' ');
+    if (space != std::string::npos) stacks[s.substr(0, space)] += std::stod(s.substr(space + 1));
+  }
+  pclose(f);
+  return stacks;
 }
 
 // The share of samples with a frame named `function` ("function (file:line)").
@@ -146,7 +160,7 @@ TEST_CASE("cpu: DEFAULT keeps VM-state counters only, LEAF the top frame, CALLGR
     CHECK(p.stats.at("cpu_stacks_cut") == 0);
     // The rule walk takes nearly every stack itself.
     CHECK(p.stats.at("cpu_unwind_fallbacks") * 20 <= p.samples.size());
-    const auto stacks = folded_stacks(PROF_ANALYZER_PATH, r.sysprof_files[0]);
+    const auto stacks = folded(r.sysprof_files[0]);
     // Whole stacks from main down, named: nearly every sample is in burn_main.
     CHECK(share_containing(stacks, "main") >= 0.95);
     CHECK(share_containing(stacks, "burn_main") >= 0.95);
@@ -171,7 +185,7 @@ TEST_CASE("cpu: DEFAULT keeps VM-state counters only, LEAF the top frame, CALLGR
     REQUIRE(weighted(p) >= 250);
     CHECK(p.stats.at("cpu_stacks_cut") == 0);
     CHECK(p.stats.at("cpu_unwind_fallbacks") == 0);
-    const auto stacks = folded_stacks(PROF_ANALYZER_PATH, r.sysprof_files[0]);
+    const auto stacks = folded(r.sysprof_files[0]);
     CHECK(share_containing(stacks, "main") >= 0.95);
     CHECK(share_containing(stacks, "burn_main") >= 0.95);
   }
@@ -266,7 +280,7 @@ TEST_CASE("cpu: a forked child samples into its own stream", "[cpu]") {
   CHECK(double(weighted(child)) >= 0.95 * 1000 * child_cpu);
   CHECK(double(weighted(child)) <= 1.05 * 1000 * child_cpu + 20);
   for (const auto &kv : weighted_by_thread(child)) CHECK(kv.first == child.pid);
-  const auto stacks = folded_stacks(PROF_ANALYZER_PATH, r.sysprof_files[a.ppid == b.pid ? 0 : 1]);
+  const auto stacks = folded(r.sysprof_files[a.ppid == b.pid ? 0 : 1]);
   CHECK(share_containing(stacks, "burn_child") >= 0.9);
 }
 
