@@ -33,9 +33,10 @@ attach_checks() {
 }
 
 # gdb attached to the process for the commands given, as little as it can:
-# no init files, no debuginfod, its own output on stdout.
+# no init files, no debuginfod, its own output on stdout; in a session of
+# its own, so that a Ctrl-C meant for prof-run never cuts a call short.
 gdb_in_target() {
-  LC_ALL=C timeout 120 gdb -nx -q -batch -p "$pid" -iex 'set debuginfod enabled off' \
+  LC_ALL=C setsid -w timeout 120 gdb -nx -q -batch -p "$pid" -iex 'set debuginfod enabled off' \
     -iex 'set auto-load no' -ex 'set confirm off' "$@" 2>&1 </dev/null
 }
 
@@ -122,7 +123,7 @@ attach_and_record() {
     [ -n "$limit_ms" ] && [ $(($(now_ms) - recording)) -ge "$limit_ms" ] && break
     sleep 0.05
   done
-  trap - INT TERM
+  trap '' INT TERM  # (the stop is not to be interrupted)
   rc=0
   if ! kill -0 "$pid" 2>/dev/null; then
     echo "prof-run: process $pid ended while recording; its profile ends there" >&3

@@ -76,7 +76,7 @@ bool arm_timer(int sig, uint64_t interval_ns, SampleSlot *slot) {
   sev.sigev_signo = sig;
   sev._sigev_un._tid = pid_t(slot->tid);  // sigev_notify_thread_id (glibc < 2.35 names it so)
   timer_t timer;
-  if (timer_create(CLOCK_THREAD_CPUTIME_ID, &sev, &timer) != 0) return false;
+  if (timer_create(thread_clock(pid_t(slot->tid)), &sev, &timer) != 0) return false;
   itimerspec spec{};
   spec.it_interval.tv_sec = time_t(interval_ns / 1000000000u);
   spec.it_interval.tv_nsec = long(interval_ns % 1000000000u);
