@@ -342,7 +342,7 @@ bench_attach() {
   worker=$(pgrep -P "$(cat "$dir/nginx.pid")" | head -n 1)
   local bare=0 attached=0 attach_ms=() detach_ms=() failed=0
   for ((round = 0; round < ${ATTACH_ROUNDS:-3}; round++)); do
-    ab -q -n 8000 -c 8 "http://127.0.0.1:$port/t" > "$dir/ab.out" 2>&1 || true
+    ab -q -n 30000 -c 8 "http://127.0.0.1:$port/t" > "$dir/ab.out" 2>&1 || true
     grep -q '^Failed requests: *0$' "$dir/ab.out" || failed=1
     rps=$(awk '/^Requests per second/ {print $4}' "$dir/ab.out")
     bare=$(echo "${rps:-0} $bare" | awk '{print ($1 > $2 ? $1 : $2)}')
@@ -353,7 +353,7 @@ bench_attach() {
       kill -0 "$prof_pid" 2>/dev/null || { cat "$dir/attach.err" >&2; break; }
       sleep 0.05
     done
-    ab -q -n 8000 -c 8 "http://127.0.0.1:$port/t" > "$dir/ab.out" 2>&1 || true
+    ab -q -n 30000 -c 8 "http://127.0.0.1:$port/t" > "$dir/ab.out" 2>&1 || true
     grep -q '^Failed requests: *0$' "$dir/ab.out" || failed=1
     rps=$(awk '/^Requests per second/ {print $4}' "$dir/ab.out")
     attached=$(echo "${rps:-0} $attached" | awk '{print ($1 > $2 ? $1 : $2)}')
@@ -364,7 +364,7 @@ bench_attach() {
   done
   LD_LIBRARY_PATH="$lib" nginx -p "$dir" -e "$dir/error.log" -c "$dir/nginx.conf" -s quit
   while [ -e "$dir/nginx.pid" ]; do sleep 0.1; done
-  printf 'prof-run --pid on an nginx worker (1 worker, OpenResty Lua handler, JIT on), ab -n 8000 -c 8, best of %d alternating rounds\n' \
+  printf 'prof-run --pid on an nginx worker (1 worker, OpenResty Lua handler, JIT on), ab -n 30000 -c 8, best of %d alternating rounds\n' \
     "${ATTACH_ROUNDS:-3}"
   printf '  time to attach:   %s ms\n' "${attach_ms[*]}"
   printf '  time to detach:   %s ms\n' "${detach_ms[*]}"

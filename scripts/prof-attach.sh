@@ -23,7 +23,9 @@ attach_checks() {
     die "process $pid ($exe) is statically linked: it has no dynamic loader to load the agent"
   fi
   if grep -q '/libprof\(-cpu\)\?\.so' "/proc/$pid/maps" && ! grep -qF "$agent" "/proc/$pid/maps"; then
-    die "process $pid is profiled already: it has $(grep -o '/[^ ]*/libprof[^ ]*\.so' "/proc/$pid/maps" | head -n 1) loaded"
+    local other
+    other=$(grep -o '/[^ ]*/libprof[^ ]*\.so' "/proc/$pid/maps" | head -n 1)
+    die "process $pid has another libprof loaded, $other: profiled already, or attached before with that build (PROF_AGENT=$other picks it)"
   fi
   local tracer
   tracer=$(tracer_of "$pid")
