@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "agent.h"
+#include "attach/attach.h"
 #include "lua_attach.h"
 #include "memory/alloc_sampling.h"
 #include "memory/allocator_reach.h"
@@ -402,6 +403,8 @@ __attribute__((constructor(101))) void agent_start() {
 #endif
   GuardScope guard;
   if (getauxval(AT_SECURE)) return;  // setuid/setgid: stay inert
+  // dlopen'd into a running process: prof_attach_start() starts it (attach/).
+  if (!loaded_with_program()) return;
   // (Whatever the settings: the trampoline wraps handlers all the same.)
   claim_signal_table();
   pthread_atfork(nullptr, nullptr, claim_signal_table);

@@ -327,16 +327,66 @@ bench_nginx() {
   done
 }
 
+# bench_attach: prof-run --pid on the one worker of that nginx (JIT on),
+# under ab: the time to attach and to detach (prof-run's own figures, gdb
+# included), and requests per second while attached (CPU samples at 1 kHz)
+# against the same worker bare, alternating rounds on one nginx.
+bench_attach() {
+  local openresty=/var/cache/libprof/openresty port=18481 round rps worker prof_pid
+  local dir=$tmp/attach
+  local lib=$openresty/usr/lib/x86_64-linux-gnu
+  mkdir -p "$dir"
+  chmod 755 "$tmp" "$dir"  # the worker (nobody) writes its stream there
+  sed -e "s|@OPENRESTY@|$openresty|g" -e "s|@DIR@|$dir|g" -e "s|@PORT@|$port|g" \
+    -e 's|^worker_processes 2;|worker_processes 1;|' scripts/bench/nginx.conf > "$dir/nginx.conf"
+  LD_LIBRARY_PATH="$lib" nginx -p "$dir" -e "$dir/error.log" -c "$dir/nginx.conf"
+  sleep 0.5
+  worker=$(pgrep -P "$(cat "$dir/nginx.pid")" | head -n 1)
+  local bare=0 attached=0 attach_ms=() detach_ms=() failed=0
+  for ((round = 0; round < ${ATTACH_ROUNDS:-3}; round++)); do
+    ab -q -n 30000 -c 8 "http://127.0.0.1:$port/t" > "$dir/ab.out" 2>&1 || true
+    grep -q '^Failed requests: *0$' "$dir/ab.out" || failed=1
+    rps=$(awk '/^Requests per second/ {print $4}' "$dir/ab.out")
+    bare=$(echo "${rps:-0} $bare" | awk '{print ($1 > $2 ? $1 : $2)}')
+    rm -rf "$dir/prof"
+    scripts/prof-run -q --pid "$worker" -o "$dir/prof" 2> "$dir/attach.err" &
+    prof_pid=$!
+    while ! grep -q 'attached to' "$dir/attach.err" 2>/dev/null; do
+      kill -0 "$prof_pid" 2>/dev/null || { cat "$dir/attach.err" >&2; break; }
+      sleep 0.05
+    done
+    ab -q -n 30000 -c 8 "http://127.0.0.1:$port/t" > "$dir/ab.out" 2>&1 || true
+    grep -q '^Failed requests: *0$' "$dir/ab.out" || failed=1
+    rps=$(awk '/^Requests per second/ {print $4}' "$dir/ab.out")
+    attached=$(echo "${rps:-0} $attached" | awk '{print ($1 > $2 ? $1 : $2)}')
+    kill -TERM "$prof_pid"
+    wait "$prof_pid" || true
+    attach_ms+=("$(sed -n 's/.* in \([0-9]*\) ms;.*/\1/p' "$dir/attach.err")")
+    detach_ms+=("$(sed -n 's/.*detached from process .* in \([0-9]*\) ms/\1/p' "$dir/attach.err")")
+  done
+  LD_LIBRARY_PATH="$lib" nginx -p "$dir" -e "$dir/error.log" -c "$dir/nginx.conf" -s quit
+  while [ -e "$dir/nginx.pid" ]; do sleep 0.1; done
+  printf 'prof-run --pid on an nginx worker (1 worker, OpenResty Lua handler, JIT on), ab -n 30000 -c 8, best of %d alternating rounds\n' \
+    "${ATTACH_ROUNDS:-3}"
+  printf '  time to attach:   %s ms\n' "${attach_ms[*]}"
+  printf '  time to detach:   %s ms\n' "${detach_ms[*]}"
+  printf '  %-16s %7.0f requests/s\n' "bare:" "$bare"
+  printf '  %-16s %7.0f requests/s  (%s of bare)\n' "attached, CPU:" "$attached" \
+    "$(echo "$attached $bare" | awk '{printf "%.2f", $1 / $2}')"
+  [ "$failed" = 0 ] || echo "  (some requests failed)"
+}
+
 # Sections, named on the command line, all but luajit's and the floor's
 # own by default: memory (binary-trees and the churn), lua (the Lua
 # adapter), starts, cpu (the samplers, then luajit and floor too), luajit,
-# floor (the kernel's), nginx (OpenResty's Lua in nginx), pictures.
+# floor (the kernel's), nginx (OpenResty's Lua in nginx), attach (prof-run
+# --pid on an nginx worker), pictures.
 sections=("$@")
-[ ${#sections[@]} -gt 0 ] || sections=(memory lua starts cpu nginx pictures)
+[ ${#sections[@]} -gt 0 ] || sections=(memory lua starts cpu nginx attach pictures)
 for section in "${sections[@]}"; do
   case $section in
-    memory|lua|starts|cpu|luajit|floor|nginx|pictures) ;;
-    *) echo "bench.sh: no section '$section' (memory lua starts cpu luajit floor nginx pictures)" >&2; exit 2 ;;
+    memory|lua|starts|cpu|luajit|floor|nginx|attach|pictures) ;;
+    *) echo "bench.sh: no section '$section' (memory lua starts cpu luajit floor nginx attach pictures)" >&2; exit 2 ;;
   esac
 done
 wants() { [[ " ${sections[*]} " == *" $1 "* ]] || { [[ $1 = luajit || $1 = floor ]] && [[ " ${sections[*]} " == *" cpu "* ]]; }; }
@@ -371,6 +421,7 @@ if wants cpu; then
 fi
 if wants luajit; then bench_luajit; fi
 if wants nginx; then bench_nginx; fi
+if wants attach; then bench_attach; fi
 # What the kernel alone charges for 1 kHz of timer interrupts and signals.
 if wants floor; then
   gcc -O2 scripts/bench/signal_floor.c -o "$build/signal_floor"

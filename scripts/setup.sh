@@ -22,6 +22,7 @@ packages=(
   libprotobuf-dev protobuf-compiler  # the pprof export's profile.proto
   chromium golang-go                 # export tests: open the SVG/HTML headless, read pprof files
   nodejs                             # CPU stacks through JIT code (cpu_stacks_e2e)
+  gdb                                # prof-run --pid loads the agent into a running process
   clang-14 libclang-rt-14-dev        # LLVM MemProf tests: -fmemory-profile, raw profile version 1
   clang-19 libclang-rt-19-dev        # LLVM MemProf tests: raw profile version 4
 )

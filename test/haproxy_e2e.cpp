@@ -30,6 +30,7 @@
 
 #include "agent_run.h"
 #include "lua_streams.h"
+#include "free_port.h"
 #include "temp_files.h"
 
 extern char **environ;
@@ -38,19 +39,6 @@ namespace {
 
 const std::string kService = PROF_LUA_TEST_DIR "/haproxy_service.lua";
 constexpr int kRequests = 2000;
-
-// A TCP port nothing listens on now.
-int free_port() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  REQUIRE(bind(fd, reinterpret_cast<sockaddr *>(&a), sizeof a) == 0);
-  socklen_t len = sizeof a;
-  REQUIRE(getsockname(fd, reinterpret_cast<sockaddr *>(&a), &len) == 0);
-  close(fd);
-  return ntohs(a.sin_port);
-}
 
 bool accepts(int port) {
   const int fd = socket(AF_INET, SOCK_STREAM, 0);

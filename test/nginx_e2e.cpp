@@ -23,6 +23,8 @@
 
 #include "agent_run.h"
 #include "luajit_streams.h"
+#include "free_port.h"
+#include "openresty_nginx.h"
 #include "temp_files.h"
 
 namespace {
@@ -30,19 +32,6 @@ namespace {
 const std::string kOpenResty = PROF_OPENRESTY_DIR;
 constexpr int kTablesPerRequest = 10;
 constexpr uint64_t kTableBytes = 64;  // sizeof(GCtab), GC64
-
-// A port nothing listens on now.
-int free_port() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof a;
-  REQUIRE(bind(fd, reinterpret_cast<sockaddr *>(&a), sizeof a) == 0);
-  REQUIRE(getsockname(fd, reinterpret_cast<sockaddr *>(&a), &len) == 0);
-  close(fd);
-  return ntohs(a.sin_port);
-}
 
 // The configuration; the handler's chunk is named after the line its block
 // opens at (kHandlerLine).
@@ -93,14 +82,8 @@ struct Nginx {
       setenv("PROF_CPU", "callgraph", 1);
       // Plain streams: their addresses tell the VM's blocks (luajit_streams.h).
       setenv("PROF_COMPRESS", "0", 1);
-      setenv("LD_LIBRARY_PATH", (kOpenResty + "/usr/lib/x86_64-linux-gnu").c_str(), 1);
       unsetenv("LUA_CPATH");
-      const int err = open((dir / "stderr").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      dup2(err, 2);
-      dup2(err, 1);
-      execlp("nginx", "nginx", "-p", dir.path.c_str(), "-e", (dir / "error.log").c_str(), "-c",
-             (dir / "nginx.conf").c_str(), static_cast<char *>(nullptr));
-      _exit(127);
+      exec_openresty_nginx(kOpenResty, dir.path);
     }
     bool up = false;  // (one request answered: the handler ran once)
     for (int i = 0; i < 200 && !(up = answers()); i++) usleep(25000);

@@ -95,9 +95,18 @@ bool register_thread(const CpuBackend *pick) {
   return true;
 }
 
-// Starts sampling on the calling thread, the process's first.
-bool begin(CpuBackend wanted, pid_t ppid) {
-  if (!register_thread(&wanted)) {
+// Arms `first`'s thread's clock, choosing the backend on the way.
+bool arm_first(CpuBackend wanted, SampleSlot *first) {
+  pthread_mutex_lock(&g_clocks_mutex);
+  const bool armed = pick_backend(wanted, g_cpu.sig, g_cpu.interval_ns, first, &g_cpu.backend);
+  pthread_mutex_unlock(&g_clocks_mutex);
+  return armed;
+}
+
+// Starts sampling on the calling thread, the process's first (or, attached,
+// on `first`: a slot claimed for one of its threads, not through TLS).
+bool begin(CpuBackend wanted, pid_t ppid, SampleSlot *first = nullptr) {
+  if (first ? !arm_first(wanted, first) : !register_thread(&wanted)) {
     say("no CPU clock could be armed (", errno_text(errno), "); CPU profiling disabled");
     return false;
   }
@@ -117,9 +126,19 @@ bool restore_ignored_signal() {
          !(g_cpu.view.sa_flags & SA_SIGINFO) && real_sigaction(g_cpu.sig, &g_cpu.view, nullptr) == 0;
 }
 
+void reset_counts() {
+  g_cpu.samples = 0, g_cpu.unregistered = 0, g_cpu.in_agent = 0, g_cpu.stacks_cut = 0;
+  g_cpu.guest_stacks_cut = 0;
+  g_cpu.unwind_fallbacks = 0;
+  g_cpu.foreign_signals = 0, g_cpu.arm_failures = 0, g_cpu.clocks_closed = 0;
+  g_cpu.on_small_stack = 0;
+}
+
 }  // namespace
 
-bool start_cpu_sampler() {
+bool start_cpu_sampler() { return start_cpu_sampler(on_sample_signal, nullptr); }
+
+bool start_cpu_sampler(void (*handler)(int, siginfo_t *, void *), SampleSlot *first) {
   const Config &cfg = g_agent.cfg;
   g_cpu.sig = cfg.cpu_signal ? cfg.cpu_signal : SIGPROF;
   g_cpu.mode = cfg.cpu;
@@ -137,9 +156,12 @@ bool start_cpu_sampler() {
   SignalUnwind::init();
   ModuleMap::extent_of(reinterpret_cast<const void *>(&on_sample_signal), &g_cpu.agent_lo, &g_cpu.agent_hi);
   function_extent(dlsym(RTLD_NEXT, "malloc_usable_size"), &g_cpu.size_query_lo, &g_cpu.size_query_hi);
-  pthread_key_create(&g_thread_key, unregister_thread);
+  static bool keyed = false;  // (attached again: the key is made once)
+  if (!keyed) keyed = pthread_key_create(&g_thread_key, unregister_thread) == 0;
+  reset_counts();
+  g_cpu.handler = handler;
   struct sigaction sa {};
-  sa.sa_sigaction = on_sample_signal;
+  sa.sa_sigaction = handler;
   sa.sa_flags = SA_SIGINFO | SA_RESTART;
   sigfillset(&sa.sa_mask);
   if (real_sigaction(g_cpu.sig, &sa, nullptr) != 0) {
@@ -152,7 +174,7 @@ bool start_cpu_sampler() {
   sigemptyset(&sampling);
   sigaddset(&sampling, g_cpu.sig);
   real_sigmask(SIG_UNBLOCK, &sampling, nullptr);
-  if (!begin(cfg.cpu_backend, getppid())) {
+  if (!begin(cfg.cpu_backend, getppid(), first)) {
     real_sigaction(g_cpu.sig, &old, nullptr);
     return false;
   }
@@ -184,11 +206,7 @@ void restart_cpu_sampler_in_child() {
     return;
   }
   disarm_process(g_cpu.backend);
-  g_cpu.samples = 0, g_cpu.unregistered = 0, g_cpu.in_agent = 0, g_cpu.stacks_cut = 0;
-  g_cpu.guest_stacks_cut = 0;
-  g_cpu.unwind_fallbacks = 0;
-  g_cpu.foreign_signals = 0, g_cpu.arm_failures = 0, g_cpu.clocks_closed = 0;
-  g_cpu.on_small_stack = 0;
+  reset_counts();
   begin(CpuBackend(uint8_t(g_cpu.backend)), getppid());  // the parent's choice
 }
 
@@ -223,6 +241,26 @@ void finish_cpu_stream() {
       {"unwind_unregistered_objects", SignalUnwind::unregistered_objects()},
   };
   sysprof_stream::finish(stats);
+}
+
+void stop_cpu_sampler() {
+  struct sigaction now {};
+  real_sigaction(g_cpu.sig, nullptr, &now);
+  finish_cpu_stream();
+  g_cpu.on.store(false);
+  disarm_all();  // (finish_cpu_stream() leaves them when a write failure stopped it)
+  if (g_cpu.holds_signal.exchange(false) && now.sa_sigaction == g_cpu.handler) {
+    // XXX: a sample's signal may still wait on a thread (raised as its
+    // clock closed, or blocked there): ignoring the signal discards it
+    // wherever it waits, before the program's disposition comes back.
+    struct sigaction ignore {};
+    ignore.sa_handler = SIG_IGN;
+    real_sigaction(g_cpu.sig, &ignore, nullptr);
+    real_sigaction(g_cpu.sig, &g_cpu.view, nullptr);
+  }
+  sample_slots::for_each([](SampleSlot &s) {
+    if (s.state.load(std::memory_order_acquire) == SampleSlot::Live) sample_slots::release(&s);
+  });
 }
 
 void yield_sampling_signal(const char *what) {

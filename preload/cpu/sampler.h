@@ -41,6 +41,7 @@ struct CpuSampler {
   // found it or set it since (signal_hooks.cpp).
   std::atomic<bool> holds_signal{false};
   struct sigaction view {};
+  void (*handler)(int, siginfo_t *, void *) = nullptr;  // the one installed
   uint64_t interval_ns = 1000000;
   int max_depth = 128;
   uint64_t agent_lo = 0, agent_hi = 0;  // the agent's own object
@@ -73,6 +74,12 @@ void weigh_thread_tail(SampleSlot &slot);
 
 // Lifecycle (lifecycle.cpp, the thread and exec hooks).
 bool start_cpu_sampler();
+// Attached (attach/): `handler` on the signal and the clock of `first`'s
+// thread armed, choosing the backend; no thread registered through TLS.
+bool start_cpu_sampler(void (*handler)(int, siginfo_t *, void *), SampleSlot *first);
+// Detached: the stream finished, every clock disarmed and every slot free,
+// the signal's disposition the program's again. Its handler must be idle.
+void stop_cpu_sampler();
 void register_sampled_thread();
 void restart_cpu_sampler_in_child();
 void finish_cpu_stream();

@@ -18,6 +18,10 @@ namespace {
 // Itimer: one clock for the process, armed by its first thread.
 std::atomic<bool> g_itimer_armed{false};
 
+// The CPU clock of thread `tid` of this process (the kernel's encoding,
+// which pthread_getcpuclockid() makes from a pthread_t).
+clockid_t thread_clock(pid_t tid) { return clockid_t((~unsigned(tid) << 3) | 6); }
+
 uint64_t clock_ns(clockid_t id) {
   timespec ts;
   clock_gettime(id, &ts);
@@ -42,7 +46,7 @@ int open_task_clock(uint64_t interval_ns, pid_t tid) {
 }
 
 bool arm_perf(int sig, uint64_t interval_ns, SampleSlot *slot) {
-  const pid_t tid = pid_t(syscall(SYS_gettid));
+  const pid_t tid = pid_t(slot->tid);
   int fd = open_task_clock(interval_ns, tid);
   if (fd < 0) return false;
   fd = move_fd_high(fd);
@@ -70,9 +74,9 @@ bool arm_timer(int sig, uint64_t interval_ns, SampleSlot *slot) {
   sigevent sev{};
   sev.sigev_notify = SIGEV_THREAD_ID;
   sev.sigev_signo = sig;
-  sev._sigev_un._tid = pid_t(syscall(SYS_gettid));  // sigev_notify_thread_id (glibc < 2.35 names it so)
+  sev._sigev_un._tid = pid_t(slot->tid);  // sigev_notify_thread_id (glibc < 2.35 names it so)
   timer_t timer;
-  if (timer_create(CLOCK_THREAD_CPUTIME_ID, &sev, &timer) != 0) return false;
+  if (timer_create(thread_clock(pid_t(slot->tid)), &sev, &timer) != 0) return false;
   itimerspec spec{};
   spec.it_interval.tv_sec = time_t(interval_ns / 1000000000u);
   spec.it_interval.tv_nsec = long(interval_ns % 1000000000u);
@@ -109,7 +113,7 @@ const char *backend_name(SamplerBackend b) {
 }
 
 bool arm_thread(SamplerBackend b, int sig, uint64_t interval_ns, SampleSlot *slot) {
-  slot->weighed_cpu_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+  slot->weighed_cpu_ns = clock_ns(thread_clock(pid_t(slot->tid)));
   switch (b) {
     case SamplerBackend::Perf: return arm_perf(sig, interval_ns, slot);
     case SamplerBackend::Timer: return arm_timer(sig, interval_ns, slot);

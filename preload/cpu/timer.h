@@ -34,7 +34,8 @@ enum class SamplerBackend : uint8_t { Perf = 1, Timer = 2, Itimer = 3 };
 
 const char *backend_name(SamplerBackend b);
 
-// Arms the calling thread's clock, or for Itimer the process's (once).
+// Arms the clock of slot's thread (slot->tid, of this process: from any
+// thread), or for Itimer the process's (once).
 // False with errno set when the backend is unavailable.
 bool arm_thread(SamplerBackend b, int sig, uint64_t interval_ns, SampleSlot *slot);
 // Stops the clock of `slot`'s thread (from any thread; Itimer: nothing).

@@ -1,0 +1,148 @@
+// prof_attach_start() and prof_attach_stop(): the agent's life when gdb
+// dlopens it into a running process (attach.h). The settings come from the
+// injector; CPU samples of every thread, found in /proc/self/task.
+#include <atomic>
+#include <cstring>
+#include <ctime>
+#include <sched.h>
+#include <sys/auxv.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "agent.h"
+#include "attach/attach.h"
+#include "config.h"
+#include "cpu/sampler.h"
+#include "program_signals.h"
+#include "thread_state.h"
+
+namespace prof {
+namespace {
+
+std::atomic<bool> g_attached{false};
+std::atomic<int> g_in_handler{0};   // sampling handlers running now
+std::atomic<bool> g_scanning{false};  // the one thread scanning /proc/self/task
+std::atomic<uint64_t> g_next_scan_ns{0};  // CLOCK_MONOTONIC_COARSE
+pid_t g_attached_pid = 0;  // (a fork child is not attached: it has no clocks)
+char g_error[200];
+// The thread runs the handler (gdb may stop it there to call prof_attach_stop).
+__thread bool t_in_handler __attribute__((tls_model("initial-exec")));
+
+uint64_t coarse_now_ns() {
+  timespec now;
+  clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
+  return uint64_t(now.tv_sec) * 1000000000u + uint64_t(now.tv_nsec);
+}
+
+// Threads started since the last scan are found by the next one, at most
+// every 100 ms from whichever thread is sampled.
+void scan_if_due() {
+  constexpr uint64_t kPeriodNs = 100000000;
+  const uint64_t now = coarse_now_ns();
+  uint64_t due = g_next_scan_ns.load(std::memory_order_relaxed);
+  if (now < due || !g_next_scan_ns.compare_exchange_strong(due, now + kPeriodNs)) return;
+  if (getpid() != g_attached_pid || g_scanning.exchange(true, std::memory_order_acquire)) return;
+  if (g_attached.load(std::memory_order_acquire)) attached_threads::scan();
+  g_scanning.store(false, std::memory_order_release);
+}
+
+}  // namespace
+}  // namespace prof
+
+// (Named for prof-run's gdb script, which lets a thread it stopped in here
+// return before asking it to stop the recording.)
+extern "C" __attribute__((visibility("default"))) void prof_attach_signal_handler(
+    int sig, siginfo_t *info, void *ucontext) {
+  using namespace prof;
+  t_in_handler = true;
+  g_in_handler.fetch_add(1, std::memory_order_acq_rel);
+  if (g_attached.load(std::memory_order_acquire)) {
+    const ErrnoKept errno_kept;
+    // (The handler finds its thread's slot through TLS: set for this signal only.)
+    t_sample_slot = attached_threads::slot_of(uint64_t(syscall(SYS_gettid)));
+    on_sample_signal(sig, info, ucontext);
+    t_sample_slot = nullptr;
+    scan_if_due();
+  }
+  g_in_handler.fetch_sub(1, std::memory_order_release);
+  t_in_handler = false;
+}
+
+namespace prof {
+namespace {
+
+// The settings, one assignment a line, as an environment for parse_config().
+bool parse_settings(const char *settings, Config *cfg) {
+  static char text[4096];
+  static char *lines[64];
+  strncpy(text, settings ? settings : "", sizeof text - 1);
+  text[sizeof text - 1] = 0;
+  size_t n = 0;
+  for (char *p = text; *p && n + 1 < sizeof lines / sizeof lines[0];) {
+    lines[n++] = p;
+    char *end = strchr(p, '\n');
+    if (!end) break;
+    *end = 0;
+    p = end + 1;
+  }
+  lines[n] = nullptr;
+  return parse_config(lines, cfg);
+}
+
+int fail(int result, const char *why) {
+  strncpy(g_error, why, sizeof g_error - 1);
+  return result;
+}
+
+}  // namespace
+}  // namespace prof
+
+using namespace prof;
+
+int prof_attach_start(const char *settings) {
+  const ErrnoKept errno_kept;
+  g_error[0] = 0;
+  if (loaded_with_program()) return fail(kAttachWithProgram, "the agent came with the program");
+  if (getauxval(AT_SECURE)) return fail(kAttachSecure, "secure execution (setuid/setgid)");
+  if (g_attached.load()) return fail(kAttachAlready, "attached already");
+  GuardScope guard;
+  Config cfg;
+  if (!parse_settings(settings, &cfg)) return fail(kAttachBadSettings, cfg.error);
+  // CPU samples: memory is not recorded through an attach yet.
+  cfg.memory = false;
+  if (cfg.cpu == CpuMode::Off) cfg.cpu = CpuMode::Callgraph;
+  g_agent.cfg = cfg;
+  g_agent.start_ns = monotonic_ns();
+  claim_signal_table();
+  g_attached_pid = getpid();
+  SampleSlot *first = sample_slots::claim(uint64_t(syscall(SYS_gettid)));
+  if (!first) return fail(kAttachCpuFailed, "cannot map a thread's sample slot");
+  if (!start_cpu_sampler(prof_attach_signal_handler, first)) {
+    sample_slots::release(first);
+    return fail(kAttachCpuFailed, "the CPU sampler did not start (the program's stderr says why)");
+  }
+  while (g_scanning.exchange(true, std::memory_order_acquire)) sched_yield();
+  attached_threads::adopt(first);
+  g_attached.store(true, std::memory_order_release);
+  attached_threads::scan();
+  g_next_scan_ns.store(coarse_now_ns() + 100000000, std::memory_order_relaxed);
+  g_scanning.store(false, std::memory_order_release);
+  return kAttachStarted;
+}
+
+int prof_attach_stop(void) {
+  const ErrnoKept errno_kept;
+  // XXX: called on a thread stopped inside the handler, the stop would wait
+  // for that handler to end, which it cannot: it must return first.
+  if (t_in_handler) return kDetachBusy;
+  if (!g_attached.exchange(false)) return kDetachNone;
+  GuardScope guard;
+  while (g_in_handler.load(std::memory_order_acquire) != 0) sched_yield();
+  while (g_scanning.exchange(true, std::memory_order_acquire)) sched_yield();
+  stop_cpu_sampler();
+  attached_threads::forget();
+  g_scanning.store(false, std::memory_order_release);
+  return kDetachStopped;
+}
+
+const char *prof_attach_error(void) { return g_error; }
