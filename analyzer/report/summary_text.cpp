@@ -101,11 +101,15 @@ void functions(const Json &f, const SummaryOptions &opt, std::ostream &out) {
   const bool by_line = f["by"] == "line";
   auto table = [&](const char *key, const char *order) {
     if (f[key].empty()) return;
+    // Two groups of the same four columns: in the function (line) itself,
+    // then with what it calls.
     out << "\n" << (by_line ? "LINES" : "FUNCTIONS") << ": by bytes allocated " << order << "\n"
-        << "  " << std::setw(10) << "self" << std::setw(10) << "calls" << std::setw(10) << "leaked"
-        << std::setw(10) << "peak" << std::setw(11) << "total" << std::setw(10) << "calls"
-        << std::setw(10) << "leaked" << std::setw(10) << "peak" << "  "
-        << (by_line ? "line" : "function") << "\n";
+        << "  " << std::setw(40) << (by_line ? "at the line itself" : "in the function itself")
+        << std::setw(41) << "with what it calls" << "\n  ";
+    for (const char *gap : {"", " "})
+      out << gap << std::setw(10) << "bytes" << std::setw(10) << "calls" << std::setw(10) << "leaked"
+          << std::setw(10) << "peak";
+    out << "  " << (by_line ? "line" : "function") << "\n";
     for (const Json &r : f[key]) {
       out << "  ";
       for (const char *part : {"self", "total"}) {
