@@ -174,6 +174,19 @@ std::map<std::string, HeapRow> heap_summary_of(const std::string &path) {
   return held;
 }
 
+// A CPU stream's start: an empty symbol table, then the sysprof prologue,
+// the process (77, /bin/y) and its sampler.
+VecOut cpu_stream_head() {
+  using namespace prof;
+  VecOut o;
+  put_prologue(o, SectionKind::Symtab, false);
+  put_symtab_final(o);
+  put_prologue(o, SectionKind::Sysprof, true);
+  put_ext(o, ext::Process{77, 1, 0, "/bin/y"});
+  put_ext(o, ext::Sampler{1, 2, 1000000});
+  return o;
+}
+
 }  // namespace
 
 TEST_CASE("the default heap summary credits each live block to the event that made it") {
@@ -539,12 +552,7 @@ TEST_CASE("CPU samples of a libprof stream: weights, threads, VM states, guest f
 }
 
 TEST_CASE("the total CPU table leaves out functions in 95% or more of the samples") {
-  VecOut o;
-  put_prologue(o, SectionKind::Symtab, false);
-  put_symtab_final(o);
-  put_prologue(o, SectionKind::Sysprof, true);
-  put_ext(o, ext::Process{77, 1, 0, "/bin/y"});
-  put_ext(o, ext::Sampler{1, 2, 1000000});
+  VecOut o = cpu_stream_head();
   put_ext(o, ext::Thread{7});
   SysprofSample s;
   s.vmstate = kVmstNative;
@@ -735,12 +743,7 @@ TEST_CASE("a real program under the agent: its sites, with file, line and inline
 
 TEST_CASE("CPU: a stack whose unwind ran onto garbage does not root at a raw address") {
   using namespace prof;
-  VecOut o;
-  put_prologue(o, SectionKind::Symtab, false);
-  put_symtab_final(o);
-  put_prologue(o, SectionKind::Sysprof, true);
-  put_ext(o, ext::Process{77, 1, 0, "/bin/y"});
-  put_ext(o, ext::Sampler{1, 2, 1000000});
+  VecOut o = cpu_stream_head();
   // Code of a module (the analyzer's own file names it), under an address
   // no module covers: the unwind's step past the outermost real frame.
   put_ext(o, ext::ModuleLoadView{0x400000, 0x100000, kAnalyzer, ""});
