@@ -101,7 +101,7 @@ attach_and_record() {
     -ex "printf \"prof-attach-error %s\\n\", ((const char *(*)(void))prof_attach_error)()" \
     -ex detach)
   if [[ $out == *"prof-attach-dlopen 0x0"* ]]; then
-    die "process $pid could not load $agent (the dynamic loader refused it: $(
+    die "process $pid could not load $agent (its user must be able to read it; the dynamic loader said: $(
       gdb_in_target -ex 'printf "%s\n", (char *)dlerror()' -ex detach | tail -n 1))"
   fi
   code=$(sed -n 's/^prof-attach-start \([0-9]*\)$/\1/p' <<<"$out")

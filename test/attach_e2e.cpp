@@ -159,12 +159,14 @@ void launch_command(Run &r, const std::vector<std::string> &argv, const std::vec
 }
 
 // prof-run with `args`, after `prefix` (setpriv ...).
-void launch(Run &r, const std::vector<std::string> &args, const std::vector<std::string> &prefix = {}) {
+// (script and build: prof-run and the build tree it uses.)
+void launch(Run &r, const std::vector<std::string> &args, const std::vector<std::string> &prefix = {},
+            const std::string &script = PROF_RUN_SCRIPT, const std::string &build = PROF_BUILD_DIR) {
   std::vector<std::string> argv = prefix;
   argv.push_back("bash");
-  argv.push_back(PROF_RUN_SCRIPT);
+  argv.push_back(script);
   argv.insert(argv.end(), args.begin(), args.end());
-  launch_command(r, argv, {"PROF_BUILD_DIR=" PROF_BUILD_DIR});
+  launch_command(r, argv, {"PROF_BUILD_DIR=" + build});
 }
 
 void wait_run(Run &r) {
@@ -175,9 +177,10 @@ void wait_run(Run &r) {
   r.err = slurp(r.logs / "err");
 }
 
-Run prof_run(const std::vector<std::string> &args, const std::vector<std::string> &prefix = {}) {
+Run prof_run(const std::vector<std::string> &args, const std::vector<std::string> &prefix = {},
+             const std::string &script = PROF_RUN_SCRIPT, const std::string &build = PROF_BUILD_DIR) {
   Run r;
-  launch(r, args, prefix);
+  launch(r, args, prefix, script, build);
   wait_run(r);
   return r;
 }
@@ -415,8 +418,20 @@ TEST_CASE("refused in one line, the target unharmed: a process of another user, 
   Target t = start({program("attach_loop")});
   REQUIRE(read_line(t) == "ready");
   const std::string pid = std::to_string(t.pid);
+  // (nobody runs a copy of prof-run, of the settings checker and of the
+  // agent it checks first: the source and build trees may be their
+  // owner's alone.)
+  const TempDir bin("attach-bin");
+  chmod(bin.path.c_str(), 0755);
+  const std::string scripts = std::string(PROF_RUN_SCRIPT).substr(0, std::string(PROF_RUN_SCRIPT).rfind('/'));
+  copy_file(scripts + "/prof-run", bin / "prof-run", 0755);
+  copy_file(scripts + "/prof-attach.sh", bin / "prof-attach.sh", 0644);
+  mkdir((bin / "preload").c_str(), 0755);
+  for (const char *file : {"prof-check-config", "libprof.so"})
+    copy_file(PROF_BUILD_DIR "/preload/" + std::string(file), bin / ("preload/" + std::string(file)), 0755);
   const Run r = prof_run({"-q", "--pid", pid},
-                         {"setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"});
+                         {"setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"},
+                         bin / "prof-run", bin.path);
   CHECK(r.rc == 2);
   CHECK(r.err == "prof-run: cannot read /proc/" + pid + "/exe: process " + pid +
                      " is not ours to trace (another user's? run as root)\n");
@@ -528,7 +543,15 @@ TEST_CASE("an nginx worker under ab load attached twice: no request fails, nginx
   launch_command(ab, {"ab", "-t", "20", "-n", "10000000", "-c", "4",
                       "http://127.0.0.1:" + std::to_string(n.port) + "/t"}, {});
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  // The worker (nobody) loads the agent itself: a copy it may read, as an
+  // installed one is (the build tree may be its owner's alone).
+  const TempDir lib("attach-lib");
+  chmod(lib.path.c_str(), 0755);
+  for (const char *file : {"libprof.so", "libprof-cpu.so"})
+    copy_file(PROF_BUILD_DIR "/preload/" + std::string(file), lib / file, 0644);
+  setenv("PROF_AGENT", (lib / "libprof.so").c_str(), 1);
   attach_twice(worker, {"ngx_process_events_and_timers", "ngx_http_lua_content_by_chunk"});
+  unsetenv("PROF_AGENT");
   wait_run(ab);
   INFO(ab.out);
   CHECK(ab.rc == 0);

@@ -18,6 +18,8 @@ static void *volatile sink;
 
 static void on_alarm(int sig) {
   (void)sig;
+  /* (One that fires after the third, before the timer is stopped, is let be.) */
+  if (jumps >= 3) return;
   jumps++;
   siglongjmp(back, 1);
 }
