@@ -296,6 +296,14 @@ std::string analyzer_warnings(const std::string &file) {
   return read_text(err);
 }
 
+// The text summary of the files (space-separated), which must succeed.
+std::string summary_of(const std::string &files) {
+  const std::string out = files.substr(0, files.find(' ')) + ".summary";
+  const std::string cmd = std::string(PROF_ANALYZER_PATH) + " summary " + files + " > " + out + " 2>/dev/null";
+  REQUIRE(std::system(cmd.c_str()) == 0);
+  return read_text(out);
+}
+
 }  // namespace
 
 TEST_CASE("a process that leaves through exit_group keeps every event, ended as unclean") {
@@ -430,6 +438,13 @@ TEST_CASE("a process killed with kill -9 keeps every event it completed, ended a
   CHECK_FALSE(f.whole_frame);  // no one ended it
   CHECK(r.ring_files.size() == 1);
   check_killed_counts(read_only_memprof(r), r.memprof_files.at(0));
+  // The ring file named beside its stream (a glob: p.*), or alone, stands
+  // for the stream, read once.
+  const std::string stream = r.memprof_files.at(0), ring = r.ring_files.at(0);
+  const std::string by_stream = summary_of(stream);
+  CHECK(by_stream.find("calls:") != std::string::npos);
+  CHECK(summary_of(stream + " " + ring) == by_stream);
+  CHECK(summary_of(ring) == by_stream);
 }
 
 TEST_CASE("a process killed while its writer writes keeps every free paired") {

@@ -23,6 +23,15 @@ bool is_profile_name(const char *name) {
   return strstr(name, ".memprof") != nullptr || strstr(name, ".sysprof") != nullptr;
 }
 
+// The stream a ring file (`<stream>.ring`, ring_file.h) belongs to, or
+// path itself when it names none.
+std::string stream_of(const std::string &path) {
+  const size_t n = path.size();
+  if (n <= 5 || path.compare(n - 5, 5, ".ring") != 0) return path;
+  const std::string stream = path.substr(0, n - 5);
+  return is_profile_name(stream.substr(stream.rfind('/') + 1).c_str()) ? stream : path;
+}
+
 }  // namespace
 
 std::vector<std::string> profiles_in_folder(const std::string &folder) {
@@ -47,7 +56,11 @@ std::vector<std::string> expand_run_folders(const std::vector<std::string> &path
   std::vector<std::string> files;
   for (const std::string &path : paths) {
     if (!is_folder(path)) {
-      files.push_back(path);
+      // (A killed process's ring file, which a glob such as p.* names
+      // beside its stream, is read with that stream: once.)
+      const std::string file = stream_of(path);
+      if (file == path || std::find(files.begin(), files.end(), file) == files.end())
+        files.push_back(file);
       continue;
     }
     const std::vector<std::string> in = profiles_in_folder(path);

@@ -17,7 +17,8 @@ namespace prof {
 // when it cannot be read or holds none.
 std::vector<std::string> profiles_in_folder(const std::string &folder);
 
-// `paths` with each folder replaced by the profiles in it.
+// `paths` with each folder replaced by the profiles in it, and a stream's
+// ring file (`<stream>.ring`) by its stream, named once.
 std::vector<std::string> expand_run_folders(const std::vector<std::string> &paths);
 
 }  // namespace prof
