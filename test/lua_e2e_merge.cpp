@@ -17,38 +17,19 @@
 #include <vector>
 
 #include "agent_run.h"
-#include "folded_stacks.h"
+#include "lua_folded.h"
 
 namespace {
 
 const std::string kMerge = PROF_LUA_TEST_DIR "/lua_merge.lua";
 const std::string kBinaryTrees = PROF_LUA_BENCH_DIR "/binarytrees.lua";
-const std::string kVm = "luaV_execute";
 
 using Stack = FoldedStack;
-
-// A Lua frame of `script` ("name (@path/script:line)" or "@path/script:line").
-bool is_lua(const std::string &frame, const std::string &script) {
-  return frame.find("/" + script + ":") != std::string::npos;
-}
 
 // The line of a Lua frame.
 int line_of(const std::string &frame) {
   const size_t colon = frame.rfind(':');
   return std::atoi(frame.c_str() + colon + 1);
-}
-
-// Whether every run of Lua frames sits right above luaV_execute, with only
-// re-entries into it (native code ending in luaV_execute) between runs.
-bool merged_right(const Stack &s, const std::string &script) {
-  bool seen_lua = false;
-  for (size_t i = 0; i < s.size(); i++) {
-    if (!is_lua(s[i], script)) continue;
-    if (i == 0) return false;
-    if (!is_lua(s[i - 1], script) && s[i - 1] != kVm) return false;
-    seen_lua = true;
-  }
-  return seen_lua;
 }
 
 // The lines of the Lua frames, root first.

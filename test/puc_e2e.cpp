@@ -13,13 +13,12 @@
 #include <string>
 
 #include "agent_run.h"
-#include "folded_stacks.h"
+#include "lua_folded.h"
 #include "lua_streams.h"
 
 namespace {
 
 const std::string kLua = LUA_BIN;
-const std::string kVm = "luaV_execute";
 
 void use_module() {
   setenv("LUA_CPATH", PROF_LUA_MODULE_DIR "/?.so;" PROF_LUA_CFIB_DIR "/?.so", 1);
@@ -30,24 +29,6 @@ GuestProfile memprof_of(const RunResult &r) {
   REQUIRE(r.exit_code == 0);
   REQUIRE(r.memprof_files.size() == 1);
   return read_guest_memprof(r.memprof_files[0]);
-}
-
-// A Lua frame of `script` as prof-analyze prints it ("name (@path/script:line)").
-bool is_lua(const std::string &frame, const std::string &script) {
-  return frame.find("/" + script + ":") != std::string::npos;
-}
-
-// Whether every run of Lua frames sits right above luaV_execute, with only
-// re-entries into it (native code ending in luaV_execute) between runs.
-bool merged_right(const FoldedStack &s, const std::string &script) {
-  bool seen_lua = false;
-  for (size_t i = 0; i < s.size(); i++) {
-    if (!is_lua(s[i], script)) continue;
-    if (i == 0) return false;
-    if (!is_lua(s[i - 1], script) && s[i - 1] != kVm) return false;
-    seen_lua = true;
-  }
-  return seen_lua;
 }
 
 }  // namespace
