@@ -11,7 +11,7 @@ target_link_options(analyzer_inline PRIVATE -Wl,--build-id)
 add_library(analyzer_mangled SHARED ${ANALYZER_E2E_DIR}/analyzer_mangled.cpp)
 target_compile_options(analyzer_mangled PRIVATE -O2 -g0)
 
-add_executable(analyzer_model analyzer_model.cpp analyzer_lua_names.cpp)
+add_executable(analyzer_model analyzer_model.cpp analyzer_lua_names.cpp analyzer_inline_scopes.cpp)
 target_link_libraries(analyzer_model PRIVATE test_main prof_analyzer ${CMAKE_DL_LIBS})
 target_compile_definitions(analyzer_model PRIVATE
   PROF_INLINE_LIB="$<TARGET_FILE:analyzer_inline>"

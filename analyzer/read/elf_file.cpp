@@ -88,6 +88,12 @@ uint64_t ElfFile::function_start(uint64_t at) const {
   return after == function_starts_.begin() ? 0 : *--after;
 }
 
+const InlineScopes &ElfFile::inline_scopes(Dwarf_Die *cu) {
+  std::unique_ptr<InlineScopes> &unit = units_[cu->addr];
+  if (!unit) unit = std::make_unique<InlineScopes>(cu);
+  return *unit;
+}
+
 ElfFile::~ElfFile() {
   if (dwfl_) dwfl_end(dwfl_);
 }

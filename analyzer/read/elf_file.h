@@ -13,7 +13,10 @@
 
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
+
+#include "read/inline_scopes.h"
 
 namespace prof {
 
@@ -32,6 +35,9 @@ class ElfFile {
   // the unwind tables' index (.eh_frame_hdr), which stripped objects keep:
   // each entry begins one function. 0 where the index says nothing.
   uint64_t function_start(uint64_t at) const;
+  // The functions of compile unit `cu` (one of this file's), indexed at
+  // the first call for that unit.
+  const InlineScopes &inline_scopes(Dwarf_Die *cu);
 
  private:
   ElfFile() = default;
@@ -40,6 +46,7 @@ class ElfFile {
   Dwfl_Module *module_ = nullptr;
   std::string build_id_;
   std::vector<uint64_t> function_starts_;  // ascending
+  std::unordered_map<const void *, std::unique_ptr<InlineScopes>> units_;  // by the unit DIE's bytes
 };
 
 }  // namespace prof

@@ -10,6 +10,7 @@
 #include <mutex>
 #include <sstream>
 #include <sys/stat.h>
+#include <tuple>
 
 #include "read/own_vdso.h"
 
@@ -154,7 +155,8 @@ Symbolizer::Module *Symbolizer::find(uint64_t ip, uint32_t epoch) {
 namespace {
 
 // The reader of the file at `path` (nullptr: unreadable, said once), shared
-// by every stream read in this process: a run's streams (a shell's hundreds
+// by every stream read in this process (and what it resolved: see
+// Symbolizer::resolve_shared): a run's streams (a shell's hundreds
 // of children) name the same few files, and each reader maps its file,
 // whose pages would count again in each stream's copy of the mapping.
 std::shared_ptr<ElfFile> shared_reader(const std::string &path) {
@@ -218,30 +220,24 @@ std::vector<Frame> Symbolizer::resolve(const Module &m, uint64_t ip, uint64_t pc
   std::vector<Frame> inlined;  // innermost first
   Dwarf_Addr bias = 0;
   if (Dwarf_Die *cu = dwfl_module_addrdie(mod, at, &bias)) {
-    Dwarf_Die *scopes = nullptr;
-    const int n = dwarf_getscopes(cu, at - bias, &scopes);
-    Dwarf_Die *chain = nullptr;
-    const int depth = n > 0 ? dwarf_getscopes_die(&scopes[0], &chain) : 0;
-    for (int i = 0; i < depth; i++) {
-      const int tag = dwarf_tag(&chain[i]);
-      if (tag == DW_TAG_subprogram) {
-        if (outer.function.empty()) outer.function = die_function_name(&chain[i]);
+    std::vector<Dwarf_Die> chain;  // innermost first
+    m.elf->inline_scopes(cu).chain(at - bias, chain);
+    for (Dwarf_Die &die : chain) {
+      if (dwarf_tag(&die) == DW_TAG_subprogram) {
+        if (outer.function.empty()) outer.function = die_function_name(&die);
         break;
       }
-      if (tag != DW_TAG_inlined_subroutine) continue;
       Frame f;
       f.kind = Frame::Kind::Inlined;
       f.module = m.path;
       f.addr = pc;
-      f.function = die_function_name(&chain[i]);
+      f.function = die_function_name(&die);
       if (f.function.empty()) f.function = "?";
       f.file = outer.file;
       f.line = outer.line;
       inlined.push_back(f);
-      call_site(&chain[i], cu, outer.file, outer.line);
+      call_site(&die, cu, outer.file, outer.line);
     }
-    free(chain);
-    free(scopes);
   }
   // XXX: a return address at a named function's first byte (makecontext's
   // __start_context) follows no call: ip-1 lies before the function.
@@ -294,7 +290,22 @@ const std::vector<Frame> &Symbolizer::frames(uint64_t ip, uint32_t epoch, bool e
   const Key key{m, pc};
   auto it = cache_.find(key);
   if (it != cache_.end()) return it->second;
-  return cache_.emplace(key, resolve(*m, ip, pc)).first->second;
+  return cache_.emplace(key, resolve_shared(*m, ip, pc)).first->second;
+}
+
+std::vector<Frame> Symbolizer::resolve_shared(const Module &m, uint64_t ip, uint64_t pc) const {
+  // (The same code of the same file, named by the same path, resolves to
+  // the same frames in every stream: only where it was mapped differs.)
+  using Place = std::tuple<const ElfFile *, std::string, uint64_t, bool>;
+  static std::mutex lock;
+  static std::map<Place, std::vector<Frame>> resolved;
+  std::lock_guard<std::mutex> hold(lock);
+  const Place place{m.elf.get(), m.path, pc - m.base, ip == pc};
+  auto known = resolved.find(place);
+  if (known == resolved.end()) known = resolved.emplace(place, resolve(m, ip, pc)).first;
+  std::vector<Frame> frames = known->second;
+  for (Frame &f : frames) f.addr = pc;
+  return frames;
 }
 
 }  // namespace prof

@@ -14,11 +14,13 @@
 // Invariants: an address is resolved against the modules loaded at an epoch
 // (every load and unload starts one), so code of a dlclose'd object keeps its
 // name; the modules that map one file share its reader (elf_file.h), however
-// many load records of however many streams name it; what a reader resolved is cached per (module,
-// pc), so memory grows with unique frames only (names made without a reader,
-// offsets and addresses, are made again when asked); a path that cannot be
-// read, or a build-id that differs from the file's on disk, gives one warning
-// line on stderr, once (an unreadable path once in the process).
+// many load records of however many streams name it; what a reader resolved
+// is cached per (module, pc), and per (file, path, offset) for every stream
+// of the process, so memory grows with unique frames only (names made
+// without a reader, offsets and addresses, are made again when asked); a
+// path that cannot be read, or a build-id that differs from the file's on
+// disk, gives one warning line on stderr, once (an unreadable path once in
+// the process).
 #pragma once
 
 #include <cstdint>
@@ -77,6 +79,8 @@ class Symbolizer {
   Module *find(uint64_t ip, uint32_t epoch);
   void open(Module &m);
   std::vector<Frame> resolve(const Module &m, uint64_t ip, uint64_t pc) const;
+  // resolve(), once in the process for a place in a file, whatever stream asks.
+  std::vector<Frame> resolve_shared(const Module &m, uint64_t ip, uint64_t pc) const;
   std::vector<Frame> resolve_unmapped(uint64_t ip, uint64_t pc) const;
 
   std::vector<std::unique_ptr<Module>> modules_;
