@@ -431,6 +431,27 @@ TEST_CASE("tables by function name a Lua frame by where its function starts, aft
   CHECK(function_name(host("malloc")) == "malloc");
 }
 
+TEST_CASE("rows of a table that read alike without their stripped code are told apart") {
+  auto frame = [](const std::string &function) {
+    return nlohmann::json{{"function", function}, {"file", ""}, {"line", 0}, {"module", "/opt/app"},
+                          {"kind", "native"}};
+  };
+  auto row = [](std::initializer_list<nlohmann::json> frames) {
+    return nlohmann::json{{"stack", nlohmann::json(frames)}};
+  };
+  const nlohmann::json rows = nlohmann::json::array(
+      {row({frame("alloc"), frame("app+0x10"), frame("insert"), frame("main")}),
+       row({frame("alloc"), frame("app+0x20"), frame("insert"), frame("main")}),
+       row({frame("alloc"), frame("app+0x20"), frame("update"), frame("main")}),
+       // Alike only beyond the depth shown.
+       row({frame("other"), frame("a"), frame("app+0x30"), frame("x")}),
+       row({frame("other"), frame("a"), frame("app+0x40"), frame("y")})});
+  CHECK(prof::rows_alike_without_stripped_code(rows, 0) ==
+        std::vector<bool>{true, true, false, false, false});
+  CHECK(prof::rows_alike_without_stripped_code(rows, 2) ==
+        std::vector<bool>{true, true, false, true, true});
+}
+
 TEST_CASE("a text stack puts stripped code in a row on one line, recursion as ×N") {
   auto frame = [](const std::string &function, const std::string &module) {
     return nlohmann::json{{"function", function}, {"file", ""}, {"line", 0}, {"module", module},

@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <ostream>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -50,5 +51,8 @@ nlohmann::json stack_json(const std::vector<Frame> &root_first);
 // summary: the named frames only).
 void render_stack(const nlohmann::json &frames, size_t depth, std::ostream &out,
                   bool show_stripped = true);
+// For each row of a stack table ({"stack": frames, ...}), whether its
+// stack, rendered to `depth` without stripped code, reads as another row's.
+std::vector<bool> rows_alike_without_stripped_code(const nlohmann::json &rows, size_t depth);
 
 }  // namespace prof

@@ -219,9 +219,15 @@ void memory(const Json &m, const SummaryOptions &opt, std::ostream &out) {
     if (!opt.full && !t.on_one_screen) continue;
     if (!opt.full && m[t.key].empty()) continue;
     out << "\n" << t.title << "\n";
-    for (const Json &r : m[t.key]) {
+    const Json &rows = m[t.key];
+    // (On one screen, rows that read the same without their code without
+    // symbols show it: sqlite3's stacks differ in its static functions.)
+    const std::vector<bool> alike = rows_alike_without_stripped_code(rows, opt.stack_depth);
+    for (size_t i = 0; i < rows.size(); i++) {
+      const Json &r = rows[i];
       const Json figure = r[t.figure].get<double>();
-      row(r, *t.unit ? count(figure) + t.unit : bytes(figure), opt.stack_depth, opt.full, out);
+      row(r, *t.unit ? count(figure) + t.unit : bytes(figure), opt.stack_depth, opt.full || alike[i],
+          out);
     }
   }
 
@@ -417,6 +423,20 @@ void render_stack(const Json &frames, size_t depth, std::ostream &out, bool show
   }
   if (frames.empty()) out << "      [no stack]\n";
   else if (shown == 0) out << "      (" << frames.size() << " frames without symbols)\n";
+}
+
+std::vector<bool> rows_alike_without_stripped_code(const Json &rows, size_t depth) {
+  std::map<std::string, std::vector<size_t>> by_text;
+  for (size_t i = 0; i < rows.size(); i++) {
+    std::ostringstream text;
+    render_stack(rows[i]["stack"], depth, text, false);
+    by_text[text.str()].push_back(i);
+  }
+  std::vector<bool> alike(rows.size(), false);
+  for (const auto &kv : by_text)
+    if (kv.second.size() > 1)
+      for (size_t i : kv.second) alike[i] = true;
+  return alike;
 }
 
 void render_summary(const Json &summary, const SummaryOptions &opt, std::ostream &out) {
