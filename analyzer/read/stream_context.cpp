@@ -229,6 +229,14 @@ uint32_t StreamContext::sample_node(const SysprofSample &s, CallTree &calls) {
     guest_cfunc_.push_back(calls_native(s.guest[i].type, s.guest[i].addr));
   }
   if (s.vmstate == kVmstTrace) {
+    // A sample of ours keeps the trace's callers but not the frame of the
+    // function it started in (its place and line name the trace): that
+    // function is put back as the trace's caller, so that it owns the
+    // trace's time. (sysprof's trace samples, bare, have no stack.)
+    if (s.trace_addr != 0 && (!s.guest.empty() || !s.host.empty())) {
+      guest_ids_.push_back(guest_frame(kFrameLfunc, s.trace_addr, s.trace_line, calls));
+      guest_cfunc_.push_back(false);
+    }
     Frame t;
     t.kind = Frame::Kind::Guest;
     t.function = file.symbols().location_name(
