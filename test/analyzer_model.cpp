@@ -21,6 +21,7 @@
 #include "model/live_heap.h"
 #include "model/stack_merge.h"
 #include "read/symbolizer.h"
+#include "render/heap_bands.h"
 #include "report/summary.h"
 
 using namespace prof;
@@ -429,6 +430,23 @@ TEST_CASE("tables by function name a Lua frame by where its function starts, aft
   CHECK(function_name(guest("@bt.lua:9", 6)) == "@bt.lua:6");  // no source: its location
   CHECK(function_name(guest("@bt.lua:20", 0)) == "@bt.lua:0");
   CHECK(function_name(host("malloc")) == "malloc");
+}
+
+TEST_CASE("the heap chart's legend tells apart stacks that part in stripped code only") {
+  auto stack = [](std::initializer_list<const char *> outermost_first) {
+    std::vector<Frame> frames;
+    for (const char *name : outermost_first) frames.push_back(host(name));
+    return frames;
+  };
+  const std::vector<std::string> labels = prof::band_labels(
+      {stack({"main", "step", "app+0x10", "alloc"}), stack({"main", "step", "app+0x20", "alloc"}),
+       stack({"main", "other", "alloc"}),
+       // Alike in every frame (two return addresses in one function): no
+       // frame tells them apart, and the labels end.
+       stack({"main", "app+0x30", "leaf"}), stack({"main", "app+0x30", "leaf"})});
+  CHECK(labels == std::vector<std::string>{"alloc < step < main, via app+0x10",
+                                           "alloc < step < main, via app+0x20", "alloc < other",
+                                           "leaf < main", "leaf < main"});
 }
 
 TEST_CASE("rows of a table that read alike without their stripped code are told apart") {

@@ -1,6 +1,7 @@
 #include "render/heap_bands.h"
 
 #include <algorithm>
+#include <map>
 
 #include "model/frame_names.h"
 
@@ -65,36 +66,78 @@ void collapse_runs(std::vector<std::string> &names) {
   names.swap(out);
 }
 
-// Each band's label: its stack's innermost named frame, then as many of
-// its named callers (" < caller") as tell it from the other bands', up to
-// kLabelFrames; and all its frames, innermost first, one a line.
-void name_bands(Profile &profile, const StreamHeap &h, std::vector<HeapBand> &bands) {
-  std::vector<std::vector<std::string>> names(h.top.size());
-  for (size_t b = 0; b < h.top.size(); b++) {
-    const std::vector<Frame> frames = profile.frames(h.top[b].first);
+}  // namespace
+
+std::vector<std::string> band_labels(const std::vector<std::vector<Frame>> &stacks) {
+  const size_t n = stacks.size();
+  std::vector<std::vector<std::string>> names(n), all(n);
+  for (size_t b = 0; b < n; b++) {
+    const std::vector<Frame> &frames = stacks[b];
     const bool any_named = std::any_of(frames.begin(), frames.end(), [](const Frame &f) { return !unnamed(f); });
     for (auto f = frames.rbegin(); f != frames.rend(); ++f) {
-      const std::string name = short_name(f->label());
-      bands[b].frames += (bands[b].frames.empty() ? "" : "\n") + name;
-      if (!any_named || !unnamed(*f)) names[b].push_back(legend_name(name));
+      const std::string name = legend_name(short_name(f->label()));
+      if (!any_named || !unnamed(*f)) names[b].push_back(name);
+      all[b].push_back(name);
     }
     if (names[b].empty()) names[b].push_back("(no stack)");
     collapse_runs(names[b]);
   }
-  // Whether another band's stack starts with the same `n` frames as b's.
-  auto shared = [&](size_t b, size_t n) {
-    for (size_t o = 0; o < names.size(); o++)
-      if (o != b && names[o].size() >= n &&
-          std::equal(names[b].begin(), names[b].begin() + long(n), names[o].begin()))
+  // Whether another band's stack starts with the same `len` frames as b's.
+  auto shared = [&](size_t b, size_t len) {
+    for (size_t o = 0; o < n; o++)
+      if (o != b && names[o].size() >= len &&
+          std::equal(names[b].begin(), names[b].begin() + long(len), names[o].begin()))
         return true;
     return false;
   };
-  for (size_t b = 0; b < h.top.size(); b++) {
+  std::vector<std::string> labels(n);
+  for (size_t b = 0; b < n; b++) {
     size_t shown = 1;
     while (shown < std::min(kLabelFrames, names[b].size()) && shared(b, shown)) shown++;
-    bands[b].label = names[b][0];
-    for (size_t i = 1; i < shown; i++) bands[b].label += " < " + names[b][i];
+    labels[b] = names[b][0];
+    for (size_t i = 1; i < shown; i++) labels[b] += " < " + names[b][i];
   }
+  // Where b's whole stack first differs from o's.
+  auto first_difference = [&](size_t b, size_t o) {
+    return size_t(std::mismatch(all[b].begin(), all[b].end(), all[o].begin(), all[o].end()).first -
+                  all[b].begin());
+  };
+  // Bands still alike take their frame where their stacks first part,
+  // until no two are, or the alike ones' frames read the same throughout
+  // (each round splits a group, or ends).
+  for (bool told = true; told;) {
+    told = false;
+    std::map<std::string, std::vector<size_t>> groups;
+    for (size_t b = 0; b < n; b++) groups[labels[b]].push_back(b);
+    for (const auto &g : groups) {
+      if (g.second.size() < 2) continue;
+      size_t at = SIZE_MAX;
+      for (size_t b : g.second)
+        for (size_t o : g.second)
+          if (o != b) at = std::min(at, first_difference(b, o));
+      for (size_t b : g.second)
+        if (at < all[b].size()) {
+          labels[b] += ", via " + all[b][at];
+          told = true;
+        }
+    }
+  }
+  return labels;
+}
+
+namespace {
+
+// Each band's label (band_labels) and all its frames, innermost first, one
+// a line.
+void name_bands(Profile &profile, const StreamHeap &h, std::vector<HeapBand> &bands) {
+  std::vector<std::vector<Frame>> stacks(h.top.size());
+  for (size_t b = 0; b < h.top.size(); b++) {
+    stacks[b] = profile.frames(h.top[b].first);
+    for (auto f = stacks[b].rbegin(); f != stacks[b].rend(); ++f)
+      bands[b].frames += (bands[b].frames.empty() ? "" : "\n") + short_name(f->label());
+  }
+  const std::vector<std::string> labels = band_labels(stacks);
+  for (size_t b = 0; b < h.top.size(); b++) bands[b].label = labels[b];
 }
 
 ProcessHeap process_heap(Profile &profile, const StreamHeap &h) {

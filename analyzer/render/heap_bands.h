@@ -45,6 +45,13 @@ struct ProcessHeap {
   const std::vector<std::pair<uint64_t, std::string>> *markers = nullptr;  // (ns, label)
 };
 
+// The legend's label of each stack (outermost frame first, as
+// Profile::frames gives it): its innermost named frame, then as many of its
+// named callers (" < caller") as tell it from the others', up to 4; where
+// that still reads as another's label (stacks apart in stripped code only),
+// the frames where they part (", via lib.so+0x1f0"), as long as some do.
+std::vector<std::string> band_labels(const std::vector<std::vector<Frame>> &stacks);
+
 // One per memory stream, in the order read.
 std::vector<ProcessHeap> heap_over_time(const std::vector<Profile *> &profiles);
 
