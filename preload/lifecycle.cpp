@@ -352,7 +352,7 @@ bool open_memory_stream_now() {
     g_ring_path[0] = 0;  // (the parent's)
     if (fd >= 0) adopt_stream_file(fd);
     if (fd >= 0 && write_stream_opening(getppid()) &&
-        g_agent.ring.restart_in_child(&g_file, create_stream_ring_file(fd)))
+        g_agent.ring.restart_in_child(&g_file, create_stream_ring_file(g_file.fd())))
       return true;
     remove_ring_file();
     release_stream_tables();

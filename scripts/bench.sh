@@ -21,7 +21,9 @@
 # libprof.so and under heaptrack, and the start cost per process; then what
 # the probe for a Lua built into the executable costs the process that
 # pays it. `bash scripts/bench.sh starts` runs only that (other sections
-# are named the same way: see the end of this script).
+# are named the same way: see the end of this script). BENCH_OLD_REV=<commit>
+# builds that revision's agent too and runs it in the same rounds of the
+# memory and starts sections, its figures printed beside this one's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
@@ -33,6 +35,23 @@ BUILD_DIR=$build scripts/build.sh >/dev/null
 g++ -O2 -g -pthread scripts/bench/churn.cpp -o "$build/churn"
 g++ -O2 -g -pthread scripts/bench/threads4.cpp -o "$build/threads4"
 agent=$PWD/$build/preload/libprof.so
+# BENCH_OLD_REV=<commit>: that revision's agent too (built once from `git
+# archive` into $build/old-<commit>), run beside this one in the same
+# rounds of the memory and starts sections: the figures of a redesign side
+# by side with those before it (the writer a thread with a ring file, #34:
+# BENCH_OLD_REV=3549d35, whose writer was a task of its own).
+old_agent="" old_analyze=""
+if [ -n "${BENCH_OLD_REV:-}" ]; then
+  old_rev=$(git rev-parse --short=12 "$BENCH_OLD_REV^{commit}")
+  old_dir=$PWD/$build/old-$old_rev
+  if [ ! -e "$old_dir/build/preload/libprof.so" ]; then
+    rm -rf "$old_dir" && mkdir -p "$old_dir/src"
+    git archive "$old_rev" | tar -x -C "$old_dir/src"
+    cmake -S "$old_dir/src" -B "$old_dir/build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+    cmake --build "$old_dir/build" -j"$(nproc)" --target prof prof-analyze >/dev/null
+  fi
+  old_agent=$old_dir/build/preload/libprof.so old_analyze=$old_dir/build/analyzer/prof-analyze
+fi
 cpu_agent=$PWD/$build/preload/libprof-cpu.so  # CPU alone: no allocator hooks
 analyze=$PWD/$build/analyzer/prof-analyze
 tmp=$(mktemp -d)
@@ -92,6 +111,8 @@ bench() {
            "env LD_PRELOAD=$agent PROF_OUTPUT=$tmp/sampled PROF_SAMPLE_BYTES=512k"
            "heaptrack -o $tmp/heaptrack"
            "env LD_PRELOAD=$agent PROF_OUTPUT=$tmp/plain PROF_COMPRESS=0")
+  [ -z "$old_agent" ] || configs+=("env LD_PRELOAD=$old_agent PROF_OUTPUT=$tmp/old_full"
+                                   "env LD_PRELOAD=$old_agent PROF_OUTPUT=$tmp/old_sampled PROF_SAMPLE_BYTES=512k")
   interleave "$ROUNDS" "$@"
   bare=${best_wall[0]} full=${best_wall[1]} sampled=${best_wall[2]} heap=${best_wall[3]}
   plain=${best_wall[4]}
@@ -127,6 +148,14 @@ bench() {
     "$full" "$(ratio "$full" "$bare")" "$waits" "$plain" "$(ratio "$plain" "$bare")" "$plain_waits"
   printf '  analyzer: prof-analyze summary %.3fs | heaptrack_print %.3fs (%s faster)\n' \
     "$ours" "$theirs" "$(ratio "$theirs" "$ours")"
+  [ -n "$old_agent" ] || return 0
+  rm -f "$tmp"/old_full*
+  env LD_PRELOAD="$old_agent" PROF_OUTPUT="$tmp/old_full" "$@" >/dev/null
+  waits=$("$old_analyze" summary --json "$tmp/old_full.memprof" |
+          awk -F'[:,]' '/"ring_full_waits"/ && !n++ {print $2 + 0}')
+  printf '  old design (%s), same rounds: full %.3fs (%s), ring_full_waits %s | sampled 512k %.3fs (%s)\n' \
+    "$old_rev" "${best_wall[5]}" "$(ratio "${best_wall[5]}" "$bare")" "$waits" \
+    "${best_wall[6]}" "$(ratio "${best_wall[6]}" "$bare")"
 }
 
 # The Lua adapter as Lua users run it (`lua5.4 -l prof_lua`, loaded here
@@ -274,6 +303,7 @@ bench_starts() {
   configs=(""
            "env LD_PRELOAD=$agent PROF_OUTPUT=$tmp/start.%p"
            "heaptrack -o $tmp/heaptrack")
+  [ -z "$old_agent" ] || configs+=("env LD_PRELOAD=$old_agent PROF_OUTPUT=$tmp/old.%p")
   interleave "$ROUNDS" "$shell" -c "for i in \$(seq $n); do $* >/dev/null; done"
   printf 'a %s loop of %d short processes (%s), best of %d interleaved rounds\n' \
     "$shell" "$n" "$*" "$ROUNDS"
@@ -286,6 +316,10 @@ bench_starts() {
     printf '       start cost per process over bare: libprof %.3f ms | heaptrack %.3f ms\n' \
       "$(echo "${times[1]} ${times[0]} $n" | awk '{print ($1 - $2) * 1000 / $3}')" \
       "$(echo "${times[2]} ${times[0]} $n" | awk '{print ($1 - $2) * 1000 / $3}')"
+    [ -z "$old_agent" ] ||
+      printf '       old design (%s), same rounds: %.3fs (%s), %.3f ms per process over bare\n' \
+        "$old_rev" "${times[3]}" "$(ratio "${times[3]}" "${times[0]}")" \
+        "$(echo "${times[3]} ${times[0]} $n" | awk '{print ($1 - $2) * 1000 / $3}')"
   done
 }
 

@@ -447,6 +447,18 @@ TEST_CASE("a process killed with kill -9 keeps every event it completed, ended a
   CHECK(summary_of(ring) == by_stream);
 }
 
+TEST_CASE("a fork child killed with kill -9 keeps every event it completed in its own ring file") {
+  // (Its ring file was once made from a descriptor number the child had
+  // just moved away from: a fork child's ring was plain memory.)
+  const RunResult r = run_under_agent({program("mem_killed"), "fork"});
+  REQUIRE(r.exit_code == 0);
+  REQUIRE(r.out == "done\n");
+  REQUIRE(r.memprof_files.size() == 2);
+  CHECK(r.ring_files.size() == 1);
+  const auto [rec, file] = memprof_with(r.memprof_files, 9009);
+  check_killed_counts(rec, file);
+}
+
 TEST_CASE("a process killed while its writer writes keeps every free paired") {
   // Two threads hand blocks back and forth for seconds; SIGKILL comes at a
   // random point of the writer's work: the ring file's table, its undo log

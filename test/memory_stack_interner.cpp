@@ -33,7 +33,7 @@ TEST_CASE("the stack table keeps one id per node across its tiers, each written 
   static StackInterner interner;
   REQUIRE(interner.init(&ring));
 
-  // 300,000 one-frame stacks fill the first nine tiers past half; a second
+  // 300,000 one-frame stacks fill the first eleven tiers past half; a second
   // pass, with a cache of its own, finds each in its tier. (A thread of its
   // own: this thread's ring slot may be an earlier test's ring's.)
   constexpr uint64_t kNodes = 300000;

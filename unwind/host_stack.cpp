@@ -280,7 +280,10 @@ const uint64_t *HostStack::capture_root_first(const CallSite &from, int max, Hos
 bool HostStack::recall(const CallSite &from, HostStackCache *c, uint64_t epoch, uint64_t *tag) {
   if (!g_rule_walk || !find_stack(c, from.sp)) return false;
   const uint64_t generation = unwind_rules_generation();
-  for (const HostStackCache::Memo &m : c->memos[memo_set(from.ip, from.sp)]) {
+  const int set = memo_set(from.ip, from.sp);
+  for (int way = 0; way < HostStackCache::kMemoWays; way++) {
+    const HostStackCache::Memo &m = c->memos[way][set];
+    if (!m.words) break;  // (and so are the ways after it)
     if (memo_holds(c, m, from, epoch, generation)) {
       *tag = m.tag;
       return true;
@@ -293,9 +296,10 @@ void HostStack::remember(HostStackCache *c, uint64_t epoch, uint64_t tag) {
   if (!c->walked) return;
   const int n = c->depth, words = c->watch_end[n - 1];
   const Step &start = c->steps[n - 1];
-  if (words > HostStackCache::kMemoWords) return;
+  // (A walk that read no word is never recalled: no empty way before a full one.)
+  if (words == 0 || words > HostStackCache::kMemoWords) return;
   const int set = memo_set(start.ip, start.sp);
-  HostStackCache::Memo &m = c->memos[set][c->memo_next[set]];
+  HostStackCache::Memo &m = c->memos[c->memo_next[set]][set];
   c->memo_next[set] = uint8_t((c->memo_next[set] + 1) % HostStackCache::kMemoWays);
   m.ip = start.ip, m.sp = start.sp, m.rbp = start.rbp;
   m.rbp_needed = start.rbp_needed;

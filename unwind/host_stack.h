@@ -92,7 +92,10 @@ struct HostStackCache {
     uint64_t lo, hi;  // the lowest and highest word read
     Watch watch[kMemoWords];
   };
-  Memo memos[kMemoSets][kMemoWays];
+  // Way-major, and a set's ways filled in order and never emptied: a short
+  // process's walks, one way of each set, lie in a few pages (each a page
+  // fault), and a lookup stops at the first empty way.
+  Memo memos[kMemoWays][kMemoSets];
   uint8_t memo_next[kMemoSets];  // the way each set replaces next
   Step beyond;
   Step steps[kMaxFrames];

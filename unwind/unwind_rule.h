@@ -62,26 +62,36 @@ void forget_unwind_rules();
 uint64_t unwind_rules_generation();
 
 // One thread's rules by lookup pc; no lock (only its thread uses it),
-// zero-initialised memory is an empty cache.
+// zero-initialised memory is an empty cache. It starts at kFirstSlots and
+// doubles, up to kSlots, once it has replaced half as many rules as it
+// holds: a short process's few hundred rules then lie in a few pages, where
+// the whole table's hash spread them over every page of it (a page fault
+// each, much of a short process's start).
 template <int kSlots>
 struct UnwindRuleCache {
+  static constexpr uint32_t kFirstSlots = kSlots < 512 ? kSlots : 512;
   struct Slot {
     uint64_t pc;  // 0: empty
     UnwindRule rule;
   };
   uint64_t generation;
+  uint32_t doublings;  // it holds kFirstSlots << doublings slots
+  uint32_t replaced;   // rules replaced at this size
   Slot slots[kSlots];
 
+  size_t size() const { return size_t(kFirstSlots) << doublings; }
   // Empties the cache if code was unloaded since it was filled.
   void check_generation() {
     const uint64_t now = unwind_rules_generation();
     if (generation == now) return;
-    for (Slot &s : slots) s.pc = 0;
+    for (size_t i = 0; i < size(); i++) slots[i].pc = 0;
     generation = now;
   }
   const UnwindRule &at(uint64_t pc) {
-    Slot &slot = slots[(pc ^ pc >> 12) & (kSlots - 1)];
+    Slot &slot = slots[(pc ^ pc >> 12) & (size() - 1)];
     if (slot.pc != pc) {
+      // (Slots past the old size were never used: growing clears nothing.)
+      if (slot.pc && ++replaced > size() / 2 && size() < size_t(kSlots)) doublings++, replaced = 0;
       slot.rule = find_unwind_rule(pc);
       slot.pc = pc;
     }

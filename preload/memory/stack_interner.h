@@ -74,8 +74,8 @@ class StackInterner {
     FrameKey key;
     uint64_t id;
   };
-  static constexpr int kTiers = 11;
-  static constexpr int kFirstTierBits = 10;  // tier t holds 2^(10 + t) slots
+  static constexpr int kTiers = 13;
+  static constexpr int kFirstTierBits = 8;  // tier t holds 2^(8 + t) slots
   static constexpr size_t tier_size(int t) { return size_t(1) << (kFirstTierBits + t); }
   static constexpr size_t tier_start(int t) { return tier_size(t) - tier_size(0); }
   static constexpr size_t kCapacity = (size_t(1) << (kFirstTierBits + kTiers)) - (size_t(1) << kFirstTierBits);

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "ring_file.h"
@@ -50,6 +51,20 @@ long file_position(OwnedFile *file) {
 
 }  // namespace
 
+bool EventRing::write_idle_slots(int fd) {
+  // XXX: written, not stored through the mapping: each page of a shared
+  // file mapping a store first touches costs ext4 a page_mkwrite, and the
+  // slots span 17 pages, of which a process with a few threads uses two.
+  static_assert(kPage % sizeof(Slot) == 0 && kRingSlotsOffset % kPage == 0, "whole pages of slots");
+  constexpr size_t kPages = ((kSlots + 1) * sizeof(Slot) + kPage - 1) / kPage;
+  alignas(64) uint8_t page[kPage] = {};
+  for (size_t at = 0; at < kPage; at += sizeof(Slot)) memcpy(page + at, &kIdle, sizeof kIdle);
+  iovec pages[kPages];
+  for (iovec &v : pages) v = iovec{page, kPage};
+  return raw_syscall4(SYS_pwritev, fd, long(pages), long(kPages), long(kRingSlotsOffset)) ==
+         long(kPages * kPage);
+}
+
 __thread EventRing::Slot *t_ring_slot __attribute__((tls_model("initial-exec")));
 __thread unsigned t_appends_to_clock __attribute__((tls_model("initial-exec")));
 
@@ -60,9 +75,11 @@ bool EventRing::map_ring(int ring_fd) {
   // XXX: the first store into a hole of a shared file mapping costs ext4 a
   // block allocation in its page fault, some 2 ms (most of a short
   // process's start): the header, the slots and the ring's and undo log's
-  // first pages, which every process touches, are written first; the
-  // rest is faulted in as the ring fills.
-  if (ring_fd >= 0 && write_file_zeros(ring_fd, 0, ring_off + kPrewritten) &&
+  // first pages, which every process touches, are written first (not the
+  // gap between the slots and the ring, which nothing touches); the rest
+  // is faulted in as the ring fills.
+  if (ring_fd >= 0 && write_file_zeros(ring_fd, 0, kRingSlotsOffset) && write_idle_slots(ring_fd) &&
+      write_file_zeros(ring_fd, ring_off, kPrewritten) &&
       write_file_zeros(ring_fd, ring_off + kRingSize, kPrewritten / 4) &&
       raw_syscall3(SYS_ftruncate, ring_fd, long(bytes), 0) == 0)
     p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, ring_fd, 0);
@@ -81,7 +98,10 @@ bool EventRing::map_ring(int ring_fd) {
   ring_ = map_ + ring_off;
   static_assert(sizeof(Slot) == kRingSlotBytes && kIdle == kRingSlotIdle && kWritten == kRingSlotWritten,
                 "ring_file.h's slots");
-  for (size_t i = 0; i <= kSlots; i++) slots_[i].busy_from.store(kIdle, std::memory_order_relaxed);
+  // (In the file they are idle already: a page of slots no thread uses is
+  // never faulted in.)
+  if (!in_file_)
+    for (size_t i = 0; i <= kSlots; i++) slots_[i].busy_from.store(kIdle, std::memory_order_relaxed);
   hdr_[kRwRingBytes] = kRingSize;
   hdr_[kRwSlots] = kSlots;
   hdr_[kRwUndoCap] = kUndoCap;

@@ -228,6 +228,8 @@ class EventRing {
   void wake_writer();
   // Maps the ring and its slots, in the file ring_fd or else in memory.
   bool map_ring(int ring_fd);
+  // Writes the ring file's slots, every one idle; false when it cannot.
+  static bool write_idle_slots(int fd);
   void unmap_ring();
   // Appends are refused: before start(), after finish(), and in a copy of
   // the process the agent never saw forked (whose ring file is its
