@@ -295,10 +295,10 @@ bool have(const char *command) {
 }
 
 // An interpreter running script (which prints "ready", then works until
-// the file its first argument names exists) attached twice; its output and
-// exit status those of a bare run.
-void script_attached_twice(const char *interpreter, const char *script,
-                           const std::vector<std::string> &functions) {
+// the file its first argument names exists), `attach`ed (its pid); its
+// output and exit status those of a bare run.
+void script_attached(const char *interpreter, const char *script,
+                     const std::function<void(pid_t)> &attach) {
   const TempDir dir("attach-script");
   const std::vector<std::string> argv{interpreter, e2e_file(script), dir / "stop"};
   Target bare = start(argv);
@@ -309,10 +309,16 @@ void script_attached_twice(const char *interpreter, const char *script,
 
   Target t = start(argv);
   REQUIRE(read_line(t) == "ready");
-  attach_twice(t.pid, functions);
+  attach(t.pid);
   const Ended end = finish(t, [&] { std::ofstream(dir / "stop"); });
   CHECK(end.out == bare_end.out);
   CHECK(end.status == bare_end.status);
+}
+
+// The same attached twice, each profile naming every one of `functions`.
+void script_attached_twice(const char *interpreter, const char *script,
+                           const std::vector<std::string> &functions) {
+  script_attached(interpreter, script, [&](pid_t pid) { attach_twice(pid, functions); });
 }
 
 }  // namespace
@@ -344,6 +350,82 @@ TEST_CASE("lua5.4 running a script attached twice: host stacks, output and exit 
   // (Debian's lua5.4 names its exported API alone: the script runs under
   // lua_pcallk, and string.rep with a separator ends in luaL_pushresult.)
   script_attached_twice("lua5.4", "attach_work.lua", {"lua_pcallk", "luaL_pushresult"});
+}
+
+namespace {
+
+// All the samples of the one CPU stream in dir.
+double all_samples(const std::map<FoldedStack, double> &stacks) {
+  double n = 0;
+  for (const auto &kv : stacks) n += kv.second;
+  return n;
+}
+
+// The samples with a frame `is` holds for.
+double samples_with(const std::map<FoldedStack, double> &stacks,
+                    const std::function<bool(const std::string &)> &is) {
+  double with = 0;
+  for (const auto &kv : stacks)
+    for (const std::string &f : kv.first)
+      if (is(f)) {
+        with += kv.second;
+        break;
+      }
+  return with;
+}
+
+// The samples in attach_hot.lua's hot_spin (its lines 9 to 20): its Lua
+// frame, or (LuaJIT) a JIT trace that started in it.
+double samples_in_hot_spin(const std::map<FoldedStack, double> &stacks) {
+  const std::regex trace(R"(TRACE \[[0-9]+\] started at @.*attach_hot\.lua:([9]|1[0-9]|20))");
+  return samples_with(stacks, [&](const std::string &f) {
+    return f.rfind("hot_spin (", 0) == 0 || std::regex_match(f, trace);
+  });
+}
+
+// `interpreter` running attach_hot.lua, whose Lua state was made and whose
+// hot_spin runs before any attach ("ready" comes from inside it), attached
+// twice: each time at least 80% of the samples carry hot_spin's Lua frame
+// (`traces`: at least half of them JIT traces), and prof-run says the
+// states were sampled; the output (with the debug hook the script finds set
+// at its end: none) and exit status are a bare run's.
+void hot_lua_attached_twice(const char *interpreter, bool traces) {
+  script_attached(interpreter, "attach_hot.lua", [&](pid_t pid) {
+    const bool caught = catches_sigprof(pid);
+    for (int attach = 1; attach <= 2; attach++) {
+      INFO("attach " << attach);
+      const TempDir out("attach");
+      const Run r = prof_run(attach_args(pid, out.path, "3s"));
+      check_detached(r, pid, caught, 1);
+      CHECK(r.err.find(": its states are sampled with their Lua frames\n") != std::string::npos);
+      const std::map<FoldedStack, double> stacks = cpu_stacks(out.path);
+      const double all = all_samples(stacks), hot = samples_in_hot_spin(stacks);
+      INFO(hot << " of " << all << " samples in hot_spin");
+      CHECK(all >= 100);
+      CHECK(hot >= 0.8 * all);
+      if (traces)
+        CHECK(samples_with(stacks, [](const std::string &f) { return f.rfind("TRACE [", 0) == 0; }) >=
+              0.5 * all);
+    }
+  });
+}
+
+}  // namespace
+
+TEST_CASE("lua5.4's state made before the attach: its Lua frames in the samples, twice") {
+  if (!have("lua5.4")) std::exit(4);
+  hot_lua_attached_twice("lua5.4", false);
+}
+
+TEST_CASE("luajit's state made before the attach, JIT on: its Lua frames in the samples, twice") {
+  if (!have("luajit")) std::exit(4);
+  hot_lua_attached_twice("luajit", true);
+}
+
+TEST_CASE("lua5.1 and lua5.3's states made before the attach: their Lua frames in the samples") {
+  if (!have("lua5.1") || !have("lua5.3")) std::exit(4);
+  hot_lua_attached_twice("lua5.1", false);
+  hot_lua_attached_twice("lua5.3", false);
 }
 
 TEST_CASE("refused in one line, the target unharmed: profiled already, attached already") {
