@@ -117,11 +117,11 @@ attach_and_record() {
     *) kill -0 "$pid" 2>/dev/null || die "process $pid ended while it was being attached"
        die "$(gdb_refusal "$out")" ;;
   esac
+  echo "prof-run: attached to process $pid ($comm) in $(($(now_ms) - started)) ms;" \
+       "recording${duration:+ for $duration}, until Ctrl-C${duration:+ at most}" >&3
   local lua
   lua=$(sed -n 's/^prof-attach-lua //p' <<<"$out")
   case "$lua" in ''|'no Lua in the process') ;; *) echo "prof-run: Lua: $lua" >&3 ;; esac
-  echo "prof-run: attached to process $pid ($comm) in $(($(now_ms) - started)) ms;" \
-       "recording${duration:+ for $duration}, until Ctrl-C${duration:+ at most}" >&3
   local stop=0 recording
   recording=$(now_ms)
   trap 'stop=1' INT TERM

@@ -79,7 +79,9 @@ void start(bool wanted) {
     why = attach();
   }
   if (!why) g_detach = detach;
-  snprintf(g_status, sizeof g_status, "%s (%s): %s", name ? name : "a Lua", object.dli_fname,
+  const char *base = name ? strrchr(name, '/') : nullptr;
+  snprintf(g_status, sizeof g_status, "%s (%s): %s", base ? base + 1 : name ? name : "a Lua",
+           object.dli_fname,
            why ? why : "its states are sampled with their Lua frames");
 }
 

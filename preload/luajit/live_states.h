@@ -13,8 +13,9 @@
 ** Invariants callers rely on:
 ** - The backtracer is async-signal-safe and lock-free; every read of the
 **   VM is a safe read, and a universe bound to a thread is checked again at
-**   each sample (a closed VM is never walked: its block no longer holds a
-**   main thread pointing at it).
+**   each sample (a closed VM is dropped once its freed block no longer
+**   holds a main thread pointing at it; until then its walk, all safe
+**   reads, gives stale frames or none).
 ** - Nothing of the program's VM is written: no hook, no wrapper; the stop
 **   frees every adopted universe. The wrapper could be put in later from
 **   the VM's own thread (lua_setallocf's fields of global_State: allocf
