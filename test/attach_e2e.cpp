@@ -295,13 +295,16 @@ bool have(const char *command) {
   return system((std::string("command -v ") + command + " >/dev/null 2>&1").c_str()) == 0;
 }
 
-// An interpreter running script (which prints "ready", then works until
-// the file its first argument names exists), `attach`ed (its pid); its
-// output and exit status those of a bare run.
-void script_attached(const char *interpreter, const char *script,
+// `command` running script (which prints "ready", then works until the
+// file its first argument names exists), `attach`ed (its pid); its output
+// and exit status those of a bare run.
+void script_attached(std::vector<std::string> command, const std::string &script,
                      const std::function<void(pid_t)> &attach) {
   const TempDir dir("attach-script");
-  const std::vector<std::string> argv{interpreter, e2e_file(script), dir / "stop"};
+  chmod(dir.path.c_str(), 0755);  // (the file may be another user's to find)
+  std::vector<std::string> argv = std::move(command);
+  argv.push_back(script);
+  argv.push_back(dir / "stop");
   Target bare = start(argv);
   REQUIRE(read_line(bare) == "ready");
   const Ended bare_end = finish(bare, [&] { std::ofstream(dir / "stop"); });
@@ -319,7 +322,7 @@ void script_attached(const char *interpreter, const char *script,
 // The same attached twice, each profile naming every one of `functions`.
 void script_attached_twice(const char *interpreter, const char *script,
                            const std::vector<std::string> &functions) {
-  script_attached(interpreter, script, [&](pid_t pid) { attach_twice(pid, functions); });
+  script_attached({interpreter}, e2e_file(script), [&](pid_t pid) { attach_twice(pid, functions); });
 }
 
 }  // namespace
@@ -384,14 +387,28 @@ double samples_in_hot_spin(const std::map<FoldedStack, double> &stacks) {
   });
 }
 
-// `interpreter` running attach_hot.lua, whose Lua state was made and whose
+// `interpreter` running attach_hot.lua as nobody, whose Lua state was made and whose
 // hot_spin runs before any attach ("ready" comes from inside it), attached
 // twice: each time at least 80% of the samples carry hot_spin's Lua frame
 // (`traces`: at least half of them JIT traces), and prof-run says the
 // states were sampled; the output (with the debug hook the script finds set
 // at its end: none) and exit status are a bare run's.
 void hot_lua_attached_twice(const char *interpreter, bool traces) {
-  script_attached(interpreter, "attach_hot.lua", [&](pid_t pid) {
+  if (getuid() != 0) std::exit(4);  // (only root can switch users)
+  // (nobody runs a copy of the script and loads copies of the agent and of
+  // the adapters beside it, as installed: the source and build trees may
+  // be their owner's alone.)
+  const TempDir bin("attach-lua");
+  chmod(bin.path.c_str(), 0755);
+  copy_file(e2e_file("attach_hot.lua"), bin / "attach_hot.lua", 0644);
+  for (const char *dir : {"lua51", "lua53", "lua54", "luajit"}) mkdir((bin / dir).c_str(), 0755);
+  for (const char *file : {"libprof.so", "libprof-cpu.so", "lua51/prof_lua.so", "lua53/prof_lua.so",
+                           "lua54/prof_lua.so", "luajit/prof_luajit.so"})
+    copy_file(PROF_BUILD_DIR "/preload/" + std::string(file), bin / file, 0644);
+  setenv("PROF_AGENT", (bin / "libprof.so").c_str(), 1);
+  const std::vector<std::string> as_nobody{"setpriv", "--reuid=nobody", "--regid=nogroup",
+                                           "--clear-groups", interpreter};
+  script_attached(as_nobody, bin / "attach_hot.lua", [&](pid_t pid) {
     const bool caught = catches_sigprof(pid);
     for (int attach = 1; attach <= 2; attach++) {
       INFO("attach " << attach);
@@ -409,6 +426,7 @@ void hot_lua_attached_twice(const char *interpreter, bool traces) {
               0.5 * all);
     }
   });
+  unsetenv("PROF_AGENT");
 }
 
 }  // namespace

@@ -41,6 +41,22 @@ const char *library_name(void *program, const Dl_info &object, char *name, size_
   return name;
 }
 
+// Binds the loaded adapter to the agent's API and asks it to find the
+// states: nullptr (and g_detach set) when it does, else why not.
+const char *start_adapter(void *adapter) {
+  Dl_info self;
+  if (!g_self && dladdr(reinterpret_cast<void *>(&agent_symbol), &self) && self.dli_fname)
+    g_self = dlopen(self.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+  auto bind = reinterpret_cast<BindFn>(dlsym(adapter, "prof_adapter_bind_agent"));
+  auto attach = reinterpret_cast<AttachLiveFn>(dlsym(adapter, "prof_adapter_attach_live"));
+  auto detach = reinterpret_cast<DetachLiveFn>(dlsym(adapter, "prof_adapter_detach_live"));
+  if (!bind || !attach || !detach || !g_self) return "its adapter cannot attach to live states";
+  bind(agent_symbol);
+  const char *why = attach();
+  if (!why) g_detach = detach;
+  return why;
+}
+
 }  // namespace
 
 void start(bool wanted) {
@@ -57,32 +73,18 @@ void start(bool wanted) {
   char name_room[32], path[768], loader_said[400];
   const char *name = library_name(program, object, name_room, sizeof name_room);
   const char *why = "libprof has no adapter for it";
-  void *adapter = nullptr;
-  Dl_info self;
   if (name && lua_adapter_path(name, path, sizeof path, &why)) {
-    adapter = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (!adapter) {
+    void *adapter = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (adapter) {
+      why = start_adapter(adapter);
+    } else {
       snprintf(loader_said, sizeof loader_said, "its adapter does not load: %s", dlerror());
       why = loader_said;
     }
   }
-  if (!g_self && dladdr(reinterpret_cast<void *>(&start), &self) && self.dli_fname)
-    g_self = dlopen(self.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
-  auto bind = adapter ? reinterpret_cast<BindFn>(dlsym(adapter, "prof_adapter_bind_agent")) : nullptr;
-  auto attach = adapter ? reinterpret_cast<AttachLiveFn>(dlsym(adapter, "prof_adapter_attach_live"))
-                        : nullptr;
-  auto detach = adapter ? reinterpret_cast<DetachLiveFn>(dlsym(adapter, "prof_adapter_detach_live"))
-                        : nullptr;
-  if (adapter && (!bind || !attach || !detach || !g_self)) why = "its adapter cannot attach to live states";
-  if (bind && attach && detach && g_self) {
-    bind(agent_symbol);
-    why = attach();
-  }
-  if (!why) g_detach = detach;
   const char *base = name ? strrchr(name, '/') : nullptr;
   snprintf(g_status, sizeof g_status, "%s (%s): %s", base ? base + 1 : name ? name : "a Lua",
-           object.dli_fname,
-           why ? why : "its states are sampled with their Lua frames");
+           object.dli_fname, why ? why : "its states are sampled with their Lua frames");
 }
 
 void stop() {

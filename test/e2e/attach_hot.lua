@@ -20,7 +20,7 @@ local function hot_spin(n)
 end
 
 local sum = 0
-while not os.rename(stop, stop) do -- (true once it exists)
+while not io.open(stop) do -- (a file once it exists)
   sum = (sum + hot_spin(200000)) % 1000003
 end
 local fixed = 0
