@@ -83,14 +83,22 @@ static bool adopt(const void *main) {
   return false;
 }
 
+/* Samples of this thread since it was last searched in vain: a thread
+** that runs no Lua is searched again at every SEARCH_EVERY-th sample only
+** (a search costs a safe read a candidate). */
+#define SEARCH_EVERY 16
+static __thread unsigned t_misses __attribute__((tls_model("initial-exec")));
+
 /* The universe this thread runs: the one bound to it while it holds, else
 ** one found where the sample interrupted it. */
 static const void *universe_here(void) {
   const void *main = puc_slot.main;
   if (main && is_main_thread(main) && adopt(main)) return main;
+  if (t_misses++ % SEARCH_EVERY != 0) return NULL;
   const ucontext_t *uc = prof_guest_signal_context ? prof_guest_signal_context() : NULL;
   main = uc ? find_in(uc) : NULL;
   if (!main || !adopt(main)) return NULL;
+  t_misses = 0;
   puc_thread_runs((lua_State *)main);
   return main;
 }

@@ -22,6 +22,9 @@
 ** - A universe found this way has no allocator wrapper; one could be put in
 **   later on the state's own thread (its global_State's frealloc and ud,
 **   through the layout), which the universe list already allows.
+** - A thread searched in vain (it runs no Lua, or ran C code then) is
+**   searched again at every 16th sample only: a search costs a safe read
+**   for each of some 140 candidates.
 ** - A thread that runs a coroutine has its main thread's frames walked (the
 **   coroutine resumes since the attach are not followed).
 */
