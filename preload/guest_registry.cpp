@@ -65,9 +65,9 @@ const char *copy_name(const char *name, size_t len) {
   return dst;
 }
 
-void publish(uint8_t type, uint64_t addr, const char *name, uint64_t line, uint64_t traceno = 0) {
+// The symbol appended; the publish lock held.
+void append(uint8_t type, uint64_t addr, const char *name, uint64_t line, uint64_t traceno) {
   if (!name) name = "";
-  PublishLock lock;
   const uint64_t index = g_symbol_count.load(std::memory_order_relaxed);
   const uint64_t block = index / kBlockEntries;
   if (block >= kMaxBlocks) return;
@@ -81,6 +81,21 @@ void publish(uint8_t type, uint64_t addr, const char *name, uint64_t line, uint6
   g_blocks[block][index % kBlockEntries] =
       GuestSymbol{type, addr, line, traceno, std::string_view(copy, len)};
   g_symbol_count.store(index + 1, std::memory_order_release);
+}
+
+void publish(uint8_t type, uint64_t addr, const char *name, uint64_t line, uint64_t traceno = 0) {
+  PublishLock lock;
+  append(type, addr, name, line, traceno);
+}
+
+// From a signal handler: false, publishing nothing, when the lock is held
+// (perhaps by the very thread interrupted). XXX: a normal mutex's trylock is
+// one compare-and-swap, and append() calls nothing but mmap and memcpy.
+bool publish_from_signal(uint8_t type, uint64_t addr, const char *name, uint64_t line) {
+  if (pthread_mutex_trylock(&g_publish_mutex) != 0) return false;
+  append(type, addr, name, line, 0);
+  pthread_mutex_unlock(&g_publish_mutex);
+  return true;
 }
 
 }  // namespace
@@ -184,6 +199,11 @@ __attribute__((visibility("default"))) void prof_guest_symbol(uint64_t addr, con
   prof::publish(prof::kSymLfunc, addr, chunk, line);
 }
 
+__attribute__((visibility("default"))) int prof_guest_symbol_from_signal(uint64_t addr,
+                                                                          const char *chunk,
+                                                                          uint64_t line) {
+  return prof::publish_from_signal(prof::kSymLfunc, addr, chunk, line);
+}
 __attribute__((visibility("default"))) void prof_guest_cfunc_symbol(uint64_t addr,
                                                                      const char *name) {
   prof::publish(prof::kSymCfunc, addr, name, 0);

@@ -8,7 +8,8 @@
 // - Symbols form an append-only list that is never freed; each stream writer
 //   keeps its own GuestSymbolCursor and emits each symbol once.
 // - Publishing (prof_guest_symbol) takes a mutex and maps memory with mmap,
-//   never malloc, so it records nothing as the application's.
+//   never malloc, so it records nothing as the application's; from a
+//   signal handler (prof_guest_symbol_from_signal) it only tries the mutex.
 #pragma once
 
 #include <atomic>

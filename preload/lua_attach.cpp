@@ -15,32 +15,16 @@
 #include <cstdio>
 #include <cstring>
 #include <dlfcn.h>
-#include <libgen.h>
 #include <pthread.h>
-#include <unistd.h>
 
 #include "agent.h"
+#include "lua_adapters.h"
 #include "lua_attach.h"
 #include "next_symbol.h"
 
 using namespace prof;
 
 namespace {
-
-// The adapter of each Lua library, by the start of its file name; paths
-// are relative to the agent's directory: the build tree's, then the
-// installed one's (cmake --install: P/lib/libprof.so, P/lib/lua/5.x/).
-struct Adapter {
-  const char *library;
-  const char *paths[2];
-};
-constexpr Adapter kAdapters[] = {
-    {"libluajit-5.1.so", {"luajit/prof_luajit.so", "lua/5.1/prof_luajit.so"}},
-    {"liblua5.1.so", {"lua51/prof_lua.so", "lua/5.1/prof_lua.so"}},
-    {"liblua5.2.so", {"lua52/prof_lua.so", "lua/5.2/prof_lua.so"}},
-    {"liblua5.3.so", {"lua53/prof_lua.so", "lua/5.3/prof_lua.so"}},
-    {"liblua5.4.so", {"lua54/prof_lua.so", "lua/5.4/prof_lua.so"}},
-};
 
 std::atomic<bool> g_enabled{false};
 std::atomic<uint64_t> g_not_profiled{0};  // states refused, for the stats
@@ -61,43 +45,21 @@ struct Entries {
 // The adapter for the library at `library_path`, loaded once: its entries,
 // or none with the reason in *why.
 Entries adapter_for(const char *library_path, const char **why) {
-  const char *base = strrchr(library_path, '/');
-  base = base ? base + 1 : library_path;
-  const Adapter *adapter = nullptr;
-  for (const Adapter &a : kAdapters)
-    if (strncmp(base, a.library, strlen(a.library)) == 0) adapter = &a;
-  if (!adapter) {
-    *why = "libprof has no adapter for this Lua library";
+  char path[768];
+  if (!lua_adapter_path(library_path, path, sizeof path, why)) return {};
+  // XXX: RTLD_NOW: an adapter whose Lua API cannot be bound (a library
+  // loaded RTLD_LOCAL) must fail here, not at its first call.
+  void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!h) {
+    *why = "its adapter does not load (the Lua library is not global?)";
     return {};
   }
-  Dl_info self;
-  if (!dladdr(reinterpret_cast<void *>(&adapter_for), &self) || !self.dli_fname) {
-    *why = "the agent's own directory is unknown";
-    return {};
-  }
-  char dir[512];
-  snprintf(dir, sizeof dir, "%s", self.dli_fname);
-  const char *agent_dir = dirname(dir);
-  *why = "its adapter is not beside the agent";
-  for (const char *rel : adapter->paths) {
-    char path[768];
-    snprintf(path, sizeof path, "%s/%s", agent_dir, rel);
-    if (access(path, R_OK) != 0) continue;
-    // XXX: RTLD_NOW: an adapter whose Lua API cannot be bound (a library
-    // loaded RTLD_LOCAL) must fail here, not at its first call.
-    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-      *why = "its adapter does not load (the Lua library is not global?)";
-      return {};
-    }
-    Entries e;
-    e.attach = reinterpret_cast<AttachFn>(dlsym(h, "prof_adapter_attach"));
-    e.resume_enter = reinterpret_cast<ResumeFn>(dlsym(h, "prof_adapter_resume_enter"));
-    e.resume_leave = reinterpret_cast<ResumeFn>(dlsym(h, "prof_adapter_resume_leave"));
-    if (!e.attach) *why = "its adapter cannot attach to a state";
-    return e;
-  }
-  return {};
+  Entries e;
+  e.attach = reinterpret_cast<AttachFn>(dlsym(h, "prof_adapter_attach"));
+  e.resume_enter = reinterpret_cast<ResumeFn>(dlsym(h, "prof_adapter_resume_enter"));
+  e.resume_leave = reinterpret_cast<ResumeFn>(dlsym(h, "prof_adapter_resume_leave"));
+  if (!e.attach) *why = "its adapter cannot attach to a state";
+  return e;
 }
 
 // The adapters found so far, by the Lua library's load address: a library

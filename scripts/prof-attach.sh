@@ -99,6 +99,7 @@ attach_and_record() {
   out=$(gdb_in_target "${load[@]}" \
     -ex "printf \"prof-attach-start %d\\n\", ((int (*)(const char *))prof_attach_start)(\"$settings\")" \
     -ex "printf \"prof-attach-error %s\\n\", ((const char *(*)(void))prof_attach_error)()" \
+    -ex "printf \"prof-attach-lua %s\\n\", ((const char *(*)(void))prof_attach_lua_status)()" \
     -ex detach)
   if [[ $out == *"prof-attach-dlopen 0x0"* ]]; then
     die "process $pid could not load $agent (its user must be able to read it; the dynamic loader said: $(
@@ -118,6 +119,9 @@ attach_and_record() {
   esac
   echo "prof-run: attached to process $pid ($comm) in $(($(now_ms) - started)) ms;" \
        "recording${duration:+ for $duration}, until Ctrl-C${duration:+ at most}" >&3
+  local lua
+  lua=$(sed -n 's/^prof-attach-lua //p' <<<"$out")
+  case "$lua" in ''|'no Lua in the process') ;; *) echo "prof-run: Lua: $lua" >&3 ;; esac
   local stop=0 recording
   recording=$(now_ms)
   trap 'stop=1' INT TERM

@@ -20,5 +20,7 @@ target_compile_definitions(attach_e2e PRIVATE
   PROF_E2E_DIR="${CMAKE_CURRENT_SOURCE_DIR}/e2e"
   PROF_E2E_BIN_DIR="${CMAKE_CURRENT_BINARY_DIR}")
 add_dependencies(attach_e2e prof prof-analyze prof-check-config attach_loop attach_quitter attach_spin_static)
+# The Lua adapters the agent loads into an attached interpreter, beside itself.
+add_dependencies(attach_e2e prof_lua51 prof_lua53 prof_lua54 prof_luajit)
 # (gdb stops whole processes: alone, so no other test's timing suffers.)
 prof_discover_tests(attach_e2e TEST_PREFIX "attach: " PROPERTIES RUN_SERIAL ON TIMEOUT 300 SKIP_RETURN_CODE 4)

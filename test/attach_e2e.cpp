@@ -214,12 +214,13 @@ std::map<FoldedStack, double> cpu_stacks(const std::string &dir) {
   return folded(files[0]);
 }
 
-// The samples with a frame named `function` ("function" or "function (file:line)").
+// The samples with a frame named `function` ("function", "function
+// (file:line)", or a Lua chunk's "function:line").
 double samples_in(const std::map<FoldedStack, double> &stacks, const std::string &function) {
   double with = 0;
   for (const auto &kv : stacks)
     for (const std::string &f : kv.first)
-      if (f == function || f.rfind(function + " (", 0) == 0) {
+      if (f == function || f.rfind(function + " (", 0) == 0 || f.rfind(function + ":", 0) == 0) {
         with += kv.second;
         break;
       }
@@ -294,13 +295,16 @@ bool have(const char *command) {
   return system((std::string("command -v ") + command + " >/dev/null 2>&1").c_str()) == 0;
 }
 
-// An interpreter running script (which prints "ready", then works until
-// the file its first argument names exists) attached twice; its output and
-// exit status those of a bare run.
-void script_attached_twice(const char *interpreter, const char *script,
-                           const std::vector<std::string> &functions) {
+// `command` running script (which prints "ready", then works until the
+// file its first argument names exists), `attach`ed (its pid); its output
+// and exit status those of a bare run.
+void script_attached(std::vector<std::string> command, const std::string &script,
+                     const std::function<void(pid_t)> &attach) {
   const TempDir dir("attach-script");
-  const std::vector<std::string> argv{interpreter, e2e_file(script), dir / "stop"};
+  chmod(dir.path.c_str(), 0755);  // (the file may be another user's to find)
+  std::vector<std::string> argv = std::move(command);
+  argv.push_back(script);
+  argv.push_back(dir / "stop");
   Target bare = start(argv);
   REQUIRE(read_line(bare) == "ready");
   const Ended bare_end = finish(bare, [&] { std::ofstream(dir / "stop"); });
@@ -309,10 +313,16 @@ void script_attached_twice(const char *interpreter, const char *script,
 
   Target t = start(argv);
   REQUIRE(read_line(t) == "ready");
-  attach_twice(t.pid, functions);
+  attach(t.pid);
   const Ended end = finish(t, [&] { std::ofstream(dir / "stop"); });
   CHECK(end.out == bare_end.out);
   CHECK(end.status == bare_end.status);
+}
+
+// The same attached twice, each profile naming every one of `functions`.
+void script_attached_twice(const char *interpreter, const char *script,
+                           const std::vector<std::string> &functions) {
+  script_attached({interpreter}, e2e_file(script), [&](pid_t pid) { attach_twice(pid, functions); });
 }
 
 }  // namespace
@@ -344,6 +354,97 @@ TEST_CASE("lua5.4 running a script attached twice: host stacks, output and exit 
   // (Debian's lua5.4 names its exported API alone: the script runs under
   // lua_pcallk, and string.rep with a separator ends in luaL_pushresult.)
   script_attached_twice("lua5.4", "attach_work.lua", {"lua_pcallk", "luaL_pushresult"});
+}
+
+namespace {
+
+// All the samples of the one CPU stream in dir.
+double all_samples(const std::map<FoldedStack, double> &stacks) {
+  double n = 0;
+  for (const auto &kv : stacks) n += kv.second;
+  return n;
+}
+
+// The samples with a frame `is` holds for.
+double samples_with(const std::map<FoldedStack, double> &stacks,
+                    const std::function<bool(const std::string &)> &is) {
+  double with = 0;
+  for (const auto &kv : stacks)
+    for (const std::string &f : kv.first)
+      if (is(f)) {
+        with += kv.second;
+        break;
+      }
+  return with;
+}
+
+// The samples in attach_hot.lua's hot_spin (its lines 9 to 20): its Lua
+// frame, or (LuaJIT) a JIT trace that started in it.
+double samples_in_hot_spin(const std::map<FoldedStack, double> &stacks) {
+  const std::regex trace(R"(TRACE \[[0-9]+\] started at @.*attach_hot\.lua:([9]|1[0-9]|20))");
+  return samples_with(stacks, [&](const std::string &f) {
+    return f.rfind("hot_spin (", 0) == 0 || std::regex_match(f, trace);
+  });
+}
+
+// `interpreter` running attach_hot.lua as nobody, whose Lua state was made and whose
+// hot_spin runs before any attach ("ready" comes from inside it), attached
+// twice: each time at least 80% of the samples carry hot_spin's Lua frame
+// (`traces`: at least half of them JIT traces), and prof-run says the
+// states were sampled; the output (with the debug hook the script finds set
+// at its end: none) and exit status are a bare run's.
+void hot_lua_attached_twice(const char *interpreter, bool traces) {
+  if (getuid() != 0) std::exit(4);  // (only root can switch users)
+  // (nobody runs a copy of the script and loads copies of the agent and of
+  // the adapters beside it, as installed: the source and build trees may
+  // be their owner's alone.)
+  const TempDir bin("attach-lua");
+  chmod(bin.path.c_str(), 0755);
+  copy_file(e2e_file("attach_hot.lua"), bin / "attach_hot.lua", 0644);
+  for (const char *dir : {"lua51", "lua53", "lua54", "luajit"}) mkdir((bin / dir).c_str(), 0755);
+  for (const char *file : {"libprof.so", "libprof-cpu.so", "lua51/prof_lua.so", "lua53/prof_lua.so",
+                           "lua54/prof_lua.so", "luajit/prof_luajit.so"})
+    copy_file(PROF_BUILD_DIR "/preload/" + std::string(file), bin / file, 0644);
+  setenv("PROF_AGENT", (bin / "libprof.so").c_str(), 1);
+  const std::vector<std::string> as_nobody{"setpriv", "--reuid=nobody", "--regid=nogroup",
+                                           "--clear-groups", interpreter};
+  script_attached(as_nobody, bin / "attach_hot.lua", [&](pid_t pid) {
+    const bool caught = catches_sigprof(pid);
+    for (int attach = 1; attach <= 2; attach++) {
+      INFO("attach " << attach);
+      const TempDir out("attach");
+      const Run r = prof_run(attach_args(pid, out.path, "3s"));
+      check_detached(r, pid, caught, 1);
+      CHECK(r.err.find(": its states are sampled with their Lua frames\n") != std::string::npos);
+      const std::map<FoldedStack, double> stacks = cpu_stacks(out.path);
+      const double all = all_samples(stacks), hot = samples_in_hot_spin(stacks);
+      INFO(hot << " of " << all << " samples in hot_spin");
+      CHECK(all >= 100);
+      CHECK(hot >= 0.8 * all);
+      if (traces)
+        CHECK(samples_with(stacks, [](const std::string &f) { return f.rfind("TRACE [", 0) == 0; }) >=
+              0.5 * all);
+    }
+  });
+  unsetenv("PROF_AGENT");
+}
+
+}  // namespace
+
+TEST_CASE("lua5.4's state made before the attach: its Lua frames in the samples, twice") {
+  if (!have("lua5.4")) std::exit(4);
+  hot_lua_attached_twice("lua5.4", false);
+}
+
+TEST_CASE("luajit's state made before the attach, JIT on: its Lua frames in the samples, twice") {
+  if (!have("luajit")) std::exit(4);
+  hot_lua_attached_twice("luajit", true);
+}
+
+TEST_CASE("lua5.1 and lua5.3's states made before the attach: their Lua frames in the samples") {
+  if (!have("lua5.1") || !have("lua5.3")) std::exit(4);
+  hot_lua_attached_twice("lua5.1", false);
+  hot_lua_attached_twice("lua5.3", false);
 }
 
 TEST_CASE("refused in one line, the target unharmed: profiled already, attached already") {
@@ -547,10 +648,15 @@ TEST_CASE("an nginx worker under ab load attached twice: no request fails, nginx
   // installed one is (the build tree may be its owner's alone).
   const TempDir lib("attach-lib");
   chmod(lib.path.c_str(), 0755);
-  for (const char *file : {"libprof.so", "libprof-cpu.so"})
+  for (const char *file : {"libprof.so", "libprof-cpu.so", "luajit/prof_luajit.so"}) {
+    mkdir((lib / "luajit").c_str(), 0755);
     copy_file(PROF_BUILD_DIR "/preload/" + std::string(file), lib / file, 0644);
+  }
   setenv("PROF_AGENT", (lib / "libprof.so").c_str(), 1);
-  attach_twice(worker, {"ngx_process_events_and_timers", "ngx_http_lua_content_by_chunk"});
+  // (The handler's Lua chunk, its state made by the master long before:
+  // found by the samples.)
+  attach_twice(worker, {"ngx_process_events_and_timers", "ngx_http_lua_content_by_chunk",
+                        "=content_by_lua(nginx.conf:12)"});
   unsetenv("PROF_AGENT");
   wait_run(ab);
   INFO(ab.out);

@@ -11,6 +11,7 @@
 
 #include "agent.h"
 #include "attach/attach.h"
+#include "attach/lua_states.h"
 #include "config.h"
 #include "cpu/sampler.h"
 #include "program_signals.h"
@@ -117,7 +118,10 @@ int prof_attach_start(const char *settings) {
   g_attached_pid = getpid();
   SampleSlot *first = sample_slots::claim(uint64_t(syscall(SYS_gettid)));
   if (!first) return fail(kAttachCpuFailed, "cannot map a thread's sample slot");
+  // (Before the sampling: the adapter's check runs Lua on a scratch state.)
+  attached_lua::start(cfg.lua);
   if (!start_cpu_sampler(prof_attach_signal_handler, first)) {
+    attached_lua::stop();
     sample_slots::release(first);
     return fail(kAttachCpuFailed, "the CPU sampler did not start (the program's stderr says why)");
   }
@@ -138,6 +142,7 @@ int prof_attach_stop(void) {
   if (!g_attached.exchange(false)) return kDetachNone;
   GuardScope guard;
   while (g_in_handler.load(std::memory_order_acquire) != 0) sched_yield();
+  attached_lua::stop();
   while (g_scanning.exchange(true, std::memory_order_acquire)) sched_yield();
   stop_cpu_sampler();
   attached_threads::forget();
@@ -146,3 +151,5 @@ int prof_attach_stop(void) {
 }
 
 const char *prof_attach_error(void) { return g_error; }
+
+const char *prof_attach_lua_status(void) { return attached_lua::status(); }

@@ -41,6 +41,9 @@ extern "C" __attribute__((visibility("default"))) void prof_attach_signal_handle
     int sig, siginfo_t *info, void *ucontext);
 // Why the last prof_attach_start() failed ("" when it did not).
 extern "C" __attribute__((visibility("default"))) const char *prof_attach_error(void);
+// What the last prof_attach_start() made of the process's Lua, one line
+// (attach/lua_states.h).
+extern "C" __attribute__((visibility("default"))) const char *prof_attach_lua_status(void);
 
 namespace prof {
 

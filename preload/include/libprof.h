@@ -106,6 +106,12 @@ void prof_register_guest_stack_recall(prof_guest_stack_recaller recaller, void *
 */
 void prof_guest_symbol(uint64_t addr, const char *chunk, uint64_t line);
 void prof_guest_cfunc_symbol(uint64_t addr, const char *name);
+/* prof_guest_symbol from a signal handler: a backtracer that has no normal
+** context to name what it walks in (a process the agent was attached to,
+** where no hook of the adapter runs). Async-signal-safe; 0 when the symbol
+** table is busy (another thread publishing, or the interrupted one): name
+** it at a later sample. 1 when published. */
+int prof_guest_symbol_from_signal(uint64_t addr, const char *chunk, uint64_t line);
 
 /*
 ** A guest VM's own allocator calls, for VMs that allocate outside malloc
@@ -234,6 +240,7 @@ void prof_marker(const char *label);
 #pragma weak prof_register_guest_recall
 #pragma weak prof_register_guest_stack_recall
 #pragma weak prof_guest_symbol
+#pragma weak prof_guest_symbol_from_signal
 #pragma weak prof_guest_cfunc_symbol
 #pragma weak prof_guest_alloc
 #pragma weak prof_guest_alloc_walked

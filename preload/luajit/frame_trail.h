@@ -28,7 +28,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "libprof.h"
+#include "agent_api.h"
 #include "lj_layout.h"
 
 #define TRAIL_MAX 256 /* steps of a walk: frames and vararg pseudo-frames */

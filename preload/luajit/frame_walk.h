@@ -30,7 +30,7 @@
 #include <stdint.h>
 
 #include "frame_trail.h"
-#include "libprof.h"
+#include "agent_api.h"
 #include "lj_layout.h"
 
 /* What kind of function a frame runs (kinds[] of the walk). */

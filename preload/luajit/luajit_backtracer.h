@@ -15,7 +15,7 @@
 #ifndef PROF_LUAJIT_BACKTRACER_H
 #define PROF_LUAJIT_BACKTRACER_H
 
-#include "libprof.h"
+#include "agent_api.h"
 
 int luajit_backtrace(void *ctx, struct prof_guest_frame *frames, int max, int *vmstate);
 

@@ -22,7 +22,9 @@
 #include <lualib.h>
 
 #include "layout_check.h"
-#include "libprof.h"
+#include "live_states.h"
+#include "safe_read.h"
+#include "agent_api.h"
 #include "lj_build.h"
 #include "luajit_backtracer.h"
 #include "proto_events.h"
@@ -72,6 +74,10 @@ static void drain_at_exit(void) { symbols_drain_pending(); }
 /* What the process needs once, after the first layout check passed on L's
 ** VM (L has its libraries open). */
 static uint64_t g_reentry;
+static struct VmCode g_vm_code;
+/* Started for an agent attached to the process (prof_adapter_attach_live):
+** its environment is not read, and nothing is left to run at its exit. */
+static bool g_live;
 static bool start_process(lua_State *L, const char **why) {
   if (!symbols_init()) {
     *why = "no memory for the symbol tables";
@@ -81,11 +87,11 @@ static bool start_process(lua_State *L, const char **why) {
   symbols_name_cfunc(PROF_GUEST_CUT_ADDR, "[… more frames]"); /* a cut stack's end (libprof.h) */
   symbols_publish_libraries(L);
   prof_guest_cfunc_symbol((uint64_t)(uintptr_t)luaopen_prof_luajit, "luaopen_prof_luajit");
-  walk_check_start();
-  struct VmCode code;
-  vm_code_find(lj_state_g(L), &code);
-  g_reentry = publish_vm_code(code.lo);
-  atexit(drain_at_exit);
+  if (!g_live) walk_check_start();
+  vm_code_find(lj_state_g(L), &g_vm_code);
+  g_reentry = publish_vm_code(g_vm_code.lo);
+  g_vm_code.reentry = g_reentry;
+  if (!g_live) atexit(drain_at_exit);
   prof_register_guest(luajit_backtrace, NULL);
   if (prof_register_guest_jit_step) prof_register_guest_jit_step(trace_step);
   return true;
@@ -152,28 +158,46 @@ static int check_in_scratch(lua_State *S) {
   return 0;
 }
 
+/* The layout check and the process's start on a scratch state (once);
+** the starting mutex held. */
+static const char *check_on_scratch(void) {
+  if (lj_build && symbols_ready()) return NULL;
+  lua_State *S = luaL_newstate();
+  if (!S) return "no memory for a scratch state";
+  luaL_openlibs(S);
+  lua_pushcfunction(S, check_in_scratch);
+  g_scratch_reason = "the check did not run";
+  if (lua_pcall(S, 0, 0, 0) != 0) g_scratch_reason = "the check raised an error";
+  lua_close(S);
+  return g_scratch_reason;
+}
+
 __attribute__((visibility("default"))) const char *prof_adapter_attach(lua_State *L) {
   if (!agent_loaded()) return "the libprof agent is not loaded";
   static char why[160];
   struct Universe *u = NULL;
-  const char *reason = NULL;
   pthread_mutex_lock(&starting);
-  if (!lj_build || !symbols_ready()) {
-    /* XXX: L has no library open and runs nothing: the check runs on a
-    ** state of the same VM made for it, and closed again. */
-    lua_State *S = luaL_newstate();
-    if (!S) {
-      reason = "no memory for a scratch state";
-    } else {
-      luaL_openlibs(S);
-      lua_pushcfunction(S, check_in_scratch);
-      g_scratch_reason = "the check did not run";
-      if (lua_pcall(S, 0, 0, 0) != 0) g_scratch_reason = "the check raised an error";
-      reason = g_scratch_reason;
-      lua_close(S);
-    }
-  }
+  /* XXX: L has no library open and runs nothing: the check runs on a
+  ** state of the same VM made for it, and closed again. */
+  const char *reason = check_on_scratch();
   if (!reason) reason = start_universe(L, &u, why, sizeof why);
   pthread_mutex_unlock(&starting);
   return reason;
 }
+
+/* The states the process made before the agent was attached to it: found
+** by CPU samples (live_states.h), after the check on a scratch state. */
+__attribute__((visibility("default"))) const char *prof_adapter_attach_live(void) {
+  if (!agent_loaded()) return "the libprof agent is not loaded";
+  if (!prof_guest_signal_context || !prof_guest_symbol_from_signal)
+    return "the libprof agent cannot sample states it did not see made";
+  if (!lj_safe_read_available()) return "process_vm_readv is forbidden here";
+  pthread_mutex_lock(&starting);
+  if (!symbols_ready()) g_live = true;
+  const char *reason = check_on_scratch();
+  if (!reason) live_states_start(&g_vm_code);
+  pthread_mutex_unlock(&starting);
+  return reason;
+}
+
+__attribute__((visibility("default"))) void prof_adapter_detach_live(void) { live_states_stop(); }

@@ -11,6 +11,7 @@
 #include "frame_walk.h"
 #include "lj_build.h"
 #include "lj_layout.h"
+#include "safe_read.h"
 
 /* Named prototypes: an open-addressing set of addresses (0 empty, 1 a
 ** removed entry), mapped lazily. */
@@ -165,10 +166,39 @@ void symbols_publish_trace(const char *g, uint32_t traceno) {
   prof_guest_trace_symbol(traceno, (uint64_t)(uintptr_t)pt, frame_walk_line(pt, startpc + 1, false, o));
 }
 
+/* Names prototype pt from a signal handler: every read checked; false
+** when it could not (unreadable, or the agent's table busy). */
+static bool publish_proto_from_signal(uint64_t pt) {
+  const struct LjLayout *o = lj_build->layout;
+  unsigned char copy[LJ_COPY_MAX];
+  char name[401];
+  if (!lj_safe_read(copy, (const void *)(uintptr_t)pt, o->pt_size)) return false;
+  const uint64_t chunk = lj_ref(copy, o->pt_chunkname, o);
+  const int32_t firstline = (int32_t)lj_u32(copy, o->pt_firstline);
+  const char *data = lj_str_data((const LJStr *)(uintptr_t)chunk, lj_build->str_size);
+  size_t len = sizeof name - 1;
+  const size_t to_page_end = 4096 - ((uintptr_t)data & 4095);
+  if (!chunk || (!lj_safe_read(name, data, len) &&
+                 !lj_safe_read(name, data, len = to_page_end < len ? to_page_end : len)))
+    return false;
+  name[len] = 0;
+  return prof_guest_symbol_from_signal(pt, name, (uint64_t)(firstline > 0 ? firstline : 0));
+}
+
+static bool from_signals;
+
+void symbols_name_from_signals(bool yes) { from_signals = yes; }
+
 void symbols_note_frames(const struct prof_guest_frame *frames, const uint8_t *kinds, int n) {
   if (!seen || draining) return;
   for (int i = 0; i < n; i++) {
     if (kinds[i] == FRAME_KIND_BUILTIN || is_seen(frames[i].addr)) continue;
+    if (from_signals) {
+      /* (C functions keep the names the agent's module map gives them.) */
+      if (kinds[i] == FRAME_KIND_LUA && publish_proto_from_signal(frames[i].addr))
+        add_seen(frames[i].addr);
+      continue;
+    }
     const int at = npending;
     if (at == PENDING_MAX) return; /* seen again at a later sample */
     pending[at] = frames[i].addr;

@@ -22,7 +22,7 @@
 
 #include <lua.h>
 
-#include "libprof.h"
+#include "agent_api.h"
 #include "lj_layout.h"
 
 /* Maps the tables (false: no memory; nothing is then named). */
@@ -43,8 +43,13 @@ void symbols_publish_frames(const struct prof_guest_frame *frames, const uint8_t
 /* Names trace traceno of the VM of global_State g, unless it was already. */
 void symbols_publish_trace(const char *g, uint32_t traceno);
 /* Signal context: remembers the unnamed prototypes and C functions among
-** frames. */
+** frames; or, once symbols_name_from_signals(true) (a process with no
+** allocator call of the VM's to drain them: live_states.h), names the
+** prototypes at once (prof_guest_symbol_from_signal, every read checked).
+** XXX: a prototype freed and another made at its address keeps the old
+** name there, as no free is seen. */
 void symbols_note_frames(const struct prof_guest_frame *frames, const uint8_t *kinds, int n);
+void symbols_name_from_signals(bool yes);
 /* Names the prototypes and C functions signal handlers saw since the last
 ** call. */
 void symbols_drain_pending(void);

@@ -2,7 +2,7 @@
 
 #include <stddef.h>
 
-#include "libprof.h"
+#include "agent_api.h"
 #include "line_cache.h"
 #include "lj_build.h"
 #include "symbols.h"
@@ -125,6 +125,7 @@ struct Universe *universe_start(lua_State *L, uint64_t reentry) {
   if (!u) return NULL;
   const char *g = lj_state_g(L);
   *u = (struct Universe){.main = (const LJState *)lj_main_thread(g),
+                         .adopted = false,
                          .bytes_before = lj_g_ref(g, lj_build->g_gc_total)};
   vm_code_find(g, &u->code);
   u->code.reentry = reentry;
@@ -133,4 +134,40 @@ struct Universe *universe_start(lua_State *L, uint64_t reentry) {
   lua_setallocf(L, profiling_alloc, u);
   lj_thread_universe = u;
   return u;
+}
+
+/* XXX: a slot being filled holds this g, which no lookup matches. */
+#define CLAIMED ((const char *)1)
+
+struct Universe *universe_adopt(const char *g, const struct VmCode *code) {
+  struct Universe *u = universe_of(g);
+  if (u) return u;
+  for (int i = 0; i < UNIVERSES_MAX; i++) {
+    const char *none = NULL;
+    u = &universes[i];
+    if (!__atomic_compare_exchange_n(&u->g, &none, CLAIMED, false, __ATOMIC_ACQ_REL,
+                                     __ATOMIC_RELAXED))
+      continue;
+    u->main = (const LJState *)lj_main_thread(g);
+    u->orig = NULL;
+    u->orig_ud = NULL;
+    u->bytes_before = 0;
+    u->code = *code;
+    u->trail.n = 0;
+    u->captures = 0;
+    u->last_n = 0;
+    u->proto_events = false;
+    u->adopted = true;
+    __atomic_store_n(&u->g, g, __ATOMIC_RELEASE);
+    return u;
+  }
+  return NULL;
+}
+
+void universe_forget_adopted(void) {
+  for (int i = 0; i < UNIVERSES_MAX; i++)
+    if (universes[i].adopted) {
+      universes[i].adopted = false;
+      __atomic_store_n(&universes[i].g, NULL, __ATOMIC_RELEASE);
+    }
 }

@@ -45,6 +45,7 @@ struct Universe {
   uint64_t captures;        /* the wrapper's walks so far (prof_guest_walk's seq) */
   int last_n;               /* the frames the last one passed */
   bool proto_events;        /* new prototypes are named as the VM makes them (proto_events.h) */
+  bool adopted;             /* found running, without the wrapper (live_states.h) */
 };
 
 extern __thread struct Universe *lj_thread_universe __attribute__((tls_model("initial-exec")));
@@ -56,6 +57,14 @@ struct Universe *universe_of(const char *g);
 ** allocator (once per VM: the caller makes sure); NULL when every slot is
 ** taken. reentry: the VM code's re-entry mark (vm_capture.h), 0 if none. */
 struct Universe *universe_start(lua_State *L, uint64_t reentry);
+
+/* Makes the running VM whose global_State is g a universe, without the
+** wrapper (a state made before the module came: live_states.h); in a
+** signal handler: lock-free, the slot claimed by compare-and-swap. NULL
+** when every slot is taken. */
+struct Universe *universe_adopt(const char *g, const struct VmCode *code);
+/* Frees the slots of every adopted universe (no walk runs). */
+void universe_forget_adopted(void);
 
 /* Names the functions on u's stack now and those nested in them (normal
 ** context, the VM at a clean point: a C function it runs): those made before

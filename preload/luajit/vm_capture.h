@@ -22,7 +22,7 @@
 #include <stdint.h>
 
 #include "frame_walk.h"
-#include "libprof.h"
+#include "agent_api.h"
 
 #define VM_CAPTURE_MAX_FRAMES 128
 

@@ -8,7 +8,9 @@
 #include <lauxlib.h>
 #include <lualib.h>
 
-#include "libprof.h"
+#include "agent_api.h"
+#include "live_states.h"
+#include "safe_read.h"
 
 #define LIBS_KEY "prof_lua.libraries"
 
@@ -16,6 +18,8 @@ int luaopen_prof_lua(lua_State *L);
 const char *prof_adapter_attach(lua_State *L);
 void prof_adapter_resume_enter(lua_State *co);
 void prof_adapter_resume_leave(lua_State *co);
+const char *prof_adapter_attach_live(void);
+void prof_adapter_detach_live(void);
 
 /* XXX: the backtracer stays registered with the agent after lua_close, when
 ** the interpreter unloads its C modules; keep this one mapped for good. */
@@ -106,20 +110,32 @@ static void libraries_hook(lua_State *L, lua_Debug *ar) {
   start_libs_once(L);
 }
 
+/* A state of the same library, its libraries open and its layout checked
+** (the check runs Lua code: never on a program's state that has none, nor
+** on one the program runs), for use, then lua_close; NULL with *why. */
+static lua_State *checked_scratch(const char **why) {
+  static char text[200];
+  lua_State *scratch = luaL_newstate();
+  if (!scratch) {
+    *why = "cannot make a scratch state for the layout check";
+    return NULL;
+  }
+  luaL_openlibs(scratch);
+  text[0] = 0;
+  if (adapter_ops.check(scratch, text, sizeof text)) return scratch;
+  lua_close(scratch);
+  *why = text;
+  return NULL;
+}
+
 __attribute__((visibility("default"))) const char *prof_adapter_attach(lua_State *L) {
-  static char why[200];
   const char *missing = agent_missing();
   if (missing) return missing;
   if (started(L)) return NULL;
-  /* The check runs Lua code with the libraries: on a scratch state of the
-  ** same library, never on the program's own, which has none yet. */
-  lua_State *scratch = luaL_newstate();
-  if (!scratch) return "cannot make a scratch state for the layout check";
-  luaL_openlibs(scratch);
-  why[0] = 0;
-  const bool ok = adapter_ops.check(scratch, why, sizeof why);
+  const char *why = NULL;
+  lua_State *scratch = checked_scratch(&why);
+  if (!scratch) return why;
   lua_close(scratch);
-  if (!ok) return why;
   pin_module();
   const char *failed = adapter_ops.start(L, L);
   if (failed) return failed;
@@ -135,3 +151,21 @@ __attribute__((visibility("default"))) void prof_adapter_resume_enter(lua_State 
 __attribute__((visibility("default"))) void prof_adapter_resume_leave(lua_State *co) {
   adapter_ops.resume_leave(co);
 }
+
+__attribute__((visibility("default"))) const char *prof_adapter_attach_live(void) {
+  const char *missing = agent_missing();
+  if (missing) return missing;
+  if (!prof_guest_signal_context || !prof_guest_symbol_from_signal)
+    return "the libprof agent cannot sample states it did not see made";
+  if (!safe_read_available()) return "process_vm_readv is forbidden here";
+  const char *why = NULL;
+  lua_State *scratch = checked_scratch(&why);
+  if (!scratch) return why;
+  pin_module();
+  adapter_ops.name_code(scratch);
+  live_states_start(scratch);
+  lua_close(scratch);
+  return NULL;
+}
+
+__attribute__((visibility("default"))) void prof_adapter_detach_live(void) { live_states_stop(); }

@@ -4,8 +4,11 @@
 ** prof_lua`, require), prof_adapter_attach for the agent, which calls it
 ** right after the program's luaL_newstate or lua_newstate returned L (no
 ** library is open in L yet), and prof_adapter_resume_enter/_leave, which
-** it calls around the program's own lua_resume. Each adapter supplies what
-** is its release's (adapter_ops).
+** it calls around the program's own lua_resume, and prof_adapter_attach_live
+** and prof_adapter_detach_live for an agent attached to a running process,
+** whose states were made before (live_states.h: the check on a scratch
+** state, the states found by CPU samples). Each adapter supplies what is
+** its release's (adapter_ops).
 **
 ** Both ways in check the layout first: require on the state itself, attach
 ** on a scratch state of the same library (luaL_newstate + luaL_openlibs,
@@ -39,6 +42,9 @@ struct AdapterOps {
   ** ADAPTER_UNIVERSE_KEY; NULL, or why it could not. */
   const char *(*start)(lua_State *L, lua_State *main);
   void (*start_libs)(lua_State *L);
+  /* Names the library's C functions and finds its interpreter, from L
+  ** (standard libraries open): what every state of the library shares. */
+  void (*name_code)(lua_State *L);
   void (*register_guest)(void);
   /* A coroutine resumed from C enters, and leaves (resume_links.h). */
   void (*resume_enter)(lua_State *co);

@@ -4,7 +4,7 @@
 
 #include <lauxlib.h>
 
-#include "libprof.h"
+#include "agent_api.h"
 
 /* The scan, in Lua for its table walks and sorting. Its argument is the
 ** naming function; it names the globals and the loaded modules and returns

@@ -18,7 +18,7 @@
 
 #include <lua.h>
 
-#include "libprof.h"
+#include "agent_api.h"
 
 /* The probe's calls, and the prototypes loading the nest makes (its chunk,
 ** leaf, tail, mid and the coroutine's function). */

@@ -4,7 +4,7 @@
 
 #include <lauxlib.h>
 
-#include "libprof.h"
+#include "agent_api.h"
 
 /* Moves narg arguments from L into co and resumes it; leaves its results
 ** (count returned) or an error message (-1 returned) on L. */

@@ -1,6 +1,6 @@
 #include "puc_alloc.h"
 
-#include "libprof.h"
+#include "agent_api.h"
 #include "puc_layout.h"
 #include "puc_threads.h"
 #include "puc_walk.h"

@@ -8,11 +8,15 @@
 #define MAX_RESUME_DEPTH 256
 
 static uint64_t g_reentry;
+/* Universes found live (live_states.h) are read through safe_read alone. */
+static bool g_all_safe;
 /* The trail of the last remembered walk on any thread: the marks it leaves
 ** (puc_walk.h) vouch only for that trail's record. */
 static struct WalkTrail *g_marking;
 
 void puc_backtrace_set_reentry(uint64_t pc) { __atomic_store_n(&g_reentry, pc, __ATOMIC_RELAXED); }
+
+void puc_backtrace_read_safely(bool yes) { __atomic_store_n(&g_all_safe, yes, __ATOMIC_RELAXED); }
 
 static int vmstate_of(lua_State *main, const struct prof_guest_frame *frames, int n) {
   if (puc_collecting(puc_global(main))) return PROF_VMST_GC;
@@ -49,6 +53,7 @@ int puc_backtrace(void *ctx, struct prof_guest_frame *frames, int max, int *vmst
   __atomic_signal_fence(__ATOMIC_SEQ_CST);
   struct prof_guest_frame innermost;
   struct PucWalk w = {
+      .all_safe = __atomic_load_n(&g_all_safe, __ATOMIC_RELAXED),
       .clean_point = s->in_alloc > 0,
       .cache = nested ? NULL : s->cache,
       .reentry = __atomic_load_n(&g_reentry, __ATOMIC_RELAXED),

@@ -12,9 +12,10 @@
 #ifndef PROF_PUC_BACKTRACER_H
 #define PROF_PUC_BACKTRACER_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
-#include "libprof.h"
+#include "agent_api.h"
 
 int puc_backtrace(void *ctx, struct prof_guest_frame *frames, int max, int *vmstate);
 
@@ -29,5 +30,10 @@ const struct prof_guest_frame *puc_recall(void *ctx, struct prof_guest_frame *ro
 /* From now on, Lua frames that began a run of the interpreter below another
 ** Lua frame are followed by a C frame at pc (puc_walk.h). */
 void puc_backtrace_set_reentry(uint64_t pc);
+
+/* From now on (yes) every read of a walk goes through safe_read: the
+** universes walked were found in a running process (live_states.h), whose
+** close the adapter would not see. */
+void puc_backtrace_read_safely(bool yes);
 
 #endif /* PROF_PUC_BACKTRACER_H */

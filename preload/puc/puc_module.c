@@ -15,7 +15,7 @@
 #include "cfunc_names.h"
 #include "coroutine_wraps.h"
 #include "interpreter_probe.h"
-#include "libprof.h"
+#include "agent_api.h"
 #include "puc_alloc.h"
 #include "puc_backtracer.h"
 #include "puc_check.h"
@@ -60,19 +60,24 @@ static const char *start(lua_State *L, lua_State *main) {
   return NULL;
 }
 
-/* The coroutine functions wrapped, the C functions named, the interpreter found. */
-static void start_libs(lua_State *L) {
-  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
-  lua_getfield(L, -1, "coroutine");
-  if (lua_istable(L, -1)) coroutine_wraps_install(L, -1);
-  lua_pop(L, 2);
+/* The C functions named, the interpreter found: host frames in it are
+** guest code's (stripped too). */
+static void name_code(lua_State *L) {
   cfunc_names_start(L);
-  /* The interpreter found, host frames in it are guest code's (stripped too). */
   const uint64_t interpreter = interpreter_probe(L);
   if (interpreter && prof_guest_vm_function && prof_guest_vm_function(interpreter, "luaV_execute")) {
     prof_guest_cfunc_symbol(interpreter, "luaV_execute");
     puc_backtrace_set_reentry(interpreter);
   }
+}
+
+/* The coroutine functions wrapped, then name_code. */
+static void start_libs(lua_State *L) {
+  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
+  lua_getfield(L, -1, "coroutine");
+  if (lua_istable(L, -1)) coroutine_wraps_install(L, -1);
+  lua_pop(L, 2);
+  name_code(L);
 }
 
 static void register_guest(void) {
@@ -88,6 +93,7 @@ const struct AdapterOps adapter_ops = {
     .check = puc_check,
     .start = start,
     .start_libs = start_libs,
+    .name_code = name_code,
     .register_guest = register_guest,
     .resume_enter = puc_resume_enter,
     .resume_leave = puc_resume_leave,

@@ -6,7 +6,7 @@
 #include <lauxlib.h>
 
 #include "coroutine_wraps.h"
-#include "libprof.h"
+#include "agent_api.h"
 #include "puc_walk.h"
 
 __thread struct PucSlot puc_slot __attribute__((tls_model("initial-exec")));

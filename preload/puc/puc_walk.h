@@ -32,7 +32,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "libprof.h"
+#include "agent_api.h"
 #include "safe_read.h"
 
 /* Lines of recently seen (prototype, pc) pairs; one per OS thread. */
