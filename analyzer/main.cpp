@@ -102,8 +102,9 @@ void add_window(CLI::App *cmd, Args &a) {
                   "only what happened before the first marker with this label after --from, "
                   "or before this time (10s)");
   cmd->add_option("--thread", a.opt.profile.thread,
-                  "CPU: only the samples of the threads with this name (pthread_setname_np, "
-                  "prctl) when they were taken")
+                  "only the CPU samples and the allocations (and their frees) of the threads "
+                  "with this name (pthread_setname_np, prctl) when they were made, or of this "
+                  "tid (4427, tid 4427)")
       ->check(kNonEmpty);
 }
 
@@ -363,8 +364,6 @@ int main(int argc, char **argv) {
     if (!cmd->count("--stack-depth")) args.opt.summary.stack_depth = 4;
   }
   args.opt.profile.snap_top = args.opt.summary.top;
-  if (cmd->get_option_no_throw("--thread") && cmd->count("--thread"))
-    args.opt.cpu_only.push_back("--thread");
   for (const char *o : {"--metric", "--sort", "--heap-snap-interval", "--heap-snap-events"})
     if (cmd->get_option_no_throw(o) && cmd->count(o)) args.opt.memory_only.push_back(o);
   if (cmd->get_option_no_throw("--by-vmstate") && cmd->count("--by-vmstate"))

@@ -13,7 +13,8 @@ const char *ext_kind_name(ExtKind kind) {
       "unmap",      "process",    "sampler",     "thread",      "weight",
       "unclean-end", "skip",  "vm-function", "vm-state",
       "heap-total", "object-type", "working-dir", "site",   "alloc-at",
-      "free-of",    "free-at",    "realloc-of", "trace-sample", "thread-name"};
+      "free-of",    "free-at",    "realloc-of", "trace-sample", "thread-name",
+      "event-thread"};
   static_assert(sizeof kNames / sizeof kNames[0] == kExtKindMax + 1, "a name per kind");
   const uint8_t k = static_cast<uint8_t>(kind);
   return k <= kExtKindMax ? kNames[k] : "?";
@@ -190,14 +191,27 @@ void read_body(ByteReader &in, ext::TraceSample &r) {
   r.line = in.uleb();
 }
 
+// A thread-name's or event-thread's tid, refused at its offset unless
+// Linux could give it.
+uint64_t read_tid(ByteReader &in, const char *record) {
+  const uint64_t at = in.offset();
+  const uint64_t tid = in.uleb();
+  if (tid == 0 || tid > kMaxTid)
+    in.fail(at, std::string(record) + " of tid " + std::to_string(tid) + " (a thread id is 1 to " +
+                    std::to_string(kMaxTid) + ")");
+  return tid;
+}
+
 void read_body(ByteReader &in, ext::ThreadName &r) {
-  r.tid = in.uleb();
+  r.tid = read_tid(in, "thread-name");
   const uint64_t at = in.offset();
   in.string(r.name, kMaxExtString);
   if (r.name.size() > kMaxThreadName)
     in.fail(at, "thread name of " + std::to_string(r.name.size()) + " bytes (at most " +
                     std::to_string(kMaxThreadName) + ")");
 }
+
+void read_body(ByteReader &in, ext::EventThread &r) { r.tid = read_tid(in, "event-thread"); }
 
 template <class Record>
 void read_as(ByteReader &in, ExtRecord &out) {
@@ -229,6 +243,7 @@ SectionKind ext_kind_section(ExtKind kind) {
     case ExtKind::FreeOf:
     case ExtKind::FreeAt:
     case ExtKind::ReallocOf:
+    case ExtKind::EventThread:
       return SectionKind::Memprof;
     default:
       return SectionKind::Symtab;

@@ -5,11 +5,13 @@
 // never reaches a file: the compactor turns every one into memprof.h's
 // grammar, whose readers reject its tag (an ext kind the grammar lacks).
 //
-//   ring-event:  tag header object-type pad*5 loc-words? stack-words?
+//   ring-event:  tag header object-type tid pad loc-words? stack-words?
 //                free-words? alloc-words?
 //   tag:         kRingEventTag
 //   header:      the memprof event-header it stands for (aevent, asource, H)
 //   object-type: 0, or the object type of an allocation (ext.h)
+//   tid:         u32, the thread that made the event (the compactor writes
+//                an event-thread record, ext.h, where it changes)
 //   loc-words:   u64 addr  u64 line-or-traceno   (asource lfunc, cfunc, trace)
 //   stack-words: u64 host  u64 guest             (H)
 //   free-words:  u64 oaddr u64 osize             (free, realloc)
@@ -47,10 +49,13 @@ inline uint8_t ring_event_header(const AllocEvent &e) {
   return uint8_t(e.aevent | e.loc.source | (e.has_stacks ? kMemprofStacks : 0));
 }
 
-// Writes e at dst (kMaxRingEventBytes of room); returns its length.
-inline size_t put_ring_event(uint8_t *dst, const AllocEvent &e, uint8_t object_type) {
+// Writes e, made by thread tid, at dst (kMaxRingEventBytes of room);
+// returns its length.
+inline size_t put_ring_event(uint8_t *dst, const AllocEvent &e, uint8_t object_type,
+                             uint32_t tid) {
   const uint8_t header = ring_event_header(e);
-  const uint64_t head = kRingEventTag | uint64_t(header) << 8 | uint64_t(object_type) << 16;
+  const uint64_t head = kRingEventTag | uint64_t(header) << 8 | uint64_t(object_type) << 16 |
+                        uint64_t(tid) << 24;
   uint8_t *p = dst;
   auto word = [&p](uint64_t v) {
     memcpy(p, &v, sizeof v);
@@ -77,9 +82,10 @@ inline size_t put_ring_event(uint8_t *dst, const AllocEvent &e, uint8_t object_t
 }
 
 // Reads the ring event whose ring_event_size() bytes are at p.
-inline void read_ring_event(const uint8_t *p, AllocEvent *e, uint8_t *object_type) {
+inline void read_ring_event(const uint8_t *p, AllocEvent *e, uint8_t *object_type, uint32_t *tid) {
   const uint8_t header = p[1];
   *object_type = p[2];
+  memcpy(tid, p + 3, sizeof *tid);
   p += kRingEventHead;
   auto word = [&p] {
     uint64_t v;

@@ -64,8 +64,9 @@ class TailWriter {
       if (end - p < 2 || size_t(end - p) < ring_event_size(p[1])) return 0;
       AllocEvent e;
       uint8_t type;
-      read_ring_event(p, &e, &type);
-      put_event(e, type);
+      uint32_t tid;
+      read_ring_event(p, &e, &type, &tid);
+      put_event(e, type, tid);
       return ring_event_size(p[1]);
     }
     ExtentCursor c(p, end);
@@ -104,7 +105,9 @@ class TailWriter {
   }
   // A release names a compact block where the table holds its address (the
   // oldest live block there); else the address, as the writer would have.
-  void put_event(AllocEvent e, uint8_t type) {
+  // The first event names its thread (the writer's last is unknown here),
+  // and so does each one of another thread than the event before.
+  void put_event(AllocEvent e, uint8_t type, uint32_t tid) {
     if (e.aevent & kAeventFree) {
       const auto it = live_->find(e.oaddr);
       if (it != live_->end()) {
@@ -114,8 +117,10 @@ class TailWriter {
         live_->erase(it);
       }
     }
-    uint8_t buf[ext::ObjectType::kMaxBytes + kMaxEventBytes];
+    uint8_t buf[ext::EventThread::kMaxBytes + ext::ObjectType::kMaxBytes + kMaxEventBytes];
     SpanWriter w(buf);
+    if (tid != last_tid_ && tid) put_ext(w, ext::EventThread{tid});  // (0: unknown)
+    last_tid_ = tid;
     if (type) put_ext(w, ext::ObjectType{type});
     put_memprof_event(w, e);
     tail_->records.append(reinterpret_cast<const char *>(buf), w.size());
@@ -125,6 +130,7 @@ class TailWriter {
   RingTail *tail_;
   LiveTable *live_;
   uint64_t last_time_ns_ = 0;
+  uint32_t last_tid_ = 0;
 };
 
 }  // namespace

@@ -388,6 +388,7 @@ bool open_memory_stream_now() {
 // here (finish_stream() below also runs from the exec and _exit hooks).
 void after_fork_child() {
   GuardScope guard;
+  t_state.tid = 0;  // the child's thread has an id of its own
   restart_memory_stream_in_child();
   restart_cpu_sampler_in_child();
 }

@@ -81,6 +81,16 @@ void write_thread_name_at_start() {
   if (n) write_name(gettid(), std::string_view(comm, n));
 }
 
+void write_thread_name_to_memory(pid_t tid) {
+  char comm[kMaxThreadName + 2];
+  const size_t n = read_comm("/proc/thread-self/comm", comm);
+  if (n == 0) return;
+  uint8_t buf[ext::ThreadNameView::kMaxBytes];
+  SpanWriter out(buf);
+  put_ext(out, ext::ThreadNameView{uint64_t(tid), std::string_view(comm, n)});
+  g_agent.ring.append(out.data(), out.size());
+}
+
 }  // namespace prof
 
 extern "C" __attribute__((visibility("default"))) int pthread_setname_np(pthread_t thread,

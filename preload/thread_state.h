@@ -46,6 +46,9 @@ struct ThreadState {
   bool sampling_ready;
   uint8_t deferred;   // program signals held back while guarded (program_signals.h)
   uint8_t object_type;  // PROF_OBJECT_* the guest's allocator wrapper set (0: none)
+  // The thread's id, read at its first recorded event (0: not yet; a forked
+  // child's thread reads its own).
+  uint32_t tid;
   int64_t countdown;  // bytes until the next sampled allocation
   int64_t heap_delta;  // live heap bytes not yet added in (memory/heap_total.h)
   uint64_t rng;

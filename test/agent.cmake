@@ -2,11 +2,12 @@
 set(E2E_DIR ${CMAKE_CURRENT_SOURCE_DIR}/e2e)
 foreach(prog mem_sites mem_threads mem_lifecycle mem_dlopen mem_children mem_realloc mem_peak
              mem_untouched mem_errno mem_main_exits mem_raw_fork mem_chroot mem_own_malloc
-             mem_libc_names mem_dir_removed)
+             mem_libc_names mem_dir_removed mem_named_threads)
   add_executable(${prog} ${E2E_DIR}/${prog}.c)
   target_compile_options(${prog} PRIVATE -O1 -g)
 endforeach()
 target_link_libraries(mem_threads PRIVATE Threads::Threads)
+target_link_libraries(mem_named_threads PRIVATE Threads::Threads)
 target_link_libraries(mem_lifecycle PRIVATE Threads::Threads)
 target_link_libraries(mem_main_exits PRIVATE Threads::Threads)
 target_link_libraries(mem_chroot PRIVATE Threads::Threads)

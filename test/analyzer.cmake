@@ -23,7 +23,8 @@ prof_discover_tests(analyzer_model)
 add_executable(analyzer_sites ${ANALYZER_E2E_DIR}/analyzer_sites.c)
 target_compile_options(analyzer_sites PRIVATE -O1 -g)
 
-add_executable(analyzer_reports analyzer_reports.cpp ${ANALYZER_E2E_DIR}/agent_run.cpp)
+# (analyzer_threads.cpp: memory by thread, from mem_named_threads.)
+add_executable(analyzer_reports analyzer_reports.cpp analyzer_threads.cpp ${ANALYZER_E2E_DIR}/agent_run.cpp)
 target_include_directories(analyzer_reports PRIVATE ${ANALYZER_E2E_DIR})
 target_link_libraries(analyzer_reports PRIVATE test_main prof_format nlohmann_json::nlohmann_json)
 target_compile_definitions(analyzer_reports PRIVATE
@@ -31,8 +32,9 @@ target_compile_definitions(analyzer_reports PRIVATE
   PROF_AGENT_PATH="$<TARGET_FILE:prof>"
   PROF_SITES_PROGRAM="$<TARGET_FILE:analyzer_sites>"
   PROF_PEAK_PROGRAM="$<TARGET_FILE:mem_peak>"
+  PROF_NAMED_THREADS_PROGRAM="$<TARGET_FILE:mem_named_threads>"
   PROF_FIXTURES_DIR="${PROF_SHARED_DIR}/fixtures/luajit")
-add_dependencies(analyzer_reports prof-analyze prof analyzer_sites mem_peak)
+add_dependencies(analyzer_reports prof-analyze prof analyzer_sites mem_peak mem_named_threads)
 prof_discover_tests(analyzer_reports PROPERTIES SKIP_RETURN_CODE 4)
 
 add_executable(analyzer_fuzz analyzer_fuzz.cpp)

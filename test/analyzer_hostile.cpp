@@ -328,17 +328,21 @@ TEST_CASE("crafted stack tables and sizes are refused at the record that breaks 
   }
 }
 
-TEST_CASE("an object type must type the allocation right after it, not a free or the end") {
+TEST_CASE("an object type must type the allocation right after it, not a free, an event-thread or the end") {
   TempDir dir;
-  for (const bool then_free : {true, false}) {
-    INFO((then_free ? "then a free" : "then the end"));
+  for (const char *then : {"a free", "an event-thread", "the end"}) {
+    INFO("then " << then);
     VecOut o;
     begin_memory_stream(o);
     put_ext(o, ext::StackHost{1, 0, 0x1000});
     put_alloc(o, 1, 0x10000, 16);
     const uint64_t bad_at = o.b.size();
     put_ext(o, ext::ObjectType{2});
-    if (then_free) put_free(o, 0x10000);
+    if (then == std::string("a free")) put_free(o, 0x10000);
+    if (then == std::string("an event-thread")) {
+      put_ext(o, ext::EventThread{42});
+      put_alloc(o, 1, 0x20000, 16);
+    }
     put_memprof_epilogue(o);
     check_corrupt(dir.write("typed", o.b), bad_at,
                   "an object-type record not followed by an allocation", {"summary", "folded"});
@@ -354,6 +358,15 @@ TEST_CASE("a record of one section's kinds in the other is refused") {
   put_memprof_epilogue(o);
   check_corrupt(dir.write("thread-in-memprof", o.b), bad_at, "thread record in a memprof stream",
                 {"summary"});
+  VecOut cpu;
+  put_prologue(cpu, SectionKind::Symtab, false);
+  put_symtab_final(cpu);
+  put_prologue(cpu, SectionKind::Sysprof, true);
+  const uint64_t cpu_bad_at = cpu.b.size();
+  put_ext(cpu, ext::EventThread{42});  // (the memory stream's own thread record)
+  put_sysprof_epilogue(cpu);
+  check_corrupt(dir.write("event-thread-in-sysprof", cpu.b), cpu_bad_at,
+                "event-thread record in a sysprof stream", {"summary"});
 }
 
 TEST_CASE("a thread name longer than the kernel keeps is refused where it starts") {
@@ -368,6 +381,62 @@ TEST_CASE("a thread name longer than the kernel keeps is refused where it starts
   put_memprof_epilogue(o);
   check_corrupt(dir.write("long-thread-name", o.b), bad_at, "thread name of 16 bytes (at most 15)",
                 {"summary", "report", "folded"});
+}
+
+TEST_CASE("thread records with a tid Linux never gives are refused at the tid") {
+  TempDir dir;
+  for (const uint64_t tid : {uint64_t(0), kMaxTid + 1, UINT64_MAX}) {
+    for (const ExtKind kind : {ExtKind::EventThread, ExtKind::ThreadName}) {
+      const std::string record = ext_kind_name(kind);
+      INFO(record << " of tid " << tid);
+      VecOut o;
+      begin_memory_stream(o);
+      put_ext(o, ext::EventThread{kMaxTid});  // the highest there is: read
+      put_ext(o, ext::StackHost{1, 0, 0x1000});
+      put_alloc(o, 1, 0x10000, 8);
+      o.put_u8(ext_header(kind));
+      const uint64_t bad_at = o.b.size();
+      o.put_uleb(tid);
+      if (kind == ExtKind::ThreadName) o.put_string("w", 1);
+      put_alloc(o, 1, 0x20000, 8);
+      put_memprof_epilogue(o);
+      check_corrupt(dir.write("bad-tid", o.b), bad_at,
+                    record + " of tid " + std::to_string(tid) + " (a thread id is 1 to 4194304)",
+                    {"summary", "report", "folded"});
+    }
+  }
+}
+
+TEST_CASE("a memory stream switching among more threads than a stream keeps apart is read within bounds") {
+  // 100,000 threads, one allocation each: the first 65,534 get a line of
+  // their own, the rest share one ("other threads"), and every block is
+  // counted once.
+  TempDir dir;
+  VecOut o;
+  begin_memory_stream(o);
+  put_ext(o, ext::StackHost{1, 0, 0x1000});
+  constexpr uint64_t kThreads = 100000;
+  for (uint64_t t = 1; t <= kThreads; t++) {
+    put_ext(o, ext::EventThread{t});
+    put_alloc(o, 1, 0x10000 + 16 * t, 16);
+  }
+  put_memprof_epilogue(o);
+  const std::string out = dir.file("threads.json");
+  const Run r = analyze({"summary", "--json", dir.write("many-threads", o.b)}, out);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.max_rss_kb < 400 * kMiB);  // (the JSON document of 65,535 lines is most of it)
+  const Json j = Json::parse(slurp(out));
+  const Json &threads = j["memory"]["threads"];
+  REQUIRE(threads.size() == 65534 + 1);
+  double calls = 0, others = 0;
+  for (const Json &t : threads) {
+    calls += t["alloc_count"].get<double>();
+    if (t["name"] == "(other threads)") others = t["alloc_count"].get<double>();
+  }
+  CHECK(calls == kThreads);
+  CHECK(others == kThreads - 65534);
+  CHECK(j["memory"]["alloc_calls"] == kThreads);
 }
 
 TEST_CASE("a sampling mean and a mapping of 2^63 bytes are read without overflow") {

@@ -20,6 +20,7 @@
 #include "libprof.h"
 #include "memprof.h"
 #include "prologue.h"
+#include "ring_event.h"
 #include "stream_writer.h"
 #include "symtab.h"
 #include "sysprof.h"
@@ -77,9 +78,9 @@ TEST_CASE("prologues, symtab-final and epilogues are the grammar's bytes") {
   CHECK(written([](auto &o) { put_prologue(o, SectionKind::Symtab, false); }) ==
         Bytes{'l', 'j', 's', 0x03, 0x00, 0x00, 0x00});
   CHECK(written([](auto &o) { put_prologue(o, SectionKind::Memprof, true); }) ==
-        Bytes{'l', 'j', 'm', 0x83, 0x05, 0x00, 0x00});
+        Bytes{'l', 'j', 'm', 0x83, 0x06, 0x00, 0x00});
   CHECK(written([](auto &o) { put_prologue(o, SectionKind::Sysprof, true); }) ==
-        Bytes{'l', 'j', 'p', 0x82, 0x05, 0x00, 0x00});
+        Bytes{'l', 'j', 'p', 0x82, 0x06, 0x00, 0x00});
   CHECK(written([](auto &o) { put_symtab_final(o); }) == Bytes{0x80});
   CHECK(written([](auto &o) { put_memprof_epilogue(o); }) == Bytes{0x80});
   CHECK(written([](auto &o) { put_sysprof_epilogue(o); }) == Bytes{0x80});
@@ -110,6 +111,27 @@ TEST_CASE("memprof events: header [FXHSSSEE], location, stacks, then their sizes
   const GuestLoc widest_loc{kAsourceLfunc, kMax, kMax, 0};
   const AllocEvent widest{kAeventRealloc, widest_loc, true, kMax, kMax, kMax, kMax, kMax, kMax};
   CHECK(event_bytes(widest).size() == kMaxEventBytes);
+}
+
+TEST_CASE("ring events: tag, header, object type and the thread's tid in the head word") {
+  // A typed alloc with stacks by thread 0x01020304: the head word's bytes
+  // (little-endian) tag, header 0x21, type 2, the tid, one pad byte; then
+  // host, guest, naddr, nsize as words.
+  const AllocEvent e{kAeventAlloc, {}, true, 3, 4, 0, 0, 0x1000, 300};
+  uint8_t buf[kMaxRingEventBytes];
+  REQUIRE(put_ring_event(buf, e, 2, 0x01020304) == kRingEventHead + 4 * 8);
+  CHECK(Bytes(buf, buf + kRingEventHead) ==
+        Bytes{kRingEventTag, 0x21, 0x02, 0x04, 0x03, 0x02, 0x01, 0x00});
+  AllocEvent back;
+  uint8_t type = 0;
+  uint32_t tid = 0;
+  read_ring_event(buf, &back, &type, &tid);
+  CHECK(type == 2);
+  CHECK(tid == 0x01020304);
+  CHECK(back.host_stack == 3);
+  CHECK(back.guest_stack == 4);
+  CHECK(back.naddr == 0x1000);
+  CHECK(back.nsize == 300);
 }
 
 TEST_CASE("guest symbols in each stream: its header, then the symtab body") {
@@ -187,6 +209,8 @@ TEST_CASE("extension records: header 01KKKKKK, then their body") {
   // thread-name (28): tid, then the name, cut to the kernel's 15 bytes.
   CHECK(ext_bytes(ext::ThreadNameView{300, "w1"}) == Bytes{0x5c, 0xac, 0x02, 0x02, 'w', '1'});
   CHECK(ext_bytes(ext::ThreadNameView{1, "a-name-of-twenty-bytes"}).size() == 1 + 1 + 1 + 15);
+  // event-thread (29): the tid alone.
+  CHECK(ext_bytes(ext::EventThread{300}) == Bytes{0x5d, 0xac, 0x02});
   CHECK(ext_bytes(ext::Sampling{0x80000}) == Bytes{0x46, 0x80, 0x80, 0x20});
   CHECK(ext_bytes(ext::MarkerView{77, "go"}) == Bytes{0x47, 0x4d, 0x02, 'g', 'o'});
   const ext::StatView stats[] = {{"a", 1}, {"bc", 300}};
@@ -261,6 +285,7 @@ TEST_CASE("kMaxBytes bounds each record the agent encodes into a fixed buffer") 
   CHECK(ext_bytes(ext::Weight{kMax}).size() == ext::Weight::kMaxBytes);
   CHECK(ext_bytes(ext::UncleanEnd{kMax, kMax}).size() == ext::UncleanEnd::kMaxBytes);
   CHECK(ext_bytes(ext::ObjectType{kMax}).size() == ext::ObjectType::kMaxBytes);
+  CHECK(ext_bytes(ext::EventThread{kMax}).size() == ext::EventThread::kMaxBytes);
   const std::string text(5000, 't');
   CHECK(ext_bytes(ext::ModuleLoadView{kMax, kMax, text, std::string(256, 'i')}).size() <=
         ext::ModuleLoadView::kMaxBytes);

@@ -50,9 +50,9 @@ struct RingImage {
   void put(const std::vector<uint8_t> &bytes) {
     for (uint8_t b : bytes) ring[head++ % kRing] = b;
   }
-  void event(const AllocEvent &e) {
+  void event(const AllocEvent &e, uint32_t tid = 0) {
     std::vector<uint8_t> b(kMaxRingEventBytes);
-    b.resize(put_ring_event(b.data(), e, 0));
+    b.resize(put_ring_event(b.data(), e, 0, tid));
     put(b);
   }
   void slot(size_t i, uint64_t from, uint64_t end) {
@@ -97,6 +97,7 @@ uint64_t ref(uint64_t site, uint64_t number) { return site << kRingRefNumberBits
 
 struct Read {
   std::vector<MemprofEvent> events;
+  std::vector<uint64_t> tids;  // each event's thread (event-thread; 0: none said)
   bool unclean = false;
   uint64_t lost = 0;
 };
@@ -112,12 +113,15 @@ Read read_stream(const std::string &path) {
   }
   MemprofReader reader(in);
   Read r;
+  uint64_t tid = 0;
   for (MemprofEvent ev; reader.next(ev);) {
     if (ev.record == MemprofRecord::Ext) {
+      if (const auto *t = std::get_if<ext::EventThread>(&ev.ext)) tid = t->tid;
       if (const auto *u = std::get_if<ext::UncleanEnd>(&ev.ext)) r.unclean = true, r.lost = u->lost_bytes;
       continue;
     }
     r.events.push_back(ev);
+    r.tids.push_back(tid);
   }
   close(fd);
   return r;
@@ -151,14 +155,16 @@ TEST_CASE("ring file: the stream's durable part, then the ring's records, paired
   img.undo[0] = 0xa0, img.undo[1] = ref(1, 0);
   img.undo[2] = 0xc0, img.undo[3] = kRingUndoAdded | ref(1, 3);
   img.header[kRwUndoLen] = 2;
-  img.event(release(0xa1));
-  img.event(release(0xa0));
-  img.event(alloc(0xb0, 77));
+  // Made by threads 5 and 6: the first names its thread (the writer's last
+  // is unknown), and so does each switch.
+  img.event(release(0xa1), 5);
+  img.event(release(0xa0), 5);
+  img.event(alloc(0xb0, 77), 6);
   const uint64_t hole = img.head;
   img.put(std::vector<uint8_t>(24, 0xee));  // a thread's reservation, never finished
   img.slot(0, hole, hole + 24);
-  img.event(release(0xb0));
-  img.event(release(0xc0));  // not live at the durable point: an address
+  img.event(release(0xb0), 6);
+  img.event(release(0xc0), 5);  // not live at the durable point: an address
   const uint64_t cut = img.head;
   img.put(std::vector<uint8_t>(40, 0xdd));  // past a reservation of unknown extent
   img.slot(1, cut, 0);
@@ -175,6 +181,7 @@ TEST_CASE("ring file: the stream's durable part, then the ring's records, paired
   CHECK(r.events[5].nsize == 77);
   CHECK(r.events[6].oaddr == 0xb0);
   CHECK(r.events[7].oaddr == 0xc0);
+  CHECK(r.tids == std::vector<uint64_t>{0, 0, 0, 5, 5, 6, 6, 5});
   CHECK(r.unclean);
   CHECK(r.lost == 24 + 40);
 }

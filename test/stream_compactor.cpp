@@ -100,6 +100,9 @@ Read read_stream(const Bytes &b) {
 // events) and as a memprof reader expects them (the plain stream).
 struct Both {
   VecOut ring, plain;
+  // The thread making the events from now on (0: unknown, as in tests of
+  // old), and the last one the plain stream named (event-thread, ext.h).
+  uint32_t tid = 0, named_tid = 0;
   void put_u8(uint8_t v) { ring.put_u8(v), plain.put_u8(v); }
   void put_uleb(uint64_t v) { ring.put_uleb(v), plain.put_uleb(v); }
   void put_bytes(const void *p, size_t n) { ring.put_bytes(p, n), plain.put_bytes(p, n); }
@@ -108,9 +111,12 @@ struct Both {
 
 void event(Both &o, const AllocEvent &e, uint8_t type = 0) {
   uint8_t buf[kMaxRingEventBytes];
-  const size_t n = put_ring_event(buf, e, type);
+  const size_t n = put_ring_event(buf, e, type, o.tid);
   REQUIRE(n == ring_event_size(buf[1]));
   o.ring.put_bytes(buf, n);
+  // An event of another thread than the last named one: named first.
+  if (o.tid && o.tid != o.named_tid) put_ext(o.plain, ext::EventThread{o.tid});
+  if (o.tid) o.named_tid = o.tid;
   if (type) put_ext(o.plain, ext::ObjectType{type});
   put_memprof_event(o.plain, e);
 }
@@ -194,12 +200,16 @@ Stream every_case() {
     put_ext(o, ext::StackHost{3, 0, 0x402000});
     put_ext(o, ext::StackGuest{4, 0, kFrameLfunc, 0x500, 7});
     put_memprof_symbol(o, Symbol{kSymLfunc, 0x500, 3, 0, "@app.lua"});
+    o.tid = 4001;  // threads: each switch is one event-thread, wherever
     for (uint64_t i = 0; i < 10; i++) alloc(o, 0x10000 + 32 * i, 32);  // stack-like
+    o.tid = 4002;  // another thread frees them
     for (uint64_t i = 10; i-- > 0;) free_(o, 0x10000 + 32 * i);
-    for (uint64_t i = 0; i < 25; i++) {  // queue-like: five live
+    for (uint64_t i = 0; i < 25; i++) {  // queue-like: five live, two threads in turn
+      o.tid = i % 2 ? 4001 : 4002;
       alloc(o, 0x20000 + 64 * i, 48, 2);
       if (i >= 5) free_(o, 0x20000 + 64 * (i - 5));
     }
+    o.tid = 4003;  // a new thread's first event is typed: named before its object type
     for (uint64_t i = 20; i < 25; i++) free_(o, 0x20000 + 64 * i);
     // A typed guest allocation, freed where the collector runs.
     event(o, AllocEvent{kAeventAlloc, GuestLoc{kAsourceLfunc, 0x500, 7, 0}, true, 0, 4, 0, 0,

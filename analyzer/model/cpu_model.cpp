@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <optional>
 
+#include "model/thread_choice.h"
+
 namespace prof {
 namespace {
 
@@ -25,6 +27,7 @@ int relabel_to(const ext::VmState &r, uint64_t offset) {
 }  // namespace
 
 void CpuModel::read(StreamContext &ctx, CallTree &calls, const std::string &thread) {
+  const ThreadChoice chosen(thread);
   uint64_t tid = 0, weight = 1;
   int vmstate = -1;  // the next sample's, from a vm-state record
   std::optional<ext::TraceSample> trace;  // the next sample's trace, from a trace-sample record
@@ -32,7 +35,7 @@ void CpuModel::read(StreamContext &ctx, CallTree &calls, const std::string &thre
   SysprofSample relabelled;
   ctx.read_sysprof([&](const SysprofSample &s) {
     if (s.record != SysprofRecord::Ext) {
-      if (!thread.empty() && ctx.thread_name(tid) != thread) {
+      if (!chosen.chooses(tid, ctx.thread_name(tid))) {
         weight = 1;
         vmstate = -1;
         trace.reset();

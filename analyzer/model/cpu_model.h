@@ -39,8 +39,8 @@ class CpuModel {
   };
 
   // Reads every sample of a sysprof stream, naming stacks into `calls`;
-  // with a `thread` name, only the samples of threads so named then
-  // (thread-name records).
+  // with a `thread` (ThreadChoice), only the samples of the threads it
+  // chooses: so named then (thread-name records), or of that tid.
   void read(StreamContext &ctx, CallTree &calls, const std::string &thread = "");
 
   const std::vector<Stack> &stacks() const { return stacks_; }

@@ -32,6 +32,24 @@ void HeapModel::begin_stream(uint32_t file, uint32_t first_stack) {
   counted_peak_ = 0;
   counted_peak_ns_ = 0;
   history_.clear();
+  first_thread_ = threads_.size();
+  threads_.emplace_back();
+  threads_.back().file = file;
+  thread_ = 0;
+  chosen_ = true;
+}
+
+void HeapModel::set_thread(uint32_t local, uint64_t tid, bool chosen) {
+  const size_t at = first_thread_ + local;
+  if (at >= threads_.size()) threads_.resize(at + 1);
+  ThreadHeap &t = threads_[at];
+  if (t.tid == 0 && !t.others) {
+    t.file = file_;
+    t.others = local == kMaxStreamThreads - 1;
+    t.tid = t.others ? 0 : tid;
+  }
+  thread_ = local;
+  chosen_ = chosen;
 }
 
 void HeapModel::settle_peaks(std::vector<StackStats> &table, uint64_t epoch) const {
@@ -62,6 +80,7 @@ bool HeapModel::change_held(StackStats &s, double delta, double &live, double &p
 
 void HeapModel::end_stream() {
   settle_peaks(stacks_, peak_epoch_);
+  for (size_t i = first_thread_; i < threads_.size(); i++) change_thread_live(threads_[i], 0);
   settle_peaks(mmap_stacks_, mapped_epoch_);
   // XXX: a sampled stream's peak from its events is the largest of a noisy
   // estimate, biased upward; the writer's count is exact.
@@ -73,7 +92,8 @@ void HeapModel::end_stream() {
   replay_bands(stream_heaps_.back());
   history_.clear();
   leaked_ += live_;
-  leaked_blocks_ += heap_.size();
+  leaked_blocks_ += heap_.size() - outside_blocks_;
+  outside_blocks_ = 0;
   peaks_ += peak_;
   mapped_done_ += mapped_;
   mapped_peaks_ += mapped_peak_;
@@ -163,11 +183,34 @@ double HeapModel::scaled(uint64_t size) const {
   }
 }
 
+// Before the stacks' change (which may open a new peak): a thread's bytes
+// at the latest peak are captured as a stack's are.
+[[gnu::always_inline]] inline void HeapModel::change_thread_live(ThreadHeap &t, double delta) const {
+  if (t.peak_epoch != peak_epoch_) {
+    t.peak_bytes = t.live_bytes;
+    t.peak_epoch = peak_epoch_;
+  }
+  t.live_bytes += delta;
+}
+
+void HeapModel::keep_outside(uint64_t addr, uint64_t size) {
+  heap_.insert(addr, Block{size, stream_events_, 1, 0, 0, 0.0f});
+  outside_blocks_++;
+  last_alloc_valid_ = false;
+}
+
 [[gnu::always_inline]] inline double HeapModel::create(uint32_t stack, uint64_t addr,
                                                       uint64_t size) {
   StackStats &s = stats(stacks_, stack);
   const double w = scaled(size);
   const double count = size ? w / double(size) : 1.0;
+  ThreadHeap &t = threads_[first_thread_ + thread_];
+  t.allocs++;
+  t.alloc_bytes += w;
+  t.alloc_count += count;
+  t.live_blocks++;
+  t.live_count += count;
+  change_thread_live(t, w);
   s.allocs++;
   s.alloc_bytes += w;
   s.alloc_count += count;
@@ -178,7 +221,7 @@ double HeapModel::scaled(uint64_t size) const {
   // Sampled with probability p = size / w: this block adds (1 - p) w^2.
   if (mean_ && size) allocated_variance_ += (w - double(size)) * w;
   histogram_[size ? 64 - __builtin_clzll(size) : 0]++;
-  heap_.insert(addr, Block{size, stream_events_, stack, mean_ ? float(w) : 0.0f});
+  heap_.insert(addr, Block{size, stream_events_, 0, thread_, stack, mean_ ? float(w) : 0.0f});
   history_.touch(stack);
   change_live(s, w);
   s.live_blocks++;
@@ -186,11 +229,19 @@ double HeapModel::scaled(uint64_t size) const {
   return count;
 }
 
+// The calls the block released stands for; 0 when it counts nowhere (a
+// block of a thread not chosen, or an unknown one freed by such a thread).
 [[gnu::always_inline]] inline double HeapModel::retire(uint64_t addr) {
   Block b;
   if (!heap_.take(addr, &b)) {
+    if (!chosen_) return 0;
     unknown_frees_++;
     return 1;
+  }
+  if (b.outside) {
+    outside_blocks_--;
+    last_alloc_valid_ = false;
+    return 0;
   }
   StackStats &s = stacks_[b.stack];
   s.frees++;
@@ -204,15 +255,22 @@ double HeapModel::scaled(uint64_t size) const {
   }
   last_alloc_valid_ = false;
   history_.touch(b.stack);
-  change_live(s, -(b.weight > 0 ? double(b.weight) : double(b.size)));
-  s.live_blocks--;
+  const double bytes = b.weight > 0 ? double(b.weight) : double(b.size);
   const double count = b.weight > 0 && b.size ? double(b.weight) / double(b.size) : 1.0;
+  ThreadHeap &t = threads_[first_thread_ + b.thread];
+  change_thread_live(t, -bytes);
+  t.live_blocks--;
+  t.live_count = t.live_blocks ? t.live_count - count : 0;
+  if (t.live_blocks == 0) t.live_bytes = 0;  // (no float residue once none)
+  change_live(s, -bytes);
+  s.live_blocks--;
   s.live_count = s.live_blocks ? s.live_count - count : 0;  // (no float residue once none)
   return count;
 }
 
 void HeapModel::alloc(uint32_t stack, uint64_t addr, uint64_t size) {
   stream_events_++;
+  if (!chosen_) return keep_outside(addr, size);
   alloc_calls_++;
   estimated_.allocs += create(stack, addr, size);
   last_alloc_size_ = size;
@@ -222,14 +280,21 @@ void HeapModel::alloc(uint32_t stack, uint64_t addr, uint64_t size) {
 
 void HeapModel::free(uint64_t addr) {
   stream_events_++;
+  const double count = retire(addr);
+  if (count == 0) return;
   free_calls_++;
-  estimated_.frees += retire(addr);
+  estimated_.frees += count;
+  if (!chosen_) return;  // (a chosen thread's block, freed by another)
+  ThreadHeap &t = threads_[first_thread_ + thread_];
+  t.frees++;
+  t.free_count += count;
 }
 
 void HeapModel::realloc(uint32_t stack, uint64_t oaddr, uint64_t naddr, uint64_t nsize) {
   stream_events_++;
-  realloc_calls_++;
   if (oaddr != 0) retire(oaddr);  // realloc(NULL, n) allocates
+  if (!chosen_) return keep_outside(naddr, nsize);
+  realloc_calls_++;
   estimated_.reallocs += create(stack, naddr, nsize);
   last_alloc_size_ = nsize;
   last_alloc_stack_ = stack;

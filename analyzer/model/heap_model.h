@@ -26,6 +26,12 @@
 //   block of a realloc) of a block of the same size and stack as the
 //   allocation (or realloc's new block) that was the event just before it;
 //   a free of an unknown pointer is no event.
+// - Threads (event-thread records): each block keeps the thread that made
+//   it; a thread's figures are the blocks it made (bytes, calls, those live
+//   now and at its stream's peak, captured as stacks' are) and the frees it
+//   made. Events of threads not chosen (set_thread) count nowhere: their
+//   blocks stay in the live table only so that a free pairs right, and a
+//   free of one by a chosen thread is no unknown free.
 // - Sampled streams: every recorded block of size s stands for
 //   s / (1 - exp(-s / mean)) bytes and that many bytes / s blocks (and
 //   calls: estimated_calls()); sizes and lifetimes (min/max) describe the
@@ -100,6 +106,19 @@ double access_density(const StackStats &s);
 // Adds the MemProf measures of `from` to `to` (stacks merged by frames).
 void merge_measures(StackStats &to, const StackStats &from);
 
+// A thread's share of its stream's memory (HeapModel's invariants).
+struct ThreadHeap {
+  uint32_t file = 0;
+  uint64_t tid = 0;     // 0: events of no known thread, or `others`
+  bool others = false;  // the stream's threads past kMaxStreamThreads - 1, together
+  double alloc_bytes = 0, alloc_count = 0;  // the blocks it made, estimated as a stack's
+  double free_count = 0;                    // its frees (realloc's releases aside), estimated so
+  double live_bytes = 0, live_count = 0;    // its blocks live now
+  double peak_bytes = 0;                    // its blocks' bytes at its stream's peak
+  uint64_t allocs = 0, frees = 0, live_blocks = 0;  // recorded
+  uint64_t peak_epoch = 0;  // internal: the peak its peak_bytes belongs to
+};
+
 // A point of the heap over time: at a time mark (timed) or after a number of
 // events of a stream without time marks.
 struct HeapPoint {
@@ -157,6 +176,16 @@ class alignas(64) HeapModel {
   void begin_stream(uint32_t file, uint32_t first_stack);
   void end_stream();
 
+  // The events from now on are of thread `tid`, the stream's thread `local`
+  // (1 up to kMaxStreamThreads - 1, in the order its caller met them, the
+  // last one for all threads past those; threads()' index first_thread() +
+  // local), and count if `chosen`. Every stream starts at local 0 (tid 0,
+  // no known thread), chosen.
+  static constexpr uint32_t kMaxStreamThreads = 1 << 16;
+  void set_thread(uint32_t local, uint64_t tid, bool chosen);
+  size_t first_thread() const { return first_thread_; }
+  const std::vector<ThreadHeap> &threads() const { return threads_; }
+
   void set_sampling(uint64_t mean_bytes) {
     mean_ = mean_bytes;
     sampled_ = sampled_ || mean_bytes;
@@ -190,7 +219,7 @@ class alignas(64) HeapModel {
   const std::vector<StackStats> &mmap_stacks() const { return mmap_stacks_; }
   double peak_bytes() const { return peaks_ + peak_; }
   double live_bytes() const { return leaked_ + live_; }
-  uint64_t live_blocks() const { return leaked_blocks_ + heap_.size(); }
+  uint64_t live_blocks() const { return leaked_blocks_ + heap_.size() - outside_blocks_; }
   // The calls recorded; in sampled streams only the sampled ones.
   uint64_t alloc_calls() const { return alloc_calls_; }
   uint64_t realloc_calls() const { return realloc_calls_; }
@@ -228,7 +257,11 @@ class alignas(64) HeapModel {
  private:
   struct Block {
     uint64_t size;
-    uint64_t born;   // the stream's event clock
+    // XXX: the stream's event clock (2^47 events, a stream of petabytes)
+    // shares a word with the thread: a block stays 24 bytes.
+    uint64_t born : 47;
+    uint64_t outside : 1;  // made by a thread not chosen: counts nowhere
+    uint64_t thread : 16;  // the stream's thread that made it (set_thread's local)
     uint32_t stack;
     float weight;    // estimated bytes this block stands for; 0: its size
   };
@@ -245,6 +278,9 @@ class alignas(64) HeapModel {
   double create(uint32_t stack, uint64_t addr, uint64_t size);
   double retire(uint64_t addr);
   void change_live(StackStats &s, double delta);
+  void change_thread_live(ThreadHeap &t, double delta) const;
+  // An allocation of a thread not chosen: its block, kept for pairing only.
+  void keep_outside(uint64_t addr, uint64_t size);
   // A sampled stream with the writer's count: its peak, and the stacks at
   // it, are the count's.
   bool writer_decides_peak() const { return counted_stream_ && mean_; }
@@ -260,6 +296,11 @@ class alignas(64) HeapModel {
   void replay_bands(const StreamHeap &h);
 
   uint32_t file_ = 0, first_stack_ = 0;
+  std::vector<ThreadHeap> threads_{1};
+  size_t first_thread_ = 0;
+  uint32_t thread_ = 0;  // this stream's, local
+  bool chosen_ = true;
+  uint64_t outside_blocks_ = 0;  // the live table's blocks of threads not chosen
   uint64_t mean_ = 0;
   uint64_t stream_events_ = 0, peak_events_ = 0;
   uint64_t alloc_calls_ = 0, realloc_calls_ = 0, free_calls_ = 0, unknown_frees_ = 0;

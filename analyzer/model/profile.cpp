@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "model/frame_names.h"
+#include "model/thread_choice.h"
 #include "read/batch_pipe.h"
 #include "read/llvm_memprof_reader.h"
 
@@ -61,7 +62,10 @@ constexpr const char *kUntypedObjectType = "an object-type record not followed b
 // What the reader hands the heap model: a memory event, or a record that
 // changes the model (a heap-over-time point by file offset is a Mark).
 struct HeapOp {
-  enum Kind : uint8_t { Alloc, Free, Realloc, Sampling, TimeMark, HeapTotal, Map, Unmap, Mark } kind;
+  enum Kind : uint8_t {
+    Alloc, Free, Realloc, Sampling, TimeMark, HeapTotal, Map, Unmap, Mark,
+    Thread  // stack: the thread's local index, a: its tid, b: chosen
+  } kind;
   uint32_t stack;
   uint64_t a = 0, b = 0, c = 0;
 };
@@ -109,6 +113,7 @@ class HeapFeed {
       case HeapOp::Map: heap_.map(op.stack, op.a, op.b); return;
       case HeapOp::Unmap: heap_.unmap(op.a, op.b); return;
       case HeapOp::Mark: heap_.event_mark(); return;
+      case HeapOp::Thread: heap_.set_thread(op.stack, op.a, op.b != 0); return;
     }
     if (opt_.snap_events && ++events_ % opt_.snap_events == 0)
       heap_.snapshot(false, 0, opt_.snap_top);
@@ -152,6 +157,34 @@ void Profile::read_memory(StreamContext &ctx) {
   // An object-type record types the allocation or reallocation right after it.
   uint8_t object_type = 0;
   uint64_t object_type_at = 0;
+  // The thread of the events (event-thread records; 0: none known), its
+  // index in the heap model's threads of the stream, and whether --thread
+  // chooses it, by the name it has when an event is made.
+  const ThreadChoice chosen(opt_.thread);
+  uint64_t tid = 0;
+  std::unordered_map<uint64_t, uint32_t> locals;
+  bool thread_told = false;
+  uint64_t told_tid = 0, told_renames = 0;
+  uint32_t told_local = 0;
+  bool told_chosen = true;
+  auto tell_thread = [&] {
+    if (thread_told && tid == told_tid && ctx.thread_renames == told_renames) return;
+    thread_told = true;
+    told_tid = tid;
+    told_renames = ctx.thread_renames;
+    uint32_t local = 0;
+    if (tid) {
+      const auto it = locals.find(tid);
+      if (it != locals.end()) local = it->second;
+      else if (locals.size() + 2 < HeapModel::kMaxStreamThreads) local = locals[tid] = uint32_t(locals.size() + 1);
+      else local = HeapModel::kMaxStreamThreads - 1;  // (past them, all together)
+    }
+    const bool is_chosen = chosen.chooses(tid, ctx.thread_name(tid));
+    if (local == told_local && is_chosen == told_chosen) return;
+    told_local = local;
+    told_chosen = is_chosen;
+    pipe.put(HeapOp{HeapOp::Thread, local, tid, is_chosen});
+  };
   try {
     ctx.read_memprof([&](const MemprofEvent &ev) {
       offset = ev.offset;
@@ -171,8 +204,11 @@ void Profile::read_memory(StreamContext &ctx) {
           pipe.put(HeapOp{HeapOp::Sampling, 0, s->mean_bytes});
         } else if (const auto *t = std::get_if<ext::TimeMark>(&ev.ext)) {
           pipe.put(HeapOp{HeapOp::TimeMark, 0, t->time_ns, t->rss_bytes});
+        } else if (const auto *e = std::get_if<ext::EventThread>(&ev.ext)) {
+          tid = e->tid;
         } else if (const auto *h = std::get_if<ext::HeapTotal>(&ev.ext)) {
-          pipe.put(HeapOp{HeapOp::HeapTotal, 0, h->time_ns, h->live_bytes});
+          // (The process's count: not that of the threads --thread chooses.)
+          if (chosen.all()) pipe.put(HeapOp{HeapOp::HeapTotal, 0, h->time_ns, h->live_bytes});
         } else if (const auto *m = std::get_if<ext::Map>(&ev.ext)) {
           const EventStacks stacks{ctx.index, 0, m->host_stack, m->guest_stack};
           pipe.put(HeapOp{HeapOp::Map, stack_ids_.id_of(stacks, key_of), m->addr, m->length});
@@ -181,6 +217,7 @@ void Profile::read_memory(StreamContext &ctx) {
         }
         return;
       }
+      tell_thread();
       if (ev.record == MemprofRecord::Free) {
         pipe.put(HeapOp{HeapOp::Free, 0, ev.oaddr});
         return;

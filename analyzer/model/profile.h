@@ -36,7 +36,9 @@ struct ProfileOptions {
   uint64_t snap_events = 0;
   size_t snap_top = 10;
   WindowSpec window;  // only the records between two markers (marker_window.h)
-  std::string thread;  // CPU: only the samples of threads of this name ("": all)
+  // Only the CPU samples and the memory events (with the blocks' frees) of
+  // the threads of this name or tid (ThreadChoice; "": all).
+  std::string thread;
   bool full_names = false;  // C++ template arguments kept (frame_names.h)
   std::string binary;  // LLVM MemProf raw profiles: the profiled program (--binary)
 };

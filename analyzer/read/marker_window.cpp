@@ -56,7 +56,8 @@ bool MarkerWindow::pass_rest(MemprofEvent &ev) {
   if (ev.record == MemprofRecord::Ext)
     return (state_ == State::Inside &&
             !(spec_.active() && std::holds_alternative<ext::HeapTotal>(ev.ext))) ||
-           std::holds_alternative<ext::Sampling>(ev.ext);
+           std::holds_alternative<ext::Sampling>(ev.ext) ||
+           std::holds_alternative<ext::EventThread>(ev.ext);
   if (state_ == State::Inside && earlier_.empty()) return true;
   uint64_t size;
   if (state_ == State::Before) {

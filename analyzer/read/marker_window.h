@@ -21,7 +21,7 @@
 //   first at or after `to`; times count from the profile's start, as the
 //   summary prints them.
 // - Outside the window only records that set state pass (sampling mean,
-//   sampler, thread): time marks, maps, unmaps, CPU samples and weights do
+//   sampler, thread, event-thread): time marks, maps, unmaps, CPU samples and weights do
 //   not. Heap-total records count the whole process's heap, not the
 //   window's: they never pass.
 //

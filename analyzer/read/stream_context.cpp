@@ -56,6 +56,7 @@ bool StreamContext::absorb(const ExtRecord &r, uint64_t offset) {
   } else if (const auto *end = std::get_if<ext::UncleanEnd>(&r)) {
     unclean = UncleanEnd{true, end->time_ns, end->lost_bytes};
   } else if (const auto *t = std::get_if<ext::ThreadName>(&r)) {
+    thread_renames++;
     auto it = thread_names.find(t->tid);
     if (it != thread_names.end())
       it->second = printable(t->name);

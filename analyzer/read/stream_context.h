@@ -80,6 +80,7 @@ struct StreamContext {
   static constexpr size_t kMaxThreadNames = 1 << 16;
   std::map<uint64_t, std::string> thread_names;
   uint64_t thread_names_dropped = 0;
+  uint64_t thread_renames = 0;  // thread-name records read so far
   // The name of thread `tid` now ("" unnamed).
   const std::string &thread_name(uint64_t tid) const;
   // Bumped by every record that can change a name (symbols, modules): names

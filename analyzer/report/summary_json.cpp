@@ -231,6 +231,31 @@ Json functions_memory_json(Profile &profile, const SummaryOptions &opt) {
           {"by_total", rows(t.by_total)}};
 }
 
+// Memory by thread (event-thread records), by bytes allocated: each
+// thread's own blocks and frees, named by the name it had last.
+Json memory_threads_json(const Profile &profile) {
+  std::vector<const ThreadHeap *> threads;
+  for (const ThreadHeap &t : profile.memory().threads())
+    if ((t.tid || t.others) && (t.allocs || t.frees)) threads.push_back(&t);
+  std::stable_sort(threads.begin(), threads.end(), [](const ThreadHeap *a, const ThreadHeap *b) {
+    return a->alloc_bytes > b->alloc_bytes;
+  });
+  Json out = Json::array();
+  for (const ThreadHeap *t : threads) {
+    const StreamContext &ctx = *profile.streams()[t->file];
+    out.push_back({{"pid", ctx.pid},
+                   {"tid", t->tid},
+                   {"name", t->others ? "(other threads)" : ctx.thread_name(t->tid)},
+                   {"alloc_bytes", t->alloc_bytes},
+                   {"alloc_count", t->alloc_count},
+                   {"free_count", t->free_count},
+                   {"leaked_bytes", t->live_bytes},
+                   {"leaked_blocks", t->live_count},
+                   {"peak_bytes", t->peak_bytes}});
+  }
+  return out;
+}
+
 Json memory_json(Profile &profile, const SummaryOptions &opt) {
   const HeapModel &heap = profile.memory();
   // XXX: in sampled streams the calls are estimates, as bytes are; what
@@ -256,7 +281,8 @@ Json memory_json(Profile &profile, const SummaryOptions &opt) {
             {"leaked_blocks", heap.sampled() ? Json(estimated_live_blocks(heap)) : Json(heap.live_blocks())},
             {"leaked_blocks_recorded", heap.live_blocks()},
             {"temporary_allocations", heap.temporary()},
-            {"unknown_frees", heap.unknown_frees()}};
+            {"unknown_frees", heap.unknown_frees()},
+            {"threads", memory_threads_json(profile)}};
   Json suppressed = Json::array();
   for (const SuppressedLeaks &l : profile.suppressed())
     suppressed.push_back(

@@ -140,6 +140,28 @@ void snapshot(const Json &s, const SummaryOptions &opt, std::ostream &out) {
   }
 }
 
+// Memory by thread, the most bytes allocated first, named as the program
+// named them (else by tid): one line each, the top few on one screen.
+void memory_threads(const Json &threads, const SummaryOptions &opt, std::ostream &out) {
+  if (threads.size() < 2) return;
+  const size_t shown = opt.full ? threads.size() : std::min(threads.size(), opt.top);
+  out << "  by thread:     " << std::setw(10) << "allocated" << std::setw(10) << "calls"
+      << std::setw(10) << "frees" << std::setw(10) << "leaked" << std::setw(10) << "peak"
+      << "  thread\n";
+  for (size_t i = 0; i < shown; i++) {
+    const Json &t = threads[i];
+    const std::string name = t["name"];
+    const std::string pid = std::to_string(t["pid"].get<uint64_t>()),
+                      tid = std::to_string(t["tid"].get<uint64_t>());
+    out << "                 " << std::setw(10) << bytes(t["alloc_bytes"]) << std::setw(10)
+        << count(t["alloc_count"]) << std::setw(10) << count(t["free_count"]) << std::setw(10)
+        << bytes(t["leaked_bytes"]) << std::setw(10) << bytes(t["peak_bytes"]) << "  "
+        << (name.empty() ? "tid " + tid + " (pid " + pid + ")" : name + " (pid " + pid + " tid " + tid + ")")
+        << "\n";
+  }
+  if (shown < threads.size()) out << "                 ... " << threads.size() - shown << " more threads\n";
+}
+
 void memory(const Json &m, const SummaryOptions &opt, std::ostream &out) {
   out << "MEMORY\n";
   if (m["sampling_mean_bytes"].get<uint64_t>())
@@ -212,6 +234,7 @@ void memory(const Json &m, const SummaryOptions &opt, std::ostream &out) {
   if (default_blocks)
     out << "  not leaks:     " << bytes(Json(by_default)) << " in " << default_blocks
         << " blocks the C library and the loader keep to the end (--no-default-suppressions)\n";
+  memory_threads(m["threads"], opt, out);
 
   if (opt.full && m.contains("object_types")) render_object_types(m["object_types"], out);
 
@@ -452,8 +475,8 @@ void render_summary(const Json &summary, const SummaryOptions &opt, std::ostream
   if (!opt.full) {
     text << "\n(--full: "
          << (summary["memory"].is_null() ? "" : "frames without symbols, stacks by bytes "
-                                                 "allocated and by calls, object types, sizes, "
-                                                 "the heap over time, mmap, ")
+                                                 "allocated and by calls, every thread, object "
+                                                 "types, sizes, the heap over time, mmap, ")
          << (summary["cpu"].is_null() ? "" : "the hottest stacks, threads, ")
          << "the agent's counters and the streams)\n";
     out << text.str();

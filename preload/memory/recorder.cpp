@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <unistd.h>
 
 #include "agent.h"
 #include "ext.h"
@@ -11,6 +12,7 @@
 #include "memprof.h"
 #include "ring_event.h"
 #include "stream_writer.h"
+#include "thread_names.h"
 #include "thread_state.h"
 
 namespace prof {
@@ -75,10 +77,19 @@ struct Where {
 static_assert(kMaxRingEventBytes <= EventRing::kMaxInPlace, "events are stored in place");
 
 // Beside other producers: the event's exact length reserved first.
-__attribute__((noinline)) void emit_in_place(const AllocEvent &e, uint8_t object_type) {
+__attribute__((noinline)) void emit_in_place(const AllocEvent &e, uint8_t object_type,
+                                             uint32_t tid) {
   g_agent.ring.append_in_place(ring_event_size(ring_event_header(e)), [&](uint8_t *dst) {
-    put_ring_event(dst, e, object_type);
+    put_ring_event(dst, e, object_type, tid);
   });
+}
+
+// The thread's first event: its id, kept, and its name, written before it.
+__attribute__((noinline, cold)) uint32_t first_event_of_thread() {
+  const pid_t tid = gettid();
+  t_state.tid = uint32_t(tid);
+  write_thread_name_to_memory(tid);
+  return uint32_t(tid);
 }
 
 // osize 0: the agent cannot know what free() releases (memprof.h); a guest
@@ -91,11 +102,12 @@ __attribute__((noinline)) void emit_in_place(const AllocEvent &e, uint8_t object
   const AllocEvent e{aevent, w.loc, stacks, w.host, w.guest, uint64_t(oaddr), osize,
                      uint64_t(naddr), nsize};
   const uint8_t object_type = aevent == kAeventFree ? 0 : t_state.object_type;
+  const uint32_t tid = __builtin_expect(t_state.tid != 0, 1) ? t_state.tid : first_event_of_thread();
   // The solo producer stores at the head at once.
   if (!g_agent.ring.append_solo(kMaxRingEventBytes, [&](uint8_t *dst) {
-        return put_ring_event(dst, e, object_type);
+        return put_ring_event(dst, e, object_type, tid);
       }))
-    emit_in_place(e, object_type);
+    emit_in_place(e, object_type, tid);
 }
 
 void emit_with_stacks(const CallSite &at, uint8_t aevent, const void *oaddr, const void *naddr,

@@ -15,6 +15,7 @@ static_assert(StreamCompactor::kRefNumberBits == kRingRefNumberBits, "ring_file.
 struct StreamCompactor::Ahead {
   AllocEvent e;
   uint8_t type;
+  uint32_t tid;
   size_t len;
 };
 
@@ -53,6 +54,7 @@ void StreamCompactor::start() {
   skip_left_ = 0;
   next_site_ = 1;
   last_site_ = Site{};
+  last_tid_ = 0;
   plain_events_ = compact_events_ = 0;
   // (A forked child's tables are its parent's copies: new ones.) Small at
   // first, as a short process needs them (each page a fault); they double
@@ -184,7 +186,11 @@ void StreamCompactor::emit_event(const AllocEvent &e, uint8_t type) {
   out_len_ += w.size();
 }
 
-void StreamCompactor::take_event(const AllocEvent &e, uint8_t type) {
+void StreamCompactor::take_event(const AllocEvent &e, uint8_t type, uint32_t tid) {
+  if (tid != last_tid_ && tid) {  // (before the event's site and object type; 0: unknown)
+    last_tid_ = tid;
+    emit_record(ext::EventThread{tid});
+  }
   if (!compacting_) return emit_event(e, type);
   const uint8_t head = ring_event_header(e) & (kAsourceMask | kMemprofStacks);
   compact_events_++;  // (taken back below for an event left with addresses)
@@ -242,7 +248,7 @@ size_t StreamCompactor::read_ahead(const uint8_t *p, size_t len, Ahead *a) {
   if (len < 2 || p[0] != kRingEventTag) return 0;
   const size_t size = ring_event_size(p[1]);
   if (len < size) return 0;
-  read_ring_event(p, &a->e, &a->type);
+  read_ring_event(p, &a->e, &a->type, &a->tid);
   // The blocks' slots, both whatever the event (GCC 12 drops a prefetch
   // that is all a branch does; an absent address's is one line, soon
   // cached), and the site's: a program with many sites misses there too.
@@ -260,8 +266,9 @@ long StreamCompactor::take(const uint8_t *p, size_t len) {
     if (len < 2 || len < ring_event_size(p[1])) return 0;
     AllocEvent e;
     uint8_t type;
-    read_ring_event(p, &e, &type);
-    take_event(e, type);
+    uint32_t tid;
+    read_ring_event(p, &e, &type, &tid);
+    take_event(e, type, tid);
     return long(ring_event_size(p[1]));
   }
   ExtentCursor c(p, p + len);
@@ -346,7 +353,7 @@ long StreamCompactor::put(const uint8_t *data, size_t len, Sink sink, void *ctx)
     if (queued > 0) {
       const Ahead &a = ahead[first];
       first = (first + 1) % kAhead, queued--;
-      take_event(a.e, a.type);
+      take_event(a.e, a.type, a.tid);
       data += a.len, len -= a.len;
       continue;
     }

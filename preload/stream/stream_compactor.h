@@ -5,7 +5,9 @@
 // interpreter does: a stream of them compresses about ten times smaller.
 // Not compacting (a plain stream, for memprof readers), it only encodes
 // them as memprof events, which is also what an event becomes that cannot
-// be compacted. Every other record passes as it is.
+// be compacted. Every other record passes as it is. An event made by
+// another thread than the previous event goes after an event-thread record
+// (ext.h) naming its thread.
 //
 // Invariants:
 // - Raw (raw_thread.h): no allocation (its tables live in memory it maps
@@ -108,8 +110,8 @@ class StreamCompactor {
   // Handles the record at the start of [p, p + len): how many bytes it
   // took, 0 when it needs more, or -1 when the bytes are no record.
   long take(const uint8_t *p, size_t len);
-  // An allocation event, with its object type (0: none).
-  void take_event(const AllocEvent &e, uint8_t type);
+  // An allocation event, with its object type (0: none), made by thread tid.
+  void take_event(const AllocEvent &e, uint8_t type, uint32_t tid);
   // The event as a memprof event, after its object-type record.
   void emit_event(const AllocEvent &e, uint8_t type);
   // The key of the site of this location, stacks, size and type.
@@ -152,6 +154,7 @@ class StreamCompactor {
   SiteBlocks *site_blocks_ = nullptr;  // by site id
   uint64_t next_site_ = 1;
   Site last_site_{};  // the last site found or made
+  uint32_t last_tid_ = 0;  // the thread of the last event (0: none yet)
   uint64_t plain_events_ = 0, compact_events_ = 0;
   uint64_t split_reallocs_ = 0;   // written as a compact free and a plain allocation
   uint64_t locations_lost_ = 0;   // frees written without their location (table full)
