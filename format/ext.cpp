@@ -13,7 +13,8 @@ const char *ext_kind_name(ExtKind kind) {
       "unmap",      "process",    "sampler",     "thread",      "weight",
       "unclean-end", "skip",  "vm-function", "vm-state",
       "heap-total", "object-type", "working-dir", "site",   "alloc-at",
-      "free-of",    "free-at",    "realloc-of", "trace-sample", "thread-name"};
+      "free-of",    "free-at",    "realloc-of", "trace-sample", "thread-name",
+      "attached"};
   static_assert(sizeof kNames / sizeof kNames[0] == kExtKindMax + 1, "a name per kind");
   const uint8_t k = static_cast<uint8_t>(kind);
   return k <= kExtKindMax ? kNames[k] : "?";
@@ -198,6 +199,8 @@ void read_body(ByteReader &in, ext::ThreadName &r) {
     in.fail(at, "thread name of " + std::to_string(r.name.size()) + " bytes (at most " +
                     std::to_string(kMaxThreadName) + ")");
 }
+
+void read_body(ByteReader &in, ext::Attached &r) { r.attach_number = in.uleb(); }
 
 template <class Record>
 void read_as(ByteReader &in, ExtRecord &out) {

@@ -1,8 +1,8 @@
 // libprof extension records: what an extended memprof or sysprof section (the
-// X bit of prologue.h) carries beyond the LuaJIT grammar. Extension revision 5
+// X bit of prologue.h) carries beyond the LuaJIT grammar. Extension revision 6
 // (revision 1 had neither unclean-end nor skip; revision 2 had no compact
 // events, kinds 22 to 26; revision 3 no trace-sample; revision 4 no
-// thread-name).
+// thread-name; revision 5 no attached).
 //
 // ext-record     := ext-header ext-body
 // ext-header     := <BYTE>                   [01KKKKKK], KKKKKK = ext kind
@@ -11,7 +11,7 @@
 //                   process | sampler | thread | weight | unclean-end |
 //                   skip | vm-function | vm-state | heap-total | object-type |
 //                   working-dir | site | alloc-at | free-of | free-at |
-//                   realloc-of | trace-sample | thread-name
+//                   realloc-of | trace-sample | thread-name | attached
 // stack-host     := node-id parent-id ip                         (kind 1)
 // stack-guest    := node-id parent-id frame-type frame-addr line (kind 2)
 // module-load    := base size path build-id                      (kind 3)
@@ -41,6 +41,7 @@
 // realloc-of     := site-id age-step new-site-id                 (kind 26)
 // trace-sample   := traceno sym-addr line-no                     (kind 27)
 // thread-name    := tid name                                     (kind 28)
+// attached       := attach-number                                (kind 29)
 // site-head      := <BYTE>   [00HSSS00]: the H and SSS bits of a memprof
 //                   event-header: which loc (guest_loc.h) and whether stacks
 //                   (host-stack-id guest-stack-id) follow
@@ -48,7 +49,7 @@
 // rss-bytes, heap-bytes, mean-bytes, count, stat-value, addr, length,
 // host-stack-id, guest-stack-id, pid, ppid, time-unix-ns, backend, mode,
 // interval-ns, tid, sample-weight, lost-bytes, start, vmstate, live-bytes,
-// type-id, site-id, free-site-id, new-site-id, age-step := <ULEB128>
+// type-id, site-id, free-site-id, new-site-id, age-step, attach-number := <ULEB128>
 // path, build-id, label, stat-name, exe-path, name := string (as in symtab.h)
 //                   (a thread-name's name: at most kMaxThreadName bytes)
 //
@@ -119,6 +120,14 @@
 //   from here on (pthread_setname_np, prctl(PR_SET_NAME), or the name it had
 //   when it started or when profiling did); written when a name is set or
 //   first seen, in both sections, so a later one renames the thread.
+// - attached (revision 6): the agent came into the process while it ran
+//   (prof-run --pid), for the attach-number-th time (1, 2, ...), and
+//   recorded from the process record's time on: the stream holds nothing
+//   from before. A free, or a realloc's old block, of an address the stream
+//   never allocated is then of a block allocated before recording began
+//   (not an unknown free), and a block still live at the stream's end was
+//   live when the agent detached, the process running on (not a leak).
+//   Written once, right after working-dir, in both sections.
 // - heap-total: the writer's exact count of the process's live heap at
 //   time-ns (nanoseconds since profiling started): every block allocated
 //   since then and not yet freed, at the allocator's usable size
@@ -211,8 +220,9 @@ enum class ExtKind : uint8_t {
   ReallocOf = 26,
   TraceSample = 27,
   ThreadName = 28,
+  Attached = 29,
 };
-constexpr uint8_t kExtKindMax = 28;
+constexpr uint8_t kExtKindMax = 29;
 
 constexpr uint8_t ext_header(ExtKind kind) { return kExtFlag | static_cast<uint8_t>(kind); }
 
@@ -458,6 +468,12 @@ struct BasicThreadName {
 using ThreadName = BasicThreadName<std::string>;
 using ThreadNameView = BasicThreadName<std::string_view>;
 
+struct Attached {
+  static constexpr ExtKind kKind = ExtKind::Attached;
+  static constexpr size_t kMaxBytes = 1 + kUleb128Max;
+  uint64_t attach_number = 0;
+};
+
 }  // namespace ext
 
 // age-step's zigzag form of a signed difference, and back.
@@ -471,7 +487,7 @@ using ExtRecord = std::variant<ext::StackHost, ext::StackGuest, ext::ModuleLoad,
                                ext::UncleanEnd, ext::Skip, ext::VmFunction, ext::VmState,
                                ext::HeapTotal, ext::ObjectType, ext::WorkingDir, ext::Site,
                                ext::AllocAt, ext::FreeOf, ext::FreeAt, ext::ReallocOf,
-                               ext::TraceSample, ext::ThreadName>;
+                               ext::TraceSample, ext::ThreadName, ext::Attached>;
 
 template <size_t... I>
 constexpr bool ext_kinds_in_order(std::index_sequence<I...>) {
@@ -649,6 +665,12 @@ void put_ext(Out &out, const ext::BasicThreadName<Text> &r) {
   out.put_u8(ext_header(r.kKind));
   out.put_uleb(r.tid);
   out.put_string(r.name.data(), written_len(r.name, kMaxThreadName));
+}
+
+template <class Out>
+void put_ext(Out &out, const ext::Attached &r) {
+  out.put_u8(ext_header(r.kKind));
+  out.put_uleb(r.attach_number);
 }
 
 template <class Out>

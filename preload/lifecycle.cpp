@@ -234,7 +234,7 @@ void adopt_stream_file(int fd) {
 bool write_stream_opening(pid_t ppid) {
   static uint8_t buf[1 << 16];
   StreamWriter out(buf, sizeof buf, owned_file_sink, &g_file);
-  put_stream_opening(out, SectionKind::Memprof, ppid);
+  put_stream_opening(out, SectionKind::Memprof, ppid, g_agent.attach_number);
   put_ext(out, ext::Sampling{g_agent.cfg.sample_bytes});
   pthread_mutex_lock(&g_modules_mutex);
   g_modules.reset();
@@ -527,6 +527,60 @@ bool open_memory_stream() {
   g_events_while_opening.fetch_add(1, std::memory_order_relaxed);
   return false;
 }
+
+namespace {
+
+// Another stream after a finished one (attached again): new file, stack
+// table, counts and ring; the tables stay mapped.
+bool reopen_memory_stream() {
+  if (g_agent.ring.left_to_writer()) {
+    say("the last stream's writer is still stopped inside a write (", g_path,
+        "); no memory stream while it holds it");
+    return false;
+  }
+  g_events_while_opening.store(0);
+  g_agent.stacks.reset();
+  g_agent.unwind_failures.store(0);
+  g_agent.guest_stacks_cut.store(0);
+  g_agent.guards_abandoned.store(0);
+  g_agent.libc_direct_calls.store(0);
+  g_said_removed = false;
+  HostStack::reset_fallbacks();
+  restart_guest_symbols();
+  if (g_agent.cfg.sample_bytes) {
+    if (g_sampled.mapped()) g_sampled.reset();
+    else if (!g_sampled.init()) return false;
+  }
+  const int fd = create_stream_file();
+  if (fd < 0) return false;
+  adopt_stream_file(fd);
+  if (!write_stream_opening(getppid())) return false;
+  if (!g_agent.ring.restart(&g_file, create_stream_ring_file(fd))) {
+    say("cannot map the event ring; profiling disabled");
+    g_file.close();
+    remove_ring_file();
+    return false;
+  }
+  g_stream_state.store(kStreamOpen);
+  return true;
+}
+
+}  // namespace
+
+bool open_attached_memory_stream() {
+  GuardScope guard;
+  bool opened;
+  if (g_open_state.load() == kOpened) {
+    opened = reopen_memory_stream();
+  } else {
+    g_open_state.store(kUnopened);  // (or an attach before could not open it)
+    opened = open_memory_stream();
+  }
+  if (opened) g_agent.on.store(true, std::memory_order_release);
+  return opened;
+}
+
+void finish_attached_memory_stream() { finish_memory_stream(); }
 
 uint64_t events_while_opening() { return g_events_while_opening.load(std::memory_order_relaxed); }
 

@@ -113,6 +113,7 @@ attach_and_record() {
     3) die "process $pid runs a setuid/setgid program: the agent stays inert there" ;;
     4) die "$why" ;;
     5) die "the agent could not start in process $pid: $why" ;;
+    6) die "the agent could not record memory in process $pid: $why" ;;
     *) kill -0 "$pid" 2>/dev/null || die "process $pid ended while it was being attached"
        die "$(gdb_refusal "$out")" ;;
   esac

@@ -1,6 +1,7 @@
 // prof_attach_start() and prof_attach_stop(): the agent's life when gdb
 // dlopens it into a running process (attach.h). The settings come from the
-// injector; CPU samples of every thread, found in /proc/self/task.
+// injector; CPU samples of every thread, found in /proc/self/task; the
+// allocator's calls through the GOT rewrite (got_rewrite.h).
 #include <atomic>
 #include <cstring>
 #include <ctime>
@@ -11,7 +12,9 @@
 
 #include "agent.h"
 #include "attach/attach.h"
+#include "attach/got_rewrite.h"
 #include "config.h"
+#include "memory/hooks.h"
 #include "cpu/sampler.h"
 #include "program_signals.h"
 #include "thread_state.h"
@@ -99,6 +102,33 @@ int fail(int result, const char *why) {
 
 using namespace prof;
 
+namespace {
+
+// Memory from now on: a new stream, then the GOT entries that bring the
+// allocator's calls to the hooks.
+int start_memory() {
+#ifdef PROF_CPU_ONLY
+  return kAttachStarted;  // (libprof-cpu.so has no hooks: the settings said no memory)
+#else
+  resolve_real_functions_in_program();
+  if (!open_attached_memory_stream())
+    return fail(kAttachMemoryFailed, "the memory stream could not be opened (the program's stderr says why)");
+  got_rewrite::install(g_agent.cfg.mmap);
+  return kAttachStarted;
+#endif
+}
+
+void stop_memory() {
+#ifndef PROF_CPU_ONLY
+  // The calls go to libc again first, then the stream ends: a call already
+  // in a hook finds the agent off (or its record dropped at the end).
+  got_rewrite::restore();
+  finish_attached_memory_stream();
+#endif
+}
+
+}  // namespace
+
 int prof_attach_start(const char *settings) {
   const ErrnoKept errno_kept;
   g_error[0] = 0;
@@ -108,17 +138,24 @@ int prof_attach_start(const char *settings) {
   GuardScope guard;
   Config cfg;
   if (!parse_settings(settings, &cfg)) return fail(kAttachBadSettings, cfg.error);
-  // CPU samples: memory is not recorded through an attach yet.
+#ifdef PROF_CPU_ONLY
   cfg.memory = false;
+#endif
   if (cfg.cpu == CpuMode::Off) cfg.cpu = CpuMode::Callgraph;
   g_agent.cfg = cfg;
   g_agent.start_ns = monotonic_ns();
+  g_agent.attach_number++;
   claim_signal_table();
   g_attached_pid = getpid();
+  if (cfg.memory && start_memory() != kAttachStarted) return kAttachMemoryFailed;
   SampleSlot *first = sample_slots::claim(uint64_t(syscall(SYS_gettid)));
-  if (!first) return fail(kAttachCpuFailed, "cannot map a thread's sample slot");
+  if (!first) {
+    if (cfg.memory) stop_memory();
+    return fail(kAttachCpuFailed, "cannot map a thread's sample slot");
+  }
   if (!start_cpu_sampler(prof_attach_signal_handler, first)) {
     sample_slots::release(first);
+    if (cfg.memory) stop_memory();
     return fail(kAttachCpuFailed, "the CPU sampler did not start (the program's stderr says why)");
   }
   while (g_scanning.exchange(true, std::memory_order_acquire)) sched_yield();
@@ -137,6 +174,7 @@ int prof_attach_stop(void) {
   if (t_in_handler) return kDetachBusy;
   if (!g_attached.exchange(false)) return kDetachNone;
   GuardScope guard;
+  if (g_agent.cfg.memory) stop_memory();
   while (g_in_handler.load(std::memory_order_acquire) != 0) sched_yield();
   while (g_scanning.exchange(true, std::memory_order_acquire)) sched_yield();
   stop_cpu_sampler();
