@@ -239,7 +239,10 @@ void memory(const Json &m, const SummaryOptions &opt, std::ostream &out) {
   for (const StackList &t : kStackLists) {
     if (!opt.full && !t.on_one_screen) continue;
     if (!opt.full && m[t.key].empty()) continue;
-    out << "\n" << t.title << "\n";
+    // (Attached, the blocks live at the end were live at the detach.)
+    const bool live_at_detach = attached && std::string(t.key) == "leaks";
+    out << "\n" << (live_at_detach ? "STILL LIVE: stacks holding memory when recording ended" : t.title)
+        << "\n";
     for (const Json &r : m[t.key]) {
       const Json figure = r[t.figure].get<double>();
       row(r, *t.unit ? count(figure) + t.unit : bytes(figure), opt.stack_depth, opt.full, out);

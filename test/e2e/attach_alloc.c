@@ -100,11 +100,11 @@ static void *spinner(void *arg) {
 
 int main(void) {
   for (int i = 0; i < kOld; i++) g_old[i] = attach_old_block(32);
+  pthread_t t;
+  pthread_create(&t, NULL, spinner, NULL);
   /* (stdout's buffer now, so no round makes it.) */
   printf("ready\n");
   fflush(stdout);
-  pthread_t t;
-  pthread_create(&t, NULL, spinner, NULL);
   char line[64];
   while (fgets(line, sizeof line, stdin) && strcmp(line, "q\n") != 0) {
     if (strcmp(line, "round\n") != 0 || g_next_old + kOldFreed + kOldGrown > kOld) continue;

@@ -1,7 +1,7 @@
 # A Python program to attach to for memory (test/attach_e2e.cpp): a thread
 # makes zeroed bytes objects of 100000 bytes, each a calloc of the
-# interpreter's (PyObject_Calloc: larger than its small-object allocator
-# takes), until the file named by argv[1] exists; then prints a checksum
+# interpreter's (bytes_new, _PyBytes_FromSize, _PyObject_Calloc: larger
+# than its small-object allocator takes), until the file named by argv[1] exists; then prints a checksum
 # of fixed work and exits 0.
 import os
 import sys
