@@ -268,6 +268,18 @@ std::atomic<uint64_t> g_events_while_opening{0};
 
 bool g_ring_inherited = false;  // this process is a fork child of one that opened it
 
+// A new memory stream's stack table and counts start afresh.
+void forget_stream_counts() {
+  g_agent.stacks.reset();
+  g_agent.unwind_failures.store(0);
+  g_agent.guest_stacks_cut.store(0);
+  g_agent.guards_abandoned.store(0);
+  g_agent.libc_direct_calls.store(0);
+  g_said_removed = false;
+  HostStack::reset_fallbacks();
+  restart_guest_symbols();
+}
+
 // The memory stream of a forked child: its own file, stack table and ring,
 // opened by its own first event (a child that only execs records nothing).
 void restart_memory_stream_in_child() {
@@ -280,14 +292,7 @@ void restart_memory_stream_in_child() {
   if (memory_stream_opened()) {
     // XXX: a parent thread may have held it across fork() (dlopen); ours now.
     pthread_mutex_init(&g_modules_mutex, nullptr);
-    g_agent.stacks.reset();
-    g_agent.unwind_failures.store(0);  // the stats count the child's events only
-    g_agent.guest_stacks_cut.store(0);
-    g_agent.guards_abandoned.store(0);
-    g_agent.libc_direct_calls.store(0);
-    g_said_removed = false;
-    HostStack::reset_fallbacks();
-    restart_guest_symbols();
+    forget_stream_counts();  // the stats count the child's events only
     if (g_agent.cfg.sample_bytes) g_sampled.reset();
     g_ring_inherited = true;
     g_agent.stream_open.store(false);
@@ -539,14 +544,7 @@ bool reopen_memory_stream() {
     return false;
   }
   g_events_while_opening.store(0);
-  g_agent.stacks.reset();
-  g_agent.unwind_failures.store(0);
-  g_agent.guest_stacks_cut.store(0);
-  g_agent.guards_abandoned.store(0);
-  g_agent.libc_direct_calls.store(0);
-  g_said_removed = false;
-  HostStack::reset_fallbacks();
-  restart_guest_symbols();
+  forget_stream_counts();
   if (g_agent.cfg.sample_bytes) {
     if (g_sampled.mapped()) g_sampled.reset();
     else if (!g_sampled.init()) return false;

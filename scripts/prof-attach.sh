@@ -1,8 +1,9 @@
 # prof-run --pid: attaching to a running process, sourced by prof-run
 # (docs/attach.md). gdb, in batch mode, loads the agent into the process
-# (dlopen) and calls prof_attach_start() with the settings; at the end it
-# calls prof_attach_stop(), which finishes the streams and leaves no clock,
-# handler or thread behind. Each refusal is one line and exit code 2, the
+# (dlopen) and calls prof_attach_start() with the settings, which rewrites
+# the allocator's GOT entries and starts the CPU sampler; at the end it
+# calls prof_attach_stop(), which writes those entries back, finishes the
+# streams and leaves no clock, handler or thread behind. Each refusal is one line and exit code 2, the
 # process untouched.
 #
 # Uses from prof-run: pid, duration, agent, env_args, outdir, die.

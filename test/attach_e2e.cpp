@@ -17,6 +17,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <functional>
 #include <map>
@@ -295,10 +296,10 @@ bool have(const char *command) {
 }
 
 // An interpreter running script (which prints "ready", then works until
-// the file its first argument names exists) attached twice; its output and
-// exit status those of a bare run.
-void script_attached_twice(const char *interpreter, const char *script,
-                           const std::vector<std::string> &functions) {
+// the file its first argument names exists), `attached` while it runs; its
+// output and exit status those of a bare run.
+void script_attached(const char *interpreter, const char *script,
+                     const std::function<void(pid_t)> &attached) {
   const TempDir dir("attach-script");
   const std::vector<std::string> argv{interpreter, e2e_file(script), dir / "stop"};
   Target bare = start(argv);
@@ -309,10 +310,15 @@ void script_attached_twice(const char *interpreter, const char *script,
 
   Target t = start(argv);
   REQUIRE(read_line(t) == "ready");
-  attach_twice(t.pid, functions);
+  attached(t.pid);
   const Ended end = finish(t, [&] { std::ofstream(dir / "stop"); });
   CHECK(end.out == bare_end.out);
   CHECK(end.status == bare_end.status);
+}
+
+void script_attached_twice(const char *interpreter, const char *script,
+                           const std::vector<std::string> &functions) {
+  script_attached(interpreter, script, [&](pid_t pid) { attach_twice(pid, functions); });
 }
 
 }  // namespace
@@ -366,6 +372,22 @@ std::string summary_of(const std::string &args) {
   return all;
 }
 
+// The function the program's GOT entry for `name` (its PLT's) points to, as
+// gdb names it: "malloc in section .text of /.../libprof.so".
+std::string got_entry(pid_t pid, const std::string &name) {
+  const std::string cmd = "gdb -nx -q -batch -p " + std::to_string(pid) +
+                          " -iex 'set debuginfod enabled off' -iex 'set auto-load no'"
+                          " -ex \"info symbol (long)'" + name + "@got.plt'\" 2>&1";
+  FILE *f = popen(cmd.c_str(), "r");
+  REQUIRE(f);
+  std::string found;
+  char line[4096];
+  while (fgets(line, sizeof line, f))
+    if (strstr(line, " in section ")) found = line;
+  pclose(f);
+  return found;
+}
+
 // The number after "name": in summary --json's text (-1 when absent).
 long long json_number(const std::string &json, const std::string &name) {
   std::smatch m;
@@ -392,12 +414,17 @@ TEST_CASE("a C program's allocation calls while attached: exact counts per funct
     INFO("attach " << round);
     const TempDir dir("attach-mem");
     Run r;
-    launch(r, attach_args(t.pid, dir.path, "3s"));
+    launch(r, attach_args(t.pid, dir.path, "4s"));
     REQUIRE(wait_attached(r));
     REQUIRE(write(t.in, "round\n", 6) == 6);
     REQUIRE(read_line(t) == "done " + std::to_string(round));
+    // The program's calls lead to the agent while attached, to libc after.
+    CHECK(got_entry(t.pid, "malloc").find("/libprof.so") != std::string::npos);
+    CHECK(got_entry(t.pid, "free").find("/libprof.so") != std::string::npos);
     wait_run(r);
     check_detached(r, t.pid, false, threads_before);
+    CHECK(got_entry(t.pid, "malloc").find("/libc.so.6") != std::string::npos);
+    CHECK(got_entry(t.pid, "free").find("/libc.so.6") != std::string::npos);
     const std::string stream = memory_stream(dir.path);
     // Allocations by the function that made them (realloc's new blocks
     // included), exactly as attach_alloc.c makes them in a round.
@@ -435,32 +462,45 @@ TEST_CASE("a C program's allocation calls while attached: exact counts per funct
   CHECK(end.status == bare_end.status);
 }
 
-TEST_CASE("python3 making bytes objects attached: its allocations with the interpreter's frames") {
-  if (!have("python3")) std::exit(4);
-  const TempDir dir("attach-script");
-  const std::vector<std::string> argv{"python3", e2e_file("attach_alloc.py"), dir / "stop"};
-  Target bare = start(argv);
+TEST_CASE("threads allocating without pause attached and detached three times: no call lost its way") {
+  // (Each detach finds calls inside the hooks, and calls that read the GOT
+  // entry just before it was written back.)
+  Target bare = start({program("attach_alloc"), "churn"});
   REQUIRE(read_line(bare) == "ready");
-  const Ended bare_end = finish(bare, [&] { std::ofstream(dir / "stop"); });
+  const Ended bare_end = finish(bare, [&] { say_q(bare); });
   REQUIRE(WIFEXITED(bare_end.status));
-  remove((dir / "stop").c_str());
 
-  Target t = start(argv);
+  Target t = start({program("attach_alloc"), "churn"});
   REQUIRE(read_line(t) == "ready");
-  for (int round = 1; round <= 2; round++) {
+  const int threads_before = threads(t.pid);
+  for (int round = 1; round <= 3; round++) {
     INFO("attach " << round);
-    const TempDir out("attach-mem");
-    const Run r = prof_run(attach_args(t.pid, out.path, "2s"));
-    check_detached(r, t.pid, false, threads(t.pid));
-    // bytes(100000): bytes_new, _PyBytes_FromSize, then _PyObject_Calloc,
-    // past the small-object allocator, calls calloc: thousands a second.
-    const std::map<FoldedStack, double> made = folded("--metric alloc-count " + memory_stream(out.path));
-    CHECK(samples_in(made, "_PyObject_Calloc") > 100);
-    CHECK(samples_in(made, "bytes_new") > 100);
+    const TempDir dir("attach-churn");
+    const Run r = prof_run(attach_args(t.pid, dir.path, "1s"));
+    check_detached(r, t.pid, false, threads_before);
+    const std::map<FoldedStack, double> made = folded("--metric alloc-count " + memory_stream(dir.path));
+    CHECK(samples_in(made, "churn_work") > 1000);
   }
-  const Ended end = finish(t, [&] { std::ofstream(dir / "stop"); });
+  const Ended end = finish(t, [&] { say_q(t); });
   CHECK(end.out == bare_end.out);
   CHECK(end.status == bare_end.status);
+}
+
+TEST_CASE("python3 making bytes objects attached: its allocations with the interpreter's frames") {
+  if (!have("python3")) std::exit(4);
+  script_attached("python3", "attach_alloc.py", [](pid_t pid) {
+    for (int round = 1; round <= 2; round++) {
+      INFO("attach " << round);
+      const TempDir out("attach-mem");
+      const Run r = prof_run(attach_args(pid, out.path, "2s"));
+      check_detached(r, pid, false, threads(pid));
+      // bytes(100000): bytes_new, _PyBytes_FromSize, then _PyObject_Calloc,
+      // past the small-object allocator, calls calloc: thousands a second.
+      const std::map<FoldedStack, double> made = folded("--metric alloc-count " + memory_stream(out.path));
+      CHECK(samples_in(made, "_PyObject_Calloc") > 100);
+      CHECK(samples_in(made, "bytes_new") > 100);
+    }
+  });
 }
 
 TEST_CASE("python3 attached twice: its threads' host stacks, output and exit status unchanged") {

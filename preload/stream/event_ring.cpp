@@ -636,6 +636,23 @@ bool EventRing::await_writer() {
   return true;
 }
 
+void EventRing::forget_stream(OwnedFile *file) {
+  shared_lock_.store(false);
+  flushed_.store(0);
+  flushing_.store(false);
+  flush_owner_.store(nullptr);
+  stall_pos_ = kIdle;
+  abandoned_.store(0);
+  failed_.store(false);
+  full_waits_.store(0);  // the new stream's own counts
+  shared_uses_.store(0);
+  file_base_ = file_position(file);
+  running_.store(false);
+  helping_.store(false);
+  unanswered_ = left_to_writer_ = false;
+  writer_.forget();
+}
+
 bool EventRing::restart_in_child(OwnedFile *file, int ring_fd) {
   // The parent's ring (its file's mapping, shared) is not the child's: a
   // new one, where the parent's other threads do not exist.
@@ -653,20 +670,7 @@ bool EventRing::restart_in_child(OwnedFile *file, int ring_fd) {
     pthread_setspecific(g_slot_key, t_ring_slot);
   }
   slots_used_.store(own < kSlots ? own + 1 : 0);
-  shared_lock_.store(false);
-  flushed_.store(0);
-  flushing_.store(false);
-  flush_owner_.store(nullptr);
-  stall_pos_ = kIdle;
-  abandoned_.store(0);
-  failed_.store(false);
-  full_waits_.store(0);  // the child's own counts
-  shared_uses_.store(0);
-  file_base_ = file_position(file);
-  running_.store(false);
-  helping_.store(false);
-  unanswered_ = left_to_writer_ = false;
-  writer_.forget();  // the parent's writer is not the child's
+  forget_stream(file);  // (the parent's writer is not the child's)
   membarrier_ = register_membarrier();
   reset_solo(t_ring_slot);  // this thread is the child's only one
   return launch();
@@ -688,19 +692,7 @@ bool EventRing::restart(OwnedFile *file, int ring_fd) {
     return false;
   }
   for (size_t i = 0; i < kSlots; i++) slots_[i].owned.store(owned[i], std::memory_order_relaxed);
-  shared_lock_.store(false);
-  flushed_.store(0);
-  flushing_.store(false);
-  flush_owner_.store(nullptr);
-  stall_pos_ = kIdle;
-  abandoned_.store(0);
-  failed_.store(false);
-  full_waits_.store(0);
-  shared_uses_.store(0);
-  file_base_ = file_position(file);
-  helping_.store(false);
-  unanswered_ = left_to_writer_ = false;
-  writer_.forget();  // (it exited at finish())
+  forget_stream(file);  // (the writer exited at finish())
   return launch();
 }
 

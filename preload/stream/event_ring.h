@@ -229,6 +229,9 @@ class EventRing {
   // Starts the writer if it is due (once per stream); whether it runs.
   bool start_writer();
   void wake_writer();
+  // A new stream in the mapped ring, on `file`: the last one's positions,
+  // counts, flags and writer forgotten.
+  void forget_stream(OwnedFile *file);
   // Maps the ring and its slots, in the file ring_fd or else in memory;
   // at `at` (replacing what is there) unless nullptr.
   bool map_ring(int ring_fd, void *at = nullptr);

@@ -10,7 +10,10 @@
 ** of the old blocks freed and kOldGrown grown by realloc in
 ** round_old_realloc; then every block of the round but the kept ones and the
 ** grown old ones is freed. A background thread allocates nothing: it only
-** spins, so the counts are the main thread's alone. */
+** spins, so the counts are the main thread's alone.
+**
+** With the argument "churn", two more threads allocate, grow and free
+** blocks in churn_work without pause, from before "ready" to "q". */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -91,6 +94,21 @@ __attribute__((noinline)) uint64_t attach_alloc_spin(uint64_t x) {
   return x;
 }
 
+__attribute__((noinline)) uint64_t churn_work(uint64_t x) {
+  void *blocks[64];
+  for (int i = 0; i < 64; i++) blocks[i] = malloc(16 + (size_t)(x = mix(x)) % 512);
+  for (int i = 0; i < 64; i += 2) blocks[i] = realloc(blocks[i], 32 + (size_t)(x = mix(x)) % 1024);
+  for (int i = 0; i < 64; i++) free(blocks[i]);
+  return x;
+}
+
+static void *churner(void *arg) {
+  uint64_t x = (uintptr_t)arg;
+  while (!atomic_load(&g_stop)) x = churn_work(x);
+  g_sink = x;
+  return arg;
+}
+
 static void *spinner(void *arg) {
   uint64_t x = 1;
   while (!atomic_load(&g_stop)) x = attach_alloc_spin(x);
@@ -98,10 +116,12 @@ static void *spinner(void *arg) {
   return arg;
 }
 
-int main(void) {
+int main(int argc, char **argv) {
   for (int i = 0; i < kOld; i++) g_old[i] = attach_old_block(32);
-  pthread_t t;
+  pthread_t t, churners[2];
   pthread_create(&t, NULL, spinner, NULL);
+  const int churn = argc > 1 && strcmp(argv[1], "churn") == 0;
+  for (int i = 0; churn && i < 2; i++) pthread_create(&churners[i], NULL, churner, (void *)(uintptr_t)(i + 1));
   /* (stdout's buffer now, so no round makes it.) */
   printf("ready\n");
   fflush(stdout);
@@ -114,6 +134,7 @@ int main(void) {
   }
   atomic_store(&g_stop, 1);
   pthread_join(t, NULL);
+  for (int i = 0; churn && i < 2; i++) pthread_join(churners[i], NULL);
   printf("checksum %llu rounds %d\n", (unsigned long long)attach_alloc_spin(7), g_rounds);
   return 0;
 }
