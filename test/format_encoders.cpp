@@ -77,9 +77,9 @@ TEST_CASE("prologues, symtab-final and epilogues are the grammar's bytes") {
   CHECK(written([](auto &o) { put_prologue(o, SectionKind::Symtab, false); }) ==
         Bytes{'l', 'j', 's', 0x03, 0x00, 0x00, 0x00});
   CHECK(written([](auto &o) { put_prologue(o, SectionKind::Memprof, true); }) ==
-        Bytes{'l', 'j', 'm', 0x83, 0x05, 0x00, 0x00});
+        Bytes{'l', 'j', 'm', 0x83, 0x06, 0x00, 0x00});
   CHECK(written([](auto &o) { put_prologue(o, SectionKind::Sysprof, true); }) ==
-        Bytes{'l', 'j', 'p', 0x82, 0x05, 0x00, 0x00});
+        Bytes{'l', 'j', 'p', 0x82, 0x06, 0x00, 0x00});
   CHECK(written([](auto &o) { put_symtab_final(o); }) == Bytes{0x80});
   CHECK(written([](auto &o) { put_memprof_epilogue(o); }) == Bytes{0x80});
   CHECK(written([](auto &o) { put_sysprof_epilogue(o); }) == Bytes{0x80});
@@ -187,6 +187,8 @@ TEST_CASE("extension records: header 01KKKKKK, then their body") {
   // thread-name (28): tid, then the name, cut to the kernel's 15 bytes.
   CHECK(ext_bytes(ext::ThreadNameView{300, "w1"}) == Bytes{0x5c, 0xac, 0x02, 0x02, 'w', '1'});
   CHECK(ext_bytes(ext::ThreadNameView{1, "a-name-of-twenty-bytes"}).size() == 1 + 1 + 1 + 15);
+  // attached (kind 29: 0x5d), attach-number 2.
+  CHECK(ext_bytes(ext::Attached{2}) == Bytes{0x5d, 0x02});
   CHECK(ext_bytes(ext::Sampling{0x80000}) == Bytes{0x46, 0x80, 0x80, 0x20});
   CHECK(ext_bytes(ext::MarkerView{77, "go"}) == Bytes{0x47, 0x4d, 0x02, 'g', 'o'});
   const ext::StatView stats[] = {{"a", 1}, {"bc", 300}};

@@ -49,7 +49,8 @@ std::vector<ExtRecord> sample_ext() {
           ext::HeapTotal{7000, 1700000},
           ext::ObjectType{2},
           ext::WorkingDir{"/home/user/project"},
-          ext::ThreadName{4427, "alpha-worker"}};
+          ext::ThreadName{4427, "alpha-worker"},
+          ext::Attached{2}};
 }
 
 // The sample records a section of `kind` may hold (ext_kind_section()).
@@ -100,6 +101,7 @@ auto fields(const ext::HeapTotal &r) { return std::make_tuple(r.time_ns, r.live_
 auto fields(const ext::ObjectType &r) { return std::make_tuple(r.type); }
 auto fields(const ext::WorkingDir &r) { return std::make_tuple(r.path); }
 auto fields(const ext::ThreadName &r) { return std::make_tuple(r.tid, r.name); }
+auto fields(const ext::Attached &r) { return std::make_tuple(r.attach_number); }
 auto fields(const ext::Site &r) {
   return std::make_tuple(r.id, r.loc.source, r.loc.addr, r.loc.line, r.loc.traceno, r.has_stacks,
                          r.host_stack, r.guest_stack, r.size, r.type);

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cstring>
 #include <ctime>
+#include <pthread.h>
 #include <sched.h>
 #include <sys/auxv.h>
 #include <sys/syscall.h>
@@ -104,6 +105,13 @@ using namespace prof;
 
 namespace {
 
+#ifndef PROF_CPU_ONLY
+// XXX: a child the program forks while attached inherits the rewritten GOT
+// and the parent's ring, which is not its own: it records nothing, its calls
+// passed on by the hooks, the agent off.
+void leave_fork_child_unrecorded() { g_agent.on.store(false, std::memory_order_relaxed); }
+#endif
+
 // Memory from now on: a new stream, then the GOT entries that bring the
 // allocator's calls to the hooks.
 int start_memory() {
@@ -111,6 +119,8 @@ int start_memory() {
   return kAttachStarted;  // (libprof-cpu.so has no hooks: the settings said no memory)
 #else
   resolve_real_functions_in_program();
+  static bool fork_handled = false;
+  if (!fork_handled) fork_handled = pthread_atfork(nullptr, nullptr, leave_fork_child_unrecorded) == 0;
   if (!open_attached_memory_stream())
     return fail(kAttachMemoryFailed, "the memory stream could not be opened (the program's stderr says why)");
   got_rewrite::install(g_agent.cfg.mmap);

@@ -342,8 +342,10 @@ void after_load() {
 }
 
 void add_entry(const char *name, void *hook) {
-  if (g_entry_count == kMaxEntries) return;
-  g_entries[g_entry_count++] = Entry{name, hook, dlsym(RTLD_DEFAULT, name)};
+  // (A name the program does not define: its slots, weak and unbound,
+  // hold 0, which must stay 0.)
+  void *program_fn = dlsym(RTLD_DEFAULT, name);
+  if (g_entry_count < kMaxEntries && program_fn) g_entries[g_entry_count++] = Entry{name, hook, program_fn};
 }
 
 }  // namespace
@@ -359,9 +361,9 @@ size_t install(bool mappings) {
   add_entry("dlopen", reinterpret_cast<void *>(&attached_dlopen));
   add_entry("dlmopen", reinterpret_cast<void *>(&attached_dlmopen));
   add_entry("dlclose", reinterpret_cast<void *>(&attached_dlclose));
-  g_dlopen = reinterpret_cast<DlopenFn>(entry_named("dlopen")->program_fn);
-  g_dlmopen = reinterpret_cast<DlmopenFn>(entry_named("dlmopen")->program_fn);
-  g_dlclose = reinterpret_cast<DlcloseFn>(entry_named("dlclose")->program_fn);
+  g_dlopen = reinterpret_cast<DlopenFn>(dlsym(RTLD_DEFAULT, "dlopen"));
+  g_dlmopen = reinterpret_cast<DlmopenFn>(dlsym(RTLD_DEFAULT, "dlmopen"));
+  g_dlclose = reinterpret_cast<DlcloseFn>(dlsym(RTLD_DEFAULT, "dlclose"));
   if (!g_dlopen || !g_dlmopen || !g_dlclose) return 0;
   g_rewritten_count = 0;
   g_active.store(true, std::memory_order_release);
