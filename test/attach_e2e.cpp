@@ -476,10 +476,15 @@ TEST_CASE("threads allocating without pause attached and detached three times: n
   for (int round = 1; round <= 3; round++) {
     INFO("attach " << round);
     const TempDir dir("attach-churn");
-    const Run r = prof_run(attach_args(t.pid, dir.path, "1s"));
+    // (The third samples allocations, 64 KiB apart on average.)
+    std::vector<std::string> args = attach_args(t.pid, dir.path, "1s");
+    if (round == 3) args.insert(args.begin(), {"--sample-bytes", "64k"});
+    const Run r = prof_run(args);
     check_detached(r, t.pid, false, threads_before);
-    const std::map<FoldedStack, double> made = folded("--metric alloc-count " + memory_stream(dir.path));
+    const std::string stream = memory_stream(dir.path);
+    const std::map<FoldedStack, double> made = folded("--metric alloc-count " + stream);
     CHECK(samples_in(made, "churn_work") > 1000);
+    CHECK(json_number(summary_of("--json " + stream), "sampling_mean_bytes") == (round == 3 ? 65536 : 0));
   }
   const Ended end = finish(t, [&] { say_q(t); });
   CHECK(end.out == bare_end.out);
