@@ -551,9 +551,9 @@ bool reopen_memory_stream() {
   }
   const int fd = create_stream_file();
   if (fd < 0) return false;
-  adopt_stream_file(fd);
+  adopt_stream_file(fd);  // (which moves it: g_file.fd() from now on)
   if (!write_stream_opening(getppid())) return false;
-  if (!g_agent.ring.restart(&g_file, create_stream_ring_file(fd))) {
+  if (!g_agent.ring.restart(&g_file, create_stream_ring_file(g_file.fd()))) {
     say("cannot map the event ring; profiling disabled");
     g_file.close();
     remove_ring_file();

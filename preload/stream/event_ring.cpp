@@ -692,6 +692,8 @@ bool EventRing::restart(OwnedFile *file, int ring_fd) {
     return false;
   }
   for (size_t i = 0; i < kSlots; i++) slots_[i].owned.store(owned[i], std::memory_order_relaxed);
+  // (In memory, the compactor's table too: not in the last ring's file.)
+  if (!in_file_) file_->keep_compactor_table_in(nullptr);
   forget_stream(file);  // (the writer exited at finish())
   return launch();
 }
