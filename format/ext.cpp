@@ -14,7 +14,7 @@ const char *ext_kind_name(ExtKind kind) {
       "unclean-end", "skip",  "vm-function", "vm-state",
       "heap-total", "object-type", "working-dir", "site",   "alloc-at",
       "free-of",    "free-at",    "realloc-of", "trace-sample", "thread-name",
-      "event-thread"};
+      "event-thread", "attached"};
   static_assert(sizeof kNames / sizeof kNames[0] == kExtKindMax + 1, "a name per kind");
   const uint8_t k = static_cast<uint8_t>(kind);
   return k <= kExtKindMax ? kNames[k] : "?";
@@ -212,6 +212,7 @@ void read_body(ByteReader &in, ext::ThreadName &r) {
 }
 
 void read_body(ByteReader &in, ext::EventThread &r) { r.tid = read_tid(in, "event-thread"); }
+void read_body(ByteReader &in, ext::Attached &r) { r.attach_number = in.uleb(); }
 
 template <class Record>
 void read_as(ByteReader &in, ExtRecord &out) {

@@ -1,8 +1,8 @@
 // libprof extension records: what an extended memprof or sysprof section (the
-// X bit of prologue.h) carries beyond the LuaJIT grammar. Extension revision 6
+// X bit of prologue.h) carries beyond the LuaJIT grammar. Extension revision 7
 // (revision 1 had neither unclean-end nor skip; revision 2 had no compact
 // events, kinds 22 to 26; revision 3 no trace-sample; revision 4 no
-// thread-name; revision 5 no event-thread).
+// thread-name; revision 5 no event-thread; revision 6 no attached).
 //
 // ext-record     := ext-header ext-body
 // ext-header     := <BYTE>                   [01KKKKKK], KKKKKK = ext kind
@@ -11,7 +11,8 @@
 //                   process | sampler | thread | weight | unclean-end |
 //                   skip | vm-function | vm-state | heap-total | object-type |
 //                   working-dir | site | alloc-at | free-of | free-at |
-//                   realloc-of | trace-sample | thread-name | event-thread
+//                   realloc-of | trace-sample | thread-name | event-thread |
+//                   attached
 // stack-host     := node-id parent-id ip                         (kind 1)
 // stack-guest    := node-id parent-id frame-type frame-addr line (kind 2)
 // module-load    := base size path build-id                      (kind 3)
@@ -42,6 +43,7 @@
 // trace-sample   := traceno sym-addr line-no                     (kind 27)
 // thread-name    := tid name                                     (kind 28)
 // event-thread   := tid                                          (kind 29)
+// attached       := attach-number                                (kind 30)
 // site-head      := <BYTE>   [00HSSS00]: the H and SSS bits of a memprof
 //                   event-header: which loc (guest_loc.h) and whether stacks
 //                   (host-stack-id guest-stack-id) follow
@@ -49,7 +51,7 @@
 // rss-bytes, heap-bytes, mean-bytes, count, stat-value, addr, length,
 // host-stack-id, guest-stack-id, pid, ppid, time-unix-ns, backend, mode,
 // interval-ns, tid, sample-weight, lost-bytes, start, vmstate, live-bytes,
-// type-id, site-id, free-site-id, new-site-id, age-step := <ULEB128>
+// type-id, site-id, free-site-id, new-site-id, age-step, attach-number := <ULEB128>
 // path, build-id, label, stat-name, exe-path, name := string (as in symtab.h)
 //                   (a thread-name's name: at most kMaxThreadName bytes;
 //                   a thread-name's or event-thread's tid: 1 to kMaxTid)
@@ -128,6 +130,14 @@
 //   first event included): one record per switch, none per event. Events
 //   before the first (older revisions, LuaJIT's own streams) have no known
 //   thread. It never comes between an object-type and its event.
+// - attached (revision 7): the agent came into the process while it ran
+//   (prof-run --pid), for the attach-number-th time (1, 2, ...), and
+//   recorded from the process record's time on: the stream holds nothing
+//   from before. A free, or a realloc's old block, of an address the stream
+//   never allocated is then of a block allocated before recording began
+//   (not an unknown free), and a block still live at the stream's end was
+//   live when the agent detached, the process running on (not a leak).
+//   Written once, right after working-dir, in both sections.
 // - heap-total: the writer's exact count of the process's live heap at
 //   time-ns (nanoseconds since profiling started): every block allocated
 //   since then and not yet freed, at the allocator's usable size
@@ -221,8 +231,9 @@ enum class ExtKind : uint8_t {
   TraceSample = 27,
   ThreadName = 28,
   EventThread = 29,
+  Attached = 30,
 };
-constexpr uint8_t kExtKindMax = 29;
+constexpr uint8_t kExtKindMax = 30;
 
 constexpr uint8_t ext_header(ExtKind kind) { return kExtFlag | static_cast<uint8_t>(kind); }
 
@@ -476,6 +487,12 @@ struct EventThread {
   uint64_t tid = 0;
 };
 
+struct Attached {
+  static constexpr ExtKind kKind = ExtKind::Attached;
+  static constexpr size_t kMaxBytes = 1 + kUleb128Max;
+  uint64_t attach_number = 0;
+};
+
 }  // namespace ext
 
 // age-step's zigzag form of a signed difference, and back.
@@ -489,7 +506,8 @@ using ExtRecord = std::variant<ext::StackHost, ext::StackGuest, ext::ModuleLoad,
                                ext::UncleanEnd, ext::Skip, ext::VmFunction, ext::VmState,
                                ext::HeapTotal, ext::ObjectType, ext::WorkingDir, ext::Site,
                                ext::AllocAt, ext::FreeOf, ext::FreeAt, ext::ReallocOf,
-                               ext::TraceSample, ext::ThreadName, ext::EventThread>;
+                               ext::TraceSample, ext::ThreadName, ext::EventThread,
+                               ext::Attached>;
 
 template <size_t... I>
 constexpr bool ext_kinds_in_order(std::index_sequence<I...>) {
@@ -673,6 +691,12 @@ template <class Out>
 void put_ext(Out &out, const ext::EventThread &r) {
   out.put_u8(ext_header(r.kKind));
   out.put_uleb(r.tid);
+}
+
+template <class Out>
+void put_ext(Out &out, const ext::Attached &r) {
+  out.put_u8(ext_header(r.kKind));
+  out.put_uleb(r.attach_number);
 }
 
 template <class Out>

@@ -27,7 +27,7 @@ constexpr uint8_t kExtendedBit = 0x80;
 constexpr uint8_t kSymtabVersion = 3;   // 'ljs'
 constexpr uint8_t kMemprofVersion = 3;  // 'ljm'
 constexpr uint8_t kSysprofVersion = 2;  // 'ljp'
-constexpr uint8_t kExtRevision = 6;     // libprof extensions, see ext.h
+constexpr uint8_t kExtRevision = 7;     // libprof extensions, see ext.h
 
 enum class SectionKind : uint8_t { Symtab, Memprof, Sysprof };
 

@@ -22,7 +22,7 @@ constexpr const char *kExtBodyFields[kExtKindMax + 1] = {
     nullptr, "uuu", "uuuuu", "uuss", "u",   "uuu", "u",   "us",  "S",   "uuuu",
     "uu",    "uuus", "uuu",  "u",    "u",   "uu",  "K",   "uus", "u",   "uu",
     "u",     "s",    nullptr, "u",   "uu",  "uuu", "uuu", "uuu", "us",
-    "u"};  // 22, site: see below
+    "u",     "u"};  // 22, site: see below
 
 // A cursor over [p, end) that says when the bytes run out or are no record.
 class ExtentCursor {

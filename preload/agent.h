@@ -37,6 +37,10 @@ struct Agent {
   // can hold yet: counted, as missed (memory/hooks.cpp).
   std::atomic<bool> constructed{false};
   std::atomic<uint64_t> allocs_before_start{0}, bytes_before_start{0};
+  // 0 for an agent loaded with the program; attached to a running one
+  // (attach/), the attaches so far. Attached, the heap is not counted
+  // (memory/heap_total.h): the blocks from before would be freed uncounted.
+  uint64_t attach_number = 0;
 };
 
 extern Agent g_agent;
@@ -55,6 +59,12 @@ bool open_memory_stream();
 uint64_t events_while_opening();
 inline bool memory_stream_opened() { return g_agent.stream_open.load(std::memory_order_acquire); }
 inline bool memory_stream_ready() { return memory_stream_opened() || open_memory_stream(); }
+
+// Attached to a running process (attach/), the memory stream opens at each
+// attach, a new one in its own file, and is finished at the detach (the
+// agent then off): false, the line said, when it cannot be opened.
+bool open_attached_memory_stream();
+void finish_attached_memory_stream();
 
 uint64_t monotonic_ns();
 

@@ -234,7 +234,7 @@ void adopt_stream_file(int fd) {
 bool write_stream_opening(pid_t ppid) {
   static uint8_t buf[1 << 16];
   StreamWriter out(buf, sizeof buf, owned_file_sink, &g_file);
-  put_stream_opening(out, SectionKind::Memprof, ppid);
+  put_stream_opening(out, SectionKind::Memprof, ppid, g_agent.attach_number);
   put_ext(out, ext::Sampling{g_agent.cfg.sample_bytes});
   pthread_mutex_lock(&g_modules_mutex);
   g_modules.reset();
@@ -268,6 +268,18 @@ std::atomic<uint64_t> g_events_while_opening{0};
 
 bool g_ring_inherited = false;  // this process is a fork child of one that opened it
 
+// A new memory stream's stack table and counts start afresh.
+void forget_stream_counts() {
+  g_agent.stacks.reset();
+  g_agent.unwind_failures.store(0);
+  g_agent.guest_stacks_cut.store(0);
+  g_agent.guards_abandoned.store(0);
+  g_agent.libc_direct_calls.store(0);
+  g_said_removed = false;
+  HostStack::reset_fallbacks();
+  restart_guest_symbols();
+}
+
 // The memory stream of a forked child: its own file, stack table and ring,
 // opened by its own first event (a child that only execs records nothing).
 void restart_memory_stream_in_child() {
@@ -280,14 +292,7 @@ void restart_memory_stream_in_child() {
   if (memory_stream_opened()) {
     // XXX: a parent thread may have held it across fork() (dlopen); ours now.
     pthread_mutex_init(&g_modules_mutex, nullptr);
-    g_agent.stacks.reset();
-    g_agent.unwind_failures.store(0);  // the stats count the child's events only
-    g_agent.guest_stacks_cut.store(0);
-    g_agent.guards_abandoned.store(0);
-    g_agent.libc_direct_calls.store(0);
-    g_said_removed = false;
-    HostStack::reset_fallbacks();
-    restart_guest_symbols();
+    forget_stream_counts();  // the stats count the child's events only
     if (g_agent.cfg.sample_bytes) g_sampled.reset();
     g_ring_inherited = true;
     g_agent.stream_open.store(false);
@@ -528,6 +533,53 @@ bool open_memory_stream() {
   g_events_while_opening.fetch_add(1, std::memory_order_relaxed);
   return false;
 }
+
+namespace {
+
+// Another stream after a finished one (attached again): new file, stack
+// table, counts and ring; the tables stay mapped.
+bool reopen_memory_stream() {
+  if (g_agent.ring.left_to_writer()) {
+    say("the last stream's writer is still stopped inside a write (", g_path,
+        "); no memory stream while it holds it");
+    return false;
+  }
+  g_events_while_opening.store(0);
+  forget_stream_counts();
+  if (g_agent.cfg.sample_bytes) {
+    if (g_sampled.mapped()) g_sampled.reset();
+    else if (!g_sampled.init()) return false;
+  }
+  const int fd = create_stream_file();
+  if (fd < 0) return false;
+  adopt_stream_file(fd);  // (which moves it: g_file.fd() from now on)
+  if (!write_stream_opening(getppid())) return false;
+  if (!g_agent.ring.restart(&g_file, create_stream_ring_file(g_file.fd()))) {
+    say("cannot map the event ring; profiling disabled");
+    g_file.close();
+    remove_ring_file();
+    return false;
+  }
+  g_stream_state.store(kStreamOpen);
+  return true;
+}
+
+}  // namespace
+
+bool open_attached_memory_stream() {
+  GuardScope guard;
+  bool opened;
+  if (g_open_state.load() == kOpened) {
+    opened = reopen_memory_stream();
+  } else {
+    g_open_state.store(kUnopened);  // (or an attach before could not open it)
+    opened = open_memory_stream();
+  }
+  if (opened) g_agent.on.store(true, std::memory_order_release);
+  return opened;
+}
+
+void finish_attached_memory_stream() { finish_memory_stream(); }
 
 uint64_t events_while_opening() { return g_events_while_opening.load(std::memory_order_relaxed); }
 

@@ -363,10 +363,11 @@ bench_nginx() {
 
 # bench_attach: prof-run --pid on the one worker of that nginx (JIT on),
 # under ab: the time to attach and to detach (prof-run's own figures, gdb
-# included), and requests per second while attached (CPU samples at 1 kHz)
-# against the same worker bare, alternating rounds on one nginx.
+# included), and requests per second while attached (CPU samples at 1 kHz
+# alone; memory, every allocation call, and CPU; memory sampled at 512 KiB
+# and CPU) against the same worker bare, alternating rounds on one nginx.
 bench_attach() {
-  local openresty=/var/cache/libprof/openresty port=18481 round rps worker prof_pid
+  local openresty=/var/cache/libprof/openresty port=18481 round rps worker prof_pid i
   local dir=$tmp/attach
   local lib=$openresty/usr/lib/x86_64-linux-gnu
   mkdir -p "$dir"
@@ -376,27 +377,33 @@ bench_attach() {
   LD_LIBRARY_PATH="$lib" nginx -p "$dir" -e "$dir/error.log" -c "$dir/nginx.conf"
   sleep 0.5
   worker=$(pgrep -P "$(cat "$dir/nginx.pid")" | head -n 1)
-  local bare=0 attached=0 attach_ms=() detach_ms=() failed=0
+  # (The first, bare, is no attach.)
+  local names=("bare" "attached, CPU" "attached, memory + CPU" "attached, sampled 512k + CPU")
+  local options=("" "--no-memory" "" "--sample-bytes 512k")
+  local best=() attach_ms=() detach_ms=() failed=0
   for ((round = 0; round < ${ATTACH_ROUNDS:-3}; round++)); do
-    ab -q -n 30000 -c 8 "http://127.0.0.1:$port/t" > "$dir/ab.out" 2>&1 || true
-    grep -q '^Failed requests: *0$' "$dir/ab.out" || failed=1
-    rps=$(awk '/^Requests per second/ {print $4}' "$dir/ab.out")
-    bare=$(echo "${rps:-0} $bare" | awk '{print ($1 > $2 ? $1 : $2)}')
-    rm -rf "$dir/prof"
-    scripts/prof-run -q --pid "$worker" -o "$dir/prof" 2> "$dir/attach.err" &
-    prof_pid=$!
-    while ! grep -q 'attached to' "$dir/attach.err" 2>/dev/null; do
-      kill -0 "$prof_pid" 2>/dev/null || { cat "$dir/attach.err" >&2; break; }
-      sleep 0.05
+    for i in "${!names[@]}"; do
+      if [ "$i" -gt 0 ]; then
+        rm -rf "$dir/prof"
+        # shellcheck disable=SC2086  # the options are words on purpose
+        scripts/prof-run -q --pid "$worker" ${options[$i]} -o "$dir/prof" 2> "$dir/attach.err" &
+        prof_pid=$!
+        while ! grep -q 'attached to' "$dir/attach.err" 2>/dev/null; do
+          kill -0 "$prof_pid" 2>/dev/null || { cat "$dir/attach.err" >&2; break; }
+          sleep 0.05
+        done
+      fi
+      ab -q -n 30000 -c 8 "http://127.0.0.1:$port/t" > "$dir/ab.out" 2>&1 || true
+      grep -q '^Failed requests: *0$' "$dir/ab.out" || failed=1
+      rps=$(awk '/^Requests per second/ {print $4}' "$dir/ab.out")
+      best[$i]=$(echo "${rps:-0} ${best[$i]:-0}" | awk '{print ($1 > $2 ? $1 : $2)}')
+      if [ "$i" -gt 0 ]; then
+        kill -TERM "$prof_pid"
+        wait "$prof_pid" || true
+        attach_ms+=("$(sed -n 's/.* in \([0-9]*\) ms;.*/\1/p' "$dir/attach.err")")
+        detach_ms+=("$(sed -n 's/.*detached from process .* in \([0-9]*\) ms/\1/p' "$dir/attach.err")")
+      fi
     done
-    ab -q -n 30000 -c 8 "http://127.0.0.1:$port/t" > "$dir/ab.out" 2>&1 || true
-    grep -q '^Failed requests: *0$' "$dir/ab.out" || failed=1
-    rps=$(awk '/^Requests per second/ {print $4}' "$dir/ab.out")
-    attached=$(echo "${rps:-0} $attached" | awk '{print ($1 > $2 ? $1 : $2)}')
-    kill -TERM "$prof_pid"
-    wait "$prof_pid" || true
-    attach_ms+=("$(sed -n 's/.* in \([0-9]*\) ms;.*/\1/p' "$dir/attach.err")")
-    detach_ms+=("$(sed -n 's/.*detached from process .* in \([0-9]*\) ms/\1/p' "$dir/attach.err")")
   done
   LD_LIBRARY_PATH="$lib" nginx -p "$dir" -e "$dir/error.log" -c "$dir/nginx.conf" -s quit
   while [ -e "$dir/nginx.pid" ]; do sleep 0.1; done
@@ -404,9 +411,10 @@ bench_attach() {
     "${ATTACH_ROUNDS:-3}"
   printf '  time to attach:   %s ms\n' "${attach_ms[*]}"
   printf '  time to detach:   %s ms\n' "${detach_ms[*]}"
-  printf '  %-16s %7.0f requests/s\n' "bare:" "$bare"
-  printf '  %-16s %7.0f requests/s  (%s of bare)\n' "attached, CPU:" "$attached" \
-    "$(echo "$attached $bare" | awk '{printf "%.2f", $1 / $2}')"
+  for i in "${!names[@]}"; do
+    printf '  %-30s %7.0f requests/s  (%s of bare)\n' "${names[$i]}:" "${best[$i]}" \
+      "$(echo "${best[$i]} ${best[0]}" | awk '{printf "%.2f", $1 / $2}')"
+  done
   [ "$failed" = 0 ] || echo "  (some requests failed)"
 }
 

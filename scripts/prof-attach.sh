@@ -1,8 +1,9 @@
 # prof-run --pid: attaching to a running process, sourced by prof-run
 # (docs/attach.md). gdb, in batch mode, loads the agent into the process
-# (dlopen) and calls prof_attach_start() with the settings; at the end it
-# calls prof_attach_stop(), which finishes the streams and leaves no clock,
-# handler or thread behind. Each refusal is one line and exit code 2, the
+# (dlopen) and calls prof_attach_start() with the settings, which rewrites
+# the allocator's GOT entries and starts the CPU sampler; at the end it
+# calls prof_attach_stop(), which writes those entries back, finishes the
+# streams and leaves no clock, handler or thread behind. Each refusal is one line and exit code 2, the
 # process untouched.
 #
 # Uses from prof-run: pid, duration, agent, env_args, outdir, die.
@@ -114,6 +115,7 @@ attach_and_record() {
     3) die "process $pid runs a setuid/setgid program: the agent stays inert there" ;;
     4) die "$why" ;;
     5) die "the agent could not start in process $pid: $why" ;;
+    6) die "the agent could not record memory in process $pid: $why" ;;
     *) kill -0 "$pid" 2>/dev/null || die "process $pid ended while it was being attached"
        die "$(gdb_refusal "$out")" ;;
   esac

@@ -181,6 +181,24 @@ TEST_CASE("temporary allocations follow heaptrack's rule: a realloc frees, then 
   CHECK(heap.unknown_frees() == 1);
 }
 
+TEST_CASE("an attached stream's frees of blocks it never saw made are from before recording, for that stream alone") {
+  HeapModel heap;
+  const uint32_t a = 0;
+  heap.begin_stream(0, 0);
+  heap.set_attached();
+  heap.alloc(a, 0x1000, 16);
+  heap.free(0x9000);                    // allocated before the attach
+  heap.realloc(a, 0x9100, 0x2000, 32);  // grown from before the attach
+  heap.free(0x1000);
+  heap.end_stream();
+  heap.begin_stream(1, 1);  // a stream of a process started under the agent
+  heap.free(0x9200);
+  heap.end_stream();
+  CHECK(heap.frees_before_recording() == 2);
+  CHECK(heap.unknown_frees() == 1);
+  CHECK(heap.live_blocks() == 1);
+}
+
 TEST_CASE("the heap model's figures on a hand-made history") {
   HeapModel heap;
   const uint32_t a = 0, b = 1;

@@ -17,6 +17,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <functional>
 #include <map>
@@ -342,6 +343,178 @@ TEST_CASE("a C program's threads, those started after attach too, sampled by pro
   const Ended end = finish(t, [&] { say_q(t); });
   CHECK(end.out == bare_end.out);
   CHECK(end.status == bare_end.status);
+}
+
+namespace {
+
+// Waits until prof-run r says it attached (the GOT rewritten: the calls
+// from now on are recorded).
+bool wait_attached(const Run &r, double seconds = 60) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (std::chrono::steady_clock::now() < until) {
+    if (slurp(r.logs / "err").find("prof-run: attached to process") != std::string::npos) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return false;
+}
+
+// The one memory stream in dir.
+std::string memory_stream(const std::string &dir) {
+  const std::vector<std::string> files = files_in(dir, ".memprof");
+  REQUIRE(files.size() == 1);
+  return files[0];
+}
+
+// `prof-analyze summary ARGS` (its stdout).
+std::string summary_of(const std::string &args) {
+  FILE *f = popen((std::string(PROF_ANALYZER_PATH) + " summary " + args + " 2>&1").c_str(), "r");
+  REQUIRE(f);
+  std::string all;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, f)) > 0) all.append(buf, n);
+  pclose(f);
+  return all;
+}
+
+// The function the program's GOT entry for `name` (its PLT's) points to, as
+// gdb names it: "malloc in section .text of /.../libprof.so".
+std::string got_entry(pid_t pid, const std::string &name) {
+  const std::string cmd = "gdb -nx -q -batch -p " + std::to_string(pid) +
+                          " -iex 'set debuginfod enabled off' -iex 'set auto-load no'"
+                          " -ex \"info symbol (long)'" + name + "@got.plt'\" 2>&1";
+  FILE *f = popen(cmd.c_str(), "r");
+  REQUIRE(f);
+  std::string found;
+  char line[4096];
+  while (fgets(line, sizeof line, f))
+    if (strstr(line, " in section ")) found = line;
+  pclose(f);
+  return found;
+}
+
+// The number after "name": in summary --json's text (-1 when absent).
+long long json_number(const std::string &json, const std::string &name) {
+  std::smatch m;
+  if (!std::regex_search(json, m, std::regex("\"" + name + "\": *([0-9]+)"))) return -1;
+  return std::stoll(m[1]);
+}
+
+}  // namespace
+
+TEST_CASE("a C program's allocation calls while attached: exact counts per function, blocks from before apart, twice") {
+  Target bare = start({program("attach_alloc")});
+  REQUIRE(read_line(bare) == "ready");
+  for (int round = 1; round <= 3; round++) {
+    REQUIRE(write(bare.in, "round\n", 6) == 6);
+    REQUIRE(read_line(bare) == "done " + std::to_string(round));
+  }
+  const Ended bare_end = finish(bare, [&] { say_q(bare); });
+  REQUIRE(WIFEXITED(bare_end.status));
+
+  Target t = start({program("attach_alloc")});
+  REQUIRE(read_line(t) == "ready");
+  const int threads_before = threads(t.pid);
+  // (free, not called yet, holds its PLT stub: bound lazily.)
+  const std::string malloc_before = got_entry(t.pid, "malloc"), free_before = got_entry(t.pid, "free");
+  CHECK(malloc_before.find("/libc.so.6") != std::string::npos);
+  for (int round = 1; round <= 2; round++) {
+    INFO("attach " << round);
+    const TempDir dir("attach-mem");
+    Run r;
+    launch(r, attach_args(t.pid, dir.path, "4s"));
+    REQUIRE(wait_attached(r));
+    REQUIRE(write(t.in, "round\n", 6) == 6);
+    REQUIRE(read_line(t) == "done " + std::to_string(round));
+    // The program's calls lead to the agent while attached, and where they
+    // led before after.
+    CHECK(got_entry(t.pid, "malloc").find("/libprof.so") != std::string::npos);
+    CHECK(got_entry(t.pid, "free").find("/libprof.so") != std::string::npos);
+    wait_run(r);
+    check_detached(r, t.pid, false, threads_before);
+    CHECK(got_entry(t.pid, "malloc") == malloc_before);
+    CHECK(got_entry(t.pid, "free") == free_before);
+    const std::string stream = memory_stream(dir.path);
+    // Allocations by the function that made them (realloc's new blocks
+    // included), exactly as attach_alloc.c makes them in a round.
+    const std::map<FoldedStack, double> made = folded("--metric alloc-count " + stream);
+    CHECK(samples_in(made, "round_malloc") == 1000);
+    CHECK(samples_in(made, "round_calloc") == 300);
+    CHECK(samples_in(made, "round_aligned") == 200);
+    CHECK(samples_in(made, "round_realloc") == 1000);
+    CHECK(samples_in(made, "round_kept") == 50);
+    CHECK(samples_in(made, "round_old_realloc") == 100);
+    CHECK(samples_in(made, "attach_old_block") == 0);  // (before the attach)
+    const std::string json = summary_of("--json " + stream);
+    INFO(json);
+    CHECK(json_number(json, "alloc_calls") == 1000 + 300 + 200 + 50);
+    CHECK(json_number(json, "realloc_calls") == 1000 + 100);
+    CHECK(json_number(json, "free_calls") == 100 + 1000 + 300 + 200);
+    // The old blocks freed or grown: from before recording, not unknown.
+    CHECK(json_number(json, "frees_before_recording") == 100 + 100);
+    CHECK(json_number(json, "unknown_frees") == 0);
+    // Live at the detach: the kept blocks and the grown old ones.
+    CHECK(json_number(json, "leaked_blocks") == 50 + 100);
+    CHECK(json_number(json, "attach_number") == round);
+    const std::string text = summary_of(stream);
+    CHECK(text.find("recording began when the agent attached to the running process, pid " +
+                    std::to_string(t.pid) + " (attach " + std::to_string(round) + ")") != std::string::npos);
+    CHECK(text.find("freed before:  200 frees and reallocations of blocks allocated before recording began") !=
+          std::string::npos);
+    CHECK(text.find("still live:    ") != std::string::npos);
+  }
+  // After the detach the calls go to libc again: a round runs as bare.
+  REQUIRE(write(t.in, "round\n", 6) == 6);
+  REQUIRE(read_line(t) == "done 3");
+  const Ended end = finish(t, [&] { say_q(t); });
+  CHECK(end.out == bare_end.out);
+  CHECK(end.status == bare_end.status);
+}
+
+TEST_CASE("threads allocating without pause attached and detached three times: no call lost its way") {
+  // (Each detach finds calls inside the hooks, and calls that read the GOT
+  // entry just before it was written back.)
+  Target bare = start({program("attach_alloc"), "churn"});
+  REQUIRE(read_line(bare) == "ready");
+  const Ended bare_end = finish(bare, [&] { say_q(bare); });
+  REQUIRE(WIFEXITED(bare_end.status));
+
+  Target t = start({program("attach_alloc"), "churn"});
+  REQUIRE(read_line(t) == "ready");
+  const int threads_before = threads(t.pid);
+  for (int round = 1; round <= 3; round++) {
+    INFO("attach " << round);
+    const TempDir dir("attach-churn");
+    // (The third samples allocations, 64 KiB apart on average.)
+    std::vector<std::string> args = attach_args(t.pid, dir.path, "1s");
+    if (round == 3) args.insert(args.begin(), {"--sample-bytes", "64k"});
+    const Run r = prof_run(args);
+    check_detached(r, t.pid, false, threads_before);
+    const std::string stream = memory_stream(dir.path);
+    const std::map<FoldedStack, double> made = folded("--metric alloc-count " + stream);
+    CHECK(samples_in(made, "churn_work") > 1000);
+    CHECK(json_number(summary_of("--json " + stream), "sampling_mean_bytes") == (round == 3 ? 65536 : 0));
+  }
+  const Ended end = finish(t, [&] { say_q(t); });
+  CHECK(end.out == bare_end.out);
+  CHECK(end.status == bare_end.status);
+}
+
+TEST_CASE("python3 making bytes objects attached: its allocations with the interpreter's frames") {
+  if (!have("python3")) std::exit(4);
+  script_attached({"python3"}, e2e_file("attach_alloc.py"), [](pid_t pid) {
+    for (int round = 1; round <= 2; round++) {
+      INFO("attach " << round);
+      const TempDir out("attach-mem");
+      const Run r = prof_run(attach_args(pid, out.path, "2s"));
+      check_detached(r, pid, false, threads(pid));
+      // bytes(100000): bytes_new, _PyBytes_FromSize, then _PyObject_Calloc,
+      // past the small-object allocator, calls calloc: thousands a second.
+      const std::map<FoldedStack, double> made = folded("--metric alloc-count " + memory_stream(out.path));
+      CHECK(samples_in(made, "_PyObject_Calloc") > 100);
+      CHECK(samples_in(made, "bytes_new") > 100);
+    }
+  });
 }
 
 TEST_CASE("python3 attached twice: its threads' host stacks, output and exit status unchanged") {

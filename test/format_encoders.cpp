@@ -211,6 +211,8 @@ TEST_CASE("extension records: header 01KKKKKK, then their body") {
   CHECK(ext_bytes(ext::ThreadNameView{1, "a-name-of-twenty-bytes"}).size() == 1 + 1 + 1 + 15);
   // event-thread (29): the tid alone.
   CHECK(ext_bytes(ext::EventThread{300}) == Bytes{0x5d, 0xac, 0x02});
+  // attached (kind 30: 0x5e), attach-number 2.
+  CHECK(ext_bytes(ext::Attached{2}) == Bytes{0x5e, 0x02});
   CHECK(ext_bytes(ext::Sampling{0x80000}) == Bytes{0x46, 0x80, 0x80, 0x20});
   CHECK(ext_bytes(ext::MarkerView{77, "go"}) == Bytes{0x47, 0x4d, 0x02, 'g', 'o'});
   const ext::StatView stats[] = {{"a", 1}, {"bc", 300}};

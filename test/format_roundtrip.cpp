@@ -50,7 +50,7 @@ std::vector<ExtRecord> sample_ext() {
           ext::ObjectType{2},
           ext::WorkingDir{"/home/user/project"},
           ext::ThreadName{4427, "alpha-worker"},
-          ext::EventThread{4194304}};
+          ext::EventThread{4194304}, ext::Attached{2}};
 }
 
 // The sample records a section of `kind` may hold (ext_kind_section()).
@@ -102,6 +102,7 @@ auto fields(const ext::ObjectType &r) { return std::make_tuple(r.type); }
 auto fields(const ext::WorkingDir &r) { return std::make_tuple(r.path); }
 auto fields(const ext::ThreadName &r) { return std::make_tuple(r.tid, r.name); }
 auto fields(const ext::EventThread &r) { return std::make_tuple(r.tid); }
+auto fields(const ext::Attached &r) { return std::make_tuple(r.attach_number); }
 auto fields(const ext::Site &r) {
   return std::make_tuple(r.id, r.loc.source, r.loc.addr, r.loc.line, r.loc.traceno, r.has_stacks,
                          r.host_stack, r.guest_stack, r.size, r.type);

@@ -21,6 +21,7 @@ void HeapModel::begin_stream(uint32_t file, uint32_t first_stack) {
   file_ = file;
   first_stack_ = first_stack;
   mean_ = 0;
+  attached_ = false;
   stream_events_ = peak_events_ = 0;
   live_ = peak_ = 0;
   mapped_ = mapped_peak_ = 0;
@@ -235,7 +236,7 @@ void HeapModel::keep_outside(uint64_t addr, uint64_t size) {
   Block b;
   if (!heap_.take(addr, &b)) {
     if (!chosen_) return 0;
-    unknown_frees_++;
+    (attached_ ? frees_before_recording_ : unknown_frees_)++;
     return 1;
   }
   if (b.outside) {

@@ -186,6 +186,9 @@ class alignas(64) HeapModel {
   size_t first_thread() const { return first_thread_; }
   const std::vector<ThreadHeap> &threads() const { return threads_; }
 
+  // The stream began in a running process (an attached agent): a free of
+  // an address it never allocated frees a block from before recording.
+  void set_attached() { attached_ = true; }
   void set_sampling(uint64_t mean_bytes) {
     mean_ = mean_bytes;
     sampled_ = sampled_ || mean_bytes;
@@ -237,6 +240,9 @@ class alignas(64) HeapModel {
   double allocated_variance() const { return allocated_variance_; }
   double allocated_blocks() const { return allocated_count_; }
   uint64_t unknown_frees() const { return unknown_frees_; }
+  // Attached streams' frees (and reallocs) of blocks allocated before
+  // recording began, apart from unknown frees.
+  uint64_t frees_before_recording() const { return frees_before_recording_; }
   uint64_t temporary() const { return temporary_; }
   uint64_t measured_contexts() const { return measured_; }
   uint64_t sampling_mean() const { return mean_; }
@@ -304,6 +310,8 @@ class alignas(64) HeapModel {
   uint64_t mean_ = 0;
   uint64_t stream_events_ = 0, peak_events_ = 0;
   uint64_t alloc_calls_ = 0, realloc_calls_ = 0, free_calls_ = 0, unknown_frees_ = 0;
+  uint64_t frees_before_recording_ = 0;
+  bool attached_ = false;  // this stream
   Calls estimated_;
   bool sampled_ = false;
   double allocated_ = 0, allocated_count_ = 0;

@@ -63,7 +63,7 @@ constexpr const char *kUntypedObjectType = "an object-type record not followed b
 // changes the model (a heap-over-time point by file offset is a Mark).
 struct HeapOp {
   enum Kind : uint8_t {
-    Alloc, Free, Realloc, Sampling, TimeMark, HeapTotal, Map, Unmap, Mark,
+    Alloc, Free, Realloc, Sampling, Attached, TimeMark, HeapTotal, Map, Unmap, Mark,
     Thread  // stack: the thread's local index, a: its tid, b: chosen
   } kind;
   uint32_t stack;
@@ -101,6 +101,7 @@ class HeapFeed {
       case HeapOp::Free: heap_.free(op.a); break;
       case HeapOp::Realloc: heap_.realloc(op.stack, op.a, op.b, op.c); break;
       case HeapOp::Sampling: heap_.set_sampling(op.a); return;
+      case HeapOp::Attached: heap_.set_attached(); return;
       case HeapOp::TimeMark:
         heap_.time_mark(op.a, op.b);
         // The first time mark at or after each multiple of the interval.
@@ -186,8 +187,13 @@ void Profile::read_memory(StreamContext &ctx) {
     pipe.put(HeapOp{HeapOp::Thread, local, tid, is_chosen});
   };
   try {
+    bool attached = false;  // (the record comes before any event, and is the context's)
     ctx.read_memprof([&](const MemprofEvent &ev) {
       offset = ev.offset;
+      if (!attached && ctx.attach_number) {
+        pipe.put(HeapOp{HeapOp::Attached, 0});
+        attached = true;
+      }
       const uint64_t at = in.compressed() ? in.source_bytes() : ev.offset;
       if (at >= next_mark) {
         pipe.put(HeapOp{HeapOp::Mark, 0});
@@ -202,6 +208,7 @@ void Profile::read_memory(StreamContext &ctx) {
           has_object_types_ = true;
         } else if (const auto *s = std::get_if<ext::Sampling>(&ev.ext)) {
           pipe.put(HeapOp{HeapOp::Sampling, 0, s->mean_bytes});
+
         } else if (const auto *t = std::get_if<ext::TimeMark>(&ev.ext)) {
           pipe.put(HeapOp{HeapOp::TimeMark, 0, t->time_ns, t->rss_bytes});
         } else if (const auto *e = std::get_if<ext::EventThread>(&ev.ext)) {

@@ -47,7 +47,10 @@ bool StreamContext::absorb(const ExtRecord &r, uint64_t offset) {
     pid = process->pid;
     ppid = process->ppid;
     exe = printable(process->exe_path);
+    start_unix_ns = process->time_unix_ns;
     symbolizer.load_perf_map(pid);
+  } else if (const auto *attached = std::get_if<ext::Attached>(&r)) {
+    attach_number = attached->attach_number;
   } else if (const auto *dir = std::get_if<ext::WorkingDir>(&r)) {
     lua_names_.set_working_dir(dir->path);
     naming_epoch++;

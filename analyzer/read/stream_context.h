@@ -57,6 +57,10 @@ struct StreamContext {
   Symbolizer symbolizer;
   uint64_t pid = 0, ppid = 0;
   std::string exe;
+  uint64_t start_unix_ns = 0;  // when it began recording (the process record)
+  // Recorded by an agent attached to the running process (prof-run --pid),
+  // at its attach_number-th attach; 0: the agent came with the program.
+  uint64_t attach_number = 0;
   std::map<std::string, uint64_t> stats;  // summed by name
   static constexpr size_t kMaxMarkers = 1024;
   std::vector<std::pair<uint64_t, std::string>> markers;  // the first kMaxMarkers

@@ -282,7 +282,17 @@ Json memory_json(Profile &profile, const SummaryOptions &opt) {
             {"leaked_blocks_recorded", heap.live_blocks()},
             {"temporary_allocations", heap.temporary()},
             {"unknown_frees", heap.unknown_frees()},
+            {"frees_before_recording", heap.frees_before_recording()},
             {"threads", memory_threads_json(profile)}};
+  // Where recording began, for the streams of an agent attached to a
+  // running process.
+  Json attached = Json::array();
+  for (const auto &ctx : profile.streams())
+    if (ctx->attach_number && ctx->file.kind() == SectionKind::Memprof)
+      attached.push_back({{"pid", ctx->pid},
+                          {"attach_number", ctx->attach_number},
+                          {"start_unix_ns", ctx->start_unix_ns}});
+  m["attached"] = attached;
   Json suppressed = Json::array();
   for (const SuppressedLeaks &l : profile.suppressed())
     suppressed.push_back(
@@ -488,6 +498,7 @@ Json summary_json(Profile &profile, const SummaryOptions &opt) {
          {"pid", ctx->pid},
          {"ppid", ctx->ppid},
          {"exe", ctx->exe},
+         {"attach_number", ctx->attach_number},
          {"truncated_at", ctx->end.truncated ? Json(ctx->end.offset) : Json(nullptr)},
          {"unclean_end", ctx->unclean.seen ? Json{{"time_ns", ctx->unclean.time_ns},
                                                   {"lost_bytes", ctx->unclean.lost_bytes}}

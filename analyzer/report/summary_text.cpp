@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <ctime>
 #include <iomanip>
 #include <map>
 #include <sstream>
@@ -162,8 +163,23 @@ void memory_threads(const Json &threads, const SummaryOptions &opt, std::ostream
   if (shown < threads.size()) out << "                 ... " << threads.size() - shown << " more threads\n";
 }
 
+// "2026-11-29 06:40:12 UTC" of nanoseconds since the epoch.
+std::string utc_time(uint64_t unix_ns) {
+  const time_t t = time_t(unix_ns / 1000000000u);
+  tm parts{};
+  char text[32] = "?";
+  if (gmtime_r(&t, &parts)) strftime(text, sizeof text, "%Y-%m-%d %H:%M:%S UTC", &parts);
+  return text;
+}
+
 void memory(const Json &m, const SummaryOptions &opt, std::ostream &out) {
   out << "MEMORY\n";
+  const bool attached = !m["attached"].empty();
+  for (const Json &a : m["attached"])
+    out << "  recording began when the agent attached to the running process, pid "
+        << a["pid"].get<uint64_t>() << " (attach " << a["attach_number"].get<uint64_t>() << "), at "
+        << utc_time(a["start_unix_ns"].get<uint64_t>())
+        << ": its allocations before are not seen\n";
   if (m["sampling_mean_bytes"].get<uint64_t>())
     out << "  sampled every " << m["sampling_mean_bytes"].get<uint64_t>()
         << " bytes on average: bytes and counts are estimates scaled up per sample\n";
@@ -193,11 +209,13 @@ void memory(const Json &m, const SummaryOptions &opt, std::ostream &out) {
     out << "\n                 counted: the agent's own count of the live heap, in the sizes "
            "the allocator gave (malloc_usable_size)";
   out << "\n"
-      << "  leaked:        " << (estimated ? "~" : "") << bytes(m["leaked_bytes"]) << " in "
-      << (estimated ? "~" : "") << count(m["leaked_blocks"]) << " blocks"
+      << (attached ? "  still live:    " : "  leaked:        ") << (estimated ? "~" : "")
+      << bytes(m["leaked_bytes"]) << " in " << (estimated ? "~" : "") << count(m["leaked_blocks"])
+      << " blocks"
       << (estimated ? " (estimated from the " + std::to_string(m["leaked_blocks_recorded"].get<uint64_t>()) +
                           " blocks sampled)"
                     : std::string())
+      << (attached ? " allocated while recording and live when it ended (the process ran on)" : "")
       << "\n"
       << "  temporary:     " << m["temporary_allocations"].get<uint64_t>()
       << " allocations freed right after they were made (heaptrack's rule, a realloc counting "
@@ -206,6 +224,9 @@ void memory(const Json &m, const SummaryOptions &opt, std::ostream &out) {
   if (opt.full || m["unknown_frees"].get<uint64_t>())
     out << "  unknown frees: " << m["unknown_frees"].get<uint64_t>()
         << " frees and reallocations of pointers never seen allocated\n";
+  if (attached)
+    out << "  freed before:  " << m["frees_before_recording"].get<uint64_t>()
+        << " frees and reallocations of blocks allocated before recording began\n";
   if (!m["before_start"].is_null()) {
     const uint64_t n = m["before_start"]["allocations"];
     out << "  before start:  " << n << (n == 1 ? " allocation" : " allocations") << " of "
@@ -241,7 +262,10 @@ void memory(const Json &m, const SummaryOptions &opt, std::ostream &out) {
   for (const StackList &t : kStackLists) {
     if (!opt.full && !t.on_one_screen) continue;
     if (!opt.full && m[t.key].empty()) continue;
-    out << "\n" << t.title << "\n";
+    // (Attached, the blocks live at the end were live at the detach.)
+    const bool live_at_detach = attached && std::string(t.key) == "leaks";
+    out << "\n" << (live_at_detach ? "STILL LIVE: stacks holding memory when recording ended" : t.title)
+        << "\n";
     const Json &rows = m[t.key];
     // (On one screen, rows that read the same without their code without
     // symbols show it: sqlite3's stacks differ in its static functions.)

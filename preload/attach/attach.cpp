@@ -1,9 +1,11 @@
 // prof_attach_start() and prof_attach_stop(): the agent's life when gdb
 // dlopens it into a running process (attach.h). The settings come from the
-// injector; CPU samples of every thread, found in /proc/self/task.
+// injector; CPU samples of every thread, found in /proc/self/task; the
+// allocator's calls through the GOT rewrite (got_rewrite.h).
 #include <atomic>
 #include <cstring>
 #include <ctime>
+#include <pthread.h>
 #include <sched.h>
 #include <sys/auxv.h>
 #include <sys/syscall.h>
@@ -11,8 +13,10 @@
 
 #include "agent.h"
 #include "attach/attach.h"
+#include "attach/got_rewrite.h"
 #include "attach/lua_states.h"
 #include "config.h"
+#include "memory/hooks.h"
 #include "cpu/sampler.h"
 #include "program_signals.h"
 #include "thread_state.h"
@@ -100,6 +104,42 @@ int fail(int result, const char *why) {
 
 using namespace prof;
 
+namespace {
+
+#ifndef PROF_CPU_ONLY
+// XXX: a child the program forks while attached inherits the rewritten GOT
+// and the parent's ring, which is not its own: it records nothing, its calls
+// passed on by the hooks, the agent off.
+void leave_fork_child_unrecorded() { g_agent.on.store(false, std::memory_order_relaxed); }
+#endif
+
+// Memory from now on: a new stream, then the GOT entries that bring the
+// allocator's calls to the hooks.
+int start_memory() {
+#ifdef PROF_CPU_ONLY
+  return kAttachStarted;  // (libprof-cpu.so has no hooks: the settings said no memory)
+#else
+  resolve_real_functions_in_program();
+  static bool fork_handled = false;
+  if (!fork_handled) fork_handled = pthread_atfork(nullptr, nullptr, leave_fork_child_unrecorded) == 0;
+  if (!open_attached_memory_stream())
+    return fail(kAttachMemoryFailed, "the memory stream could not be opened (the program's stderr says why)");
+  got_rewrite::install(g_agent.cfg.mmap);
+  return kAttachStarted;
+#endif
+}
+
+void stop_memory() {
+#ifndef PROF_CPU_ONLY
+  // The calls go to libc again first, then the stream ends: a call already
+  // in a hook finds the agent off (or its record dropped at the end).
+  got_rewrite::restore();
+  finish_attached_memory_stream();
+#endif
+}
+
+}  // namespace
+
 int prof_attach_start(const char *settings) {
   const ErrnoKept errno_kept;
   g_error[0] = 0;
@@ -109,20 +149,27 @@ int prof_attach_start(const char *settings) {
   GuardScope guard;
   Config cfg;
   if (!parse_settings(settings, &cfg)) return fail(kAttachBadSettings, cfg.error);
-  // CPU samples: memory is not recorded through an attach yet.
+#ifdef PROF_CPU_ONLY
   cfg.memory = false;
+#endif
   if (cfg.cpu == CpuMode::Off) cfg.cpu = CpuMode::Callgraph;
   g_agent.cfg = cfg;
   g_agent.start_ns = monotonic_ns();
+  g_agent.attach_number++;
   claim_signal_table();
   g_attached_pid = getpid();
+  if (cfg.memory && start_memory() != kAttachStarted) return kAttachMemoryFailed;
   SampleSlot *first = sample_slots::claim(uint64_t(syscall(SYS_gettid)));
-  if (!first) return fail(kAttachCpuFailed, "cannot map a thread's sample slot");
+  if (!first) {
+    if (cfg.memory) stop_memory();
+    return fail(kAttachCpuFailed, "cannot map a thread's sample slot");
+  }
   // (Before the sampling: the adapter's check runs Lua on a scratch state.)
   attached_lua::start(cfg.lua);
   if (!start_cpu_sampler(prof_attach_signal_handler, first)) {
     attached_lua::stop();
     sample_slots::release(first);
+    if (cfg.memory) stop_memory();
     return fail(kAttachCpuFailed, "the CPU sampler did not start (the program's stderr says why)");
   }
   while (g_scanning.exchange(true, std::memory_order_acquire)) sched_yield();
@@ -141,6 +188,7 @@ int prof_attach_stop(void) {
   if (t_in_handler) return kDetachBusy;
   if (!g_attached.exchange(false)) return kDetachNone;
   GuardScope guard;
+  if (g_agent.cfg.memory) stop_memory();
   while (g_in_handler.load(std::memory_order_acquire) != 0) sched_yield();
   attached_lua::stop();
   while (g_scanning.exchange(true, std::memory_order_acquire)) sched_yield();

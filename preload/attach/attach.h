@@ -1,14 +1,16 @@
 // Attaching to a running process (prof-run --pid): gdb dlopens the agent
 // into it and calls prof_attach_start() with the settings, later
-// prof_attach_stop(); the agent may be started and stopped again.
+// prof_attach_stop(); the agent may be started and stopped again. Memory is
+// recorded through the program's GOT, rewritten while attached
+// (got_rewrite.h).
 //
 // Invariants:
 // - Loaded with the program (LD_PRELOAD, or linked), the agent starts in its
 //   constructor and refuses to attach; dlopen'd, its constructor starts
 //   nothing and the target's environment is never read.
 // - After prof_attach_stop() no clock, timer or thread of the agent's is
-//   left, the sampling signal has the disposition the program gave it, and
-//   the streams are complete files.
+//   left, the sampling signal has the disposition the program gave it, no
+//   GOT entry leads to the agent, and the streams are complete files.
 #pragma once
 
 #include <csignal>
@@ -24,6 +26,7 @@ enum ProfAttachResult : int {
   kAttachSecure = 3,        // a setuid/setgid program: the agent stays inert there
   kAttachBadSettings = 4,   // a PROF_* value is invalid (prof_attach_error() says which)
   kAttachCpuFailed = 5,     // the CPU sampler could not start (prof_attach_error())
+  kAttachMemoryFailed = 6,  // the memory stream could not be opened (prof_attach_error())
 };
 
 // What prof_attach_stop() answers.

@@ -145,7 +145,7 @@ bool open(pid_t ppid) {
   g_symbols.restart();
   g_last_tid = 0;
   g_unload_count = 0;
-  put_stream_opening(*g_out, SectionKind::Sysprof, ppid);
+  put_stream_opening(*g_out, SectionKind::Sysprof, ppid, g_agent.attach_number);
   static const uint8_t kModes[] = {0, 0, 1, 2};  // CpuMode -> the record's mode
   put_ext(*g_out,
           ext::Sampler{uint64_t(g_cpu.backend), kModes[uint8_t(g_cpu.mode)], g_cpu.interval_ns});

@@ -19,6 +19,7 @@ namespace prof {
 class SampledSet {
  public:
   bool init();
+  bool mapped() const { return slots_ != nullptr; }
   // Unmaps the set (the agent is off for good), if it was mapped.
   void release();
   void insert(uint64_t addr);

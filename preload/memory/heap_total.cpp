@@ -79,6 +79,7 @@ void heap_total_moved(int64_t delta) {
 }
 
 void write_heap_total(uint64_t time_ns) {
+  if (g_agent.attach_number) return;  // (attached: not counted, agent.h)
   const int64_t delta = t_state.heap_delta;
   t_state.heap_delta = 0;
   const int64_t count = g_heap_total.shared.fetch_add(delta, std::memory_order_relaxed) + delta;

@@ -111,7 +111,9 @@ inline ReallocSampled realloc_sampled(const void *old, size_t size) {
 }
 // The heap count (memory/heap_total.h) takes every block of the program's
 // while the agent is armed: recorded, sampled out or paused alike.
-inline bool counting() { return !t_state.guard && g_agent.on.load(std::memory_order_relaxed); }
+inline bool counting() {
+  return !t_state.guard && g_agent.on.load(std::memory_order_relaxed) && !g_agent.attach_number;
+}
 inline void count_alloc(const void *p) {
   if (p && counting()) count_heap(int64_t(block_size(p)));
 }
@@ -442,4 +444,42 @@ EXPORT void *mremap(void *old, size_t old_len, size_t new_len, int flags, ...) {
   void *p = real.mremap(old, old_len, new_len, flags, target);
   if (track) record_map(HERE, p != MAP_FAILED ? p : old, p != MAP_FAILED ? new_len : old_len);
   return p;
+}
+
+// The entries an attached agent writes into the program's GOT
+// (attach/got_rewrite.h). XXX: by hidden aliases: the agent's own reference
+// to `malloc` goes through its GOT too, which, dlopen'd, binds to libc's.
+#define GOT_HOOKED_FUNCTIONS(X)                                                                \
+  X(malloc) X(free) X(calloc) X(realloc) X(reallocarray) X(posix_memalign) X(aligned_alloc)  \
+  X(memalign) X(valloc) X(pvalloc) X(__libc_malloc) X(__libc_free) X(__libc_calloc)         \
+  X(__libc_realloc) X(__libc_memalign) X(__libc_valloc) X(__libc_pvalloc)
+#define GOT_HOOKED_MAPPINGS(X) X(mmap) X(mmap64) X(munmap) X(mremap)
+#define HOOK_ALIAS(name) \
+  extern "C" __attribute__((visibility("hidden"), alias(#name))) decltype(::name) prof_hook_##name;
+GOT_HOOKED_FUNCTIONS(HOOK_ALIAS)
+GOT_HOOKED_MAPPINGS(HOOK_ALIAS)
+#undef HOOK_ALIAS
+
+const prof::GotHook *prof::got_hooks(size_t *count) {
+#define HOOK_ROW(name) {#name, reinterpret_cast<void *>(&prof_hook_##name), false},
+#define MAPPING_ROW(name) {#name, reinterpret_cast<void *>(&prof_hook_##name), true},
+  static const GotHook hooks[] = {GOT_HOOKED_FUNCTIONS(HOOK_ROW) GOT_HOOKED_MAPPINGS(MAPPING_ROW)};
+#undef HOOK_ROW
+#undef MAPPING_ROW
+  *count = sizeof hooks / sizeof hooks[0];
+  return hooks;
+}
+
+void prof::resolve_real_functions_in_program() {
+  GuardScope guard;
+  // XXX: dlopen'd, RTLD_NEXT would search the agent's own dependencies
+  // (libc) and miss an allocator the program has ahead of libc (jemalloc
+  // linked or preloaded): the program's scope has the one its GOT holds.
+#define RESOLVE(name)                                                      \
+  if (void *fn = dlsym(RTLD_DEFAULT, #name)) real.name = reinterpret_cast<decltype(real.name)>(fn);
+  HOOKED_FUNCTIONS(RESOLVE)
+#undef RESOLVE
+  if (void *usable = dlsym(RTLD_DEFAULT, "malloc_usable_size"))
+    g_real_allocator = RealAllocator{real.malloc, real.calloc, real.memalign, real.free,
+                                     reinterpret_cast<size_t (*)(void *)>(usable)};
 }

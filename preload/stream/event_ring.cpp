@@ -68,7 +68,7 @@ bool EventRing::write_idle_slots(int fd) {
 __thread EventRing::Slot *t_ring_slot __attribute__((tls_model("initial-exec")));
 __thread unsigned t_appends_to_clock __attribute__((tls_model("initial-exec")));
 
-bool EventRing::map_ring(int ring_fd) {
+bool EventRing::map_ring(int ring_fd, void *at) {
   const size_t ring_off = ring_file_ring_offset(kSlots);
   const size_t bytes = ring_off + kRingSize + kUndoCap * 16;
   void *p = MAP_FAILED;
@@ -82,10 +82,11 @@ bool EventRing::map_ring(int ring_fd) {
       write_file_zeros(ring_fd, ring_off, kPrewritten) &&
       write_file_zeros(ring_fd, ring_off + kRingSize, kPrewritten / 4) &&
       raw_syscall3(SYS_ftruncate, ring_fd, long(bytes), 0) == 0)
-    p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, ring_fd, 0);
+    p = mmap(at, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | (at ? MAP_FIXED : 0), ring_fd, 0);
   in_file_ = p != MAP_FAILED;
   if (!in_file_) {
-    p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    p = mmap(at, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | (at ? MAP_FIXED : 0),
+             -1, 0);
     if (p == MAP_FAILED) return false;
     raw_wipe_on_fork(p, bytes);  // a child's ring starts empty
   }
@@ -655,6 +656,23 @@ bool EventRing::await_writer() {
   return true;
 }
 
+void EventRing::forget_stream(OwnedFile *file) {
+  shared_lock_.store(false);
+  flushed_.store(0);
+  flushing_.store(false);
+  flush_owner_.store(nullptr);
+  stall_pos_ = kIdle;
+  abandoned_.store(0);
+  failed_.store(false);
+  full_waits_.store(0);  // the new stream's own counts
+  shared_uses_.store(0);
+  file_base_ = file_position(file);
+  running_.store(false);
+  helping_.store(false);
+  unanswered_ = left_to_writer_ = false;
+  writer_.forget();
+}
+
 bool EventRing::restart_in_child(OwnedFile *file, int ring_fd) {
   // The parent's ring (its file's mapping, shared) is not the child's: a
   // new one, where the parent's other threads do not exist.
@@ -672,22 +690,31 @@ bool EventRing::restart_in_child(OwnedFile *file, int ring_fd) {
     pthread_setspecific(g_slot_key, t_ring_slot);
   }
   slots_used_.store(own < kSlots ? own + 1 : 0);
-  shared_lock_.store(false);
-  flushed_.store(0);
-  flushing_.store(false);
-  flush_owner_.store(nullptr);
-  stall_pos_ = kIdle;
-  abandoned_.store(0);
-  failed_.store(false);
-  full_waits_.store(0);  // the child's own counts
-  shared_uses_.store(0);
-  file_base_ = file_position(file);
-  running_.store(false);
-  helping_.store(false);
-  unanswered_ = left_to_writer_ = false;
-  writer_.forget();  // the parent's writer is not the child's
+  forget_stream(file);  // (the parent's writer is not the child's)
   membarrier_ = register_membarrier();
   reset_solo(t_ring_slot);  // this thread is the child's only one
+  return launch();
+}
+
+bool EventRing::restart(OwnedFile *file, int ring_fd) {
+  // XXX: the program's threads hold their slots (t_ring_slot) from one
+  // stream to the next: the new ring takes the old one's place, and their
+  // claims are copied over, as is the solo producer's state.
+  static bool owned[kSlots];
+  for (size_t i = 0; i < kSlots; i++) owned[i] = slots_[i].owned.load(std::memory_order_acquire);
+  if (ring_fd_ >= 0 && table_file_->fd == ring_fd_ && table_file_->fd_names_file())
+    raw_syscall3(SYS_close, ring_fd_, 0, 0);
+  ring_fd_ = -1;
+  file_ = file;
+  if (!map_ring(ring_fd, map_)) {
+    // (The old ring may be gone: nothing may append to it.)
+    closed_.store(true);
+    return false;
+  }
+  for (size_t i = 0; i < kSlots; i++) slots_[i].owned.store(owned[i], std::memory_order_relaxed);
+  // (In memory, the compactor's table too: not in the last ring's file.)
+  if (!in_file_) file_->keep_compactor_table_in(nullptr);
+  forget_stream(file);  // (the writer exited at finish())
   return launch();
 }
 

@@ -150,6 +150,9 @@ class EventRing {
   // In a forked child: forget the parent's bytes and threads and restart on
   // `file`, with the ring in the file `ring_fd` (or in memory).
   bool restart_in_child(OwnedFile *file, int ring_fd);
+  // After finish(), a new stream on `file` (an agent attached again): the
+  // ring is mapped anew where it was, so the threads keep their slots.
+  bool restart(OwnedFile *file, int ring_fd);
 
   // The calling thread left an append (or a flush) half-done and is back:
   // what it reserved becomes a gap, what it held is let go.
@@ -226,8 +229,12 @@ class EventRing {
   // Starts the writer if it is due (once per stream); whether it runs.
   bool start_writer();
   void wake_writer();
-  // Maps the ring and its slots, in the file ring_fd or else in memory.
-  bool map_ring(int ring_fd);
+  // A new stream in the mapped ring, on `file`: the last one's positions,
+  // counts, flags and writer forgotten.
+  void forget_stream(OwnedFile *file);
+  // Maps the ring and its slots, in the file ring_fd or else in memory;
+  // at `at` (replacing what is there) unless nullptr.
+  bool map_ring(int ring_fd, void *at = nullptr);
   // Writes the ring file's slots, every one idle; false when it cannot.
   static bool write_idle_slots(int fd);
   void unmap_ring();

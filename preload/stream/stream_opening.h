@@ -1,7 +1,8 @@
 // What opens every stream file the agent writes (memprof and sysprof): an
 // empty symtab, the section's extended prologue, the Process record (pid,
-// ppid, start time, executable) and the working directory (what relative
-// chunk names are relative to).
+// ppid, start time, executable), the working directory (what relative
+// chunk names are relative to), and, in a process the agent was attached
+// to, the Attached record (attach_number: 0 when loaded with the program).
 #pragma once
 
 #include <cstdint>
@@ -16,7 +17,7 @@
 namespace prof {
 
 template <class Out>
-void put_stream_opening(Out &out, SectionKind section, pid_t ppid) {
+void put_stream_opening(Out &out, SectionKind section, pid_t ppid, uint64_t attach_number) {
   put_prologue(out, SectionKind::Symtab, false);
   put_symtab_final(out);
   put_prologue(out, section, true);
@@ -30,6 +31,7 @@ void put_stream_opening(Out &out, SectionKind section, pid_t ppid) {
   // The buffer is given, so getcwd is the bare system call: no allocation.
   char cwd[4096];
   if (getcwd(cwd, sizeof cwd)) put_ext(out, ext::WorkingDirView{cwd});
+  if (attach_number) put_ext(out, ext::Attached{attach_number});
 }
 
 }  // namespace prof
