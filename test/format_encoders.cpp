@@ -78,9 +78,9 @@ TEST_CASE("prologues, symtab-final and epilogues are the grammar's bytes") {
   CHECK(written([](auto &o) { put_prologue(o, SectionKind::Symtab, false); }) ==
         Bytes{'l', 'j', 's', 0x03, 0x00, 0x00, 0x00});
   CHECK(written([](auto &o) { put_prologue(o, SectionKind::Memprof, true); }) ==
-        Bytes{'l', 'j', 'm', 0x83, 0x06, 0x00, 0x00});
+        Bytes{'l', 'j', 'm', 0x83, 0x07, 0x00, 0x00});
   CHECK(written([](auto &o) { put_prologue(o, SectionKind::Sysprof, true); }) ==
-        Bytes{'l', 'j', 'p', 0x82, 0x06, 0x00, 0x00});
+        Bytes{'l', 'j', 'p', 0x82, 0x07, 0x00, 0x00});
   CHECK(written([](auto &o) { put_symtab_final(o); }) == Bytes{0x80});
   CHECK(written([](auto &o) { put_memprof_epilogue(o); }) == Bytes{0x80});
   CHECK(written([](auto &o) { put_sysprof_epilogue(o); }) == Bytes{0x80});
