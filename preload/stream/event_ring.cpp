@@ -1,6 +1,7 @@
 #include "stream/event_ring.h"
 
 #include <cerrno>
+#include <csignal>
 #include <cstring>
 #include <ctime>
 #include <linux/membarrier.h>
@@ -428,7 +429,37 @@ void EventRing::write_out(uint64_t from, uint64_t to) {
   }
 }
 
+namespace {
+
+// The calling thread's asynchronous signals held back while it lives, if
+// `hold` (a fault's are not: held, the kernel would kill the process).
+class AsyncSignalsHeld {
+ public:
+  explicit AsyncSignalsHeld(bool hold) : hold_(hold) {
+    uint64_t all = ~uint64_t(0);
+    for (int sig : {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP, SIGSYS}) all &= ~(uint64_t(1) << (sig - 1));
+    if (hold_) raw_syscall4(SYS_rt_sigprocmask, SIG_BLOCK, long(&all), long(&old_), 8);
+  }
+  ~AsyncSignalsHeld() {
+    if (hold_) raw_syscall4(SYS_rt_sigprocmask, SIG_SETMASK, long(&old_), 0, 8);
+  }
+  AsyncSignalsHeld(const AsyncSignalsHeld &) = delete;
+  AsyncSignalsHeld &operator=(const AsyncSignalsHeld &) = delete;
+
+ private:
+  const bool hold_;
+  uint64_t old_ = 0;
+};
+
+}  // namespace
+
 bool EventRing::flush(size_t min_bytes, Slot *owner, bool sync) {
+  // XXX: a program's thread flushing (no writer yet, or helping it) holds
+  // the compactor's and compressor's state: a handler the agent never saw
+  // installed that jumps out of the flush would end the stream there
+  // (recover_abandoned_append()), so its signals wait for the flush. The
+  // writer blocks all of its own.
+  const AsyncSignalsHeld held(owner != nullptr);
   if (flushing_.exchange(true, std::memory_order_acquire)) return false;
   flush_owner_.store(owner, std::memory_order_relaxed);
   const uint64_t from = flushed_.load(std::memory_order_relaxed);
