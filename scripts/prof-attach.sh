@@ -8,6 +8,8 @@
 #
 # Uses from prof-run: pid, duration, agent, env_args, outdir, die.
 
+safe_point_script=$(dirname "${BASH_SOURCE[0]}")/prof-attach-safe-point.py
+
 # The process's command name, and checks that need no ptrace.
 attach_checks() {
   case "$pid" in ''|*[!0-9]*|0) die "--pid $pid: expected a process id" ;; esac
@@ -38,9 +40,10 @@ attach_checks() {
 # gdb attached to the process for the commands given, as little as it can:
 # no init files, no debuginfod, its own output on stdout; in a session of
 # its own, so that a Ctrl-C meant for prof-run never cuts a call short.
+# Each call it makes waits for a safe point (prof-attach-safe-point.py).
 gdb_in_target() {
   LC_ALL=C setsid -w timeout 120 gdb -nx -q -batch -p "$pid" -iex 'set debuginfod enabled off' \
-    -iex 'set auto-load no' -ex 'set confirm off' "$@" 2>&1 </dev/null
+    -iex 'set auto-load no' -ex 'set confirm off' -x "$safe_point_script" "$@" 2>&1 </dev/null
 }
 
 # One line saying why gdb could not attach or call, from its output $1.
@@ -97,14 +100,14 @@ attach_and_record() {
   grep -qF "$agent" "/proc/$pid/maps" 2>/dev/null ||
     load=(-ex "printf \"prof-attach-dlopen %p\\n\", (void *)dlopen(\"$agent\", 2)")
   started=$(now_ms)
-  out=$(gdb_in_target "${load[@]}" \
+  out=$(gdb_in_target -ex prof-safe-point "${load[@]}" \
     -ex "printf \"prof-attach-start %d\\n\", ((int (*)(const char *))prof_attach_start)(\"$settings\")" \
     -ex "printf \"prof-attach-error %s\\n\", ((const char *(*)(void))prof_attach_error)()" \
     -ex "printf \"prof-attach-lua %s\\n\", ((const char *(*)(void))prof_attach_lua_status)()" \
     -ex detach)
   if [[ $out == *"prof-attach-dlopen 0x0"* ]]; then
     die "process $pid could not load $agent (its user must be able to read it; the dynamic loader said: $(
-      gdb_in_target -ex 'printf "%s\n", (char *)dlerror()' -ex detach | tail -n 1))"
+      gdb_in_target -ex prof-safe-point -ex 'printf "%s\n", (char *)dlerror()' -ex detach | tail -n 1))"
   fi
   code=$(sed -n 's/^prof-attach-start \([0-9]*\)$/\1/p' <<<"$out")
   why=$(sed -n 's/^prof-attach-error //p' <<<"$out")
@@ -155,6 +158,7 @@ attach_and_record() {
   script=$(mktemp)
   cat > "$script" <<'GDB'
 handle SIGPROF nostop noprint nopass
+prof-safe-point
 set $prof_stop = ((int (*)(void))prof_attach_stop)()
 set $prof_tries = 0
 while $prof_stop == 2 && $prof_tries < 20

@@ -7,6 +7,9 @@ target_link_libraries(attach_loop PRIVATE Threads::Threads)
 add_executable(attach_alloc ${CMAKE_CURRENT_SOURCE_DIR}/e2e/attach_alloc.c)
 target_compile_options(attach_alloc PRIVATE -O1 -g)
 target_link_libraries(attach_alloc PRIVATE Threads::Threads)
+add_executable(attach_heap ${CMAKE_CURRENT_SOURCE_DIR}/e2e/attach_heap.c)
+target_compile_options(attach_heap PRIVATE -O1 -g)
+target_link_libraries(attach_heap PRIVATE Threads::Threads)
 add_executable(attach_quitter ${CMAKE_CURRENT_SOURCE_DIR}/e2e/attach_quitter.c)
 target_link_libraries(attach_quitter PRIVATE Threads::Threads)
 add_executable(attach_spin_static ${CMAKE_CURRENT_SOURCE_DIR}/e2e/attach_spin_static.c)
@@ -22,7 +25,7 @@ target_compile_definitions(attach_e2e PRIVATE
   PROF_RUN_SCRIPT="${PROJECT_SOURCE_DIR}/scripts/prof-run"
   PROF_E2E_DIR="${CMAKE_CURRENT_SOURCE_DIR}/e2e"
   PROF_E2E_BIN_DIR="${CMAKE_CURRENT_BINARY_DIR}")
-add_dependencies(attach_e2e prof prof-analyze prof-check-config attach_loop attach_alloc attach_quitter attach_spin_static)
+add_dependencies(attach_e2e prof prof-analyze prof-check-config attach_loop attach_alloc attach_heap attach_quitter attach_spin_static)
 # The Lua adapters the agent loads into an attached interpreter, beside itself.
 add_dependencies(attach_e2e prof_lua51 prof_lua53 prof_lua54 prof_luajit)
 # (gdb stops whole processes: alone, so no other test's timing suffers.)

@@ -500,6 +500,31 @@ TEST_CASE("threads allocating without pause attached and detached three times: n
   CHECK(end.status == bare_end.status);
 }
 
+TEST_CASE("a thread stopped inside the allocator, attached and detached five times: no call waits for it") {
+  // (gdb stops it inside malloc or free, holding the arena's lock, most
+  // times: the calls it makes there wait until the thread is out, else
+  // they would wait for the lock forever, or work on a heap half-changed,
+  // prof-attach-safe-point.py.)
+  Target bare = start({program("attach_heap")});
+  REQUIRE(read_line(bare) == "ready");
+  const Ended bare_end = finish(bare, [&] { say_q(bare); });
+  REQUIRE(WIFEXITED(bare_end.status));
+
+  Target t = start({program("attach_heap")});
+  REQUIRE(read_line(t) == "ready");
+  for (int round = 1; round <= 5; round++) {
+    INFO("attach " << round);
+    const TempDir dir("attach-heap");
+    const Run r = prof_run(attach_args(t.pid, dir.path, "1s"));
+    check_detached(r, t.pid, false, 2);
+    const std::map<FoldedStack, double> made = folded("--metric alloc-count " + memory_stream(dir.path));
+    CHECK(samples_in(made, "heap_churn") > 1000);
+  }
+  const Ended end = finish(t, [&] { say_q(t); });
+  CHECK(end.out == bare_end.out);
+  CHECK(end.status == bare_end.status);
+}
+
 TEST_CASE("python3 making bytes objects attached: its allocations with the interpreter's frames") {
   if (!have("python3")) std::exit(4);
   script_attached({"python3"}, e2e_file("attach_alloc.py"), [](pid_t pid) {

@@ -21,6 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mix64.h"
+
 enum { kOld = 600, kMallocs = 1000, kCallocs = 300, kAligned = 200, kKept = 50,
        kOldFreed = 100, kOldGrown = 100 };
 
@@ -81,12 +83,6 @@ static void round_of_calls(void) {
   round_old_realloc();
   round_free();
   g_rounds++;
-}
-
-static uint64_t mix(uint64_t x) {
-  x ^= x >> 33;
-  x *= 0xff51afd7ed558ccdull;
-  return x ^ (x >> 29);
 }
 
 __attribute__((noinline)) uint64_t attach_alloc_spin(uint64_t x) {

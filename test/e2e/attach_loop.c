@@ -11,14 +11,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "mix64.h"
+
 static atomic_int g_stop;
 static volatile uint64_t g_sink;
-
-static uint64_t mix(uint64_t x) {
-  x ^= x >> 33;
-  x *= 0xff51afd7ed558ccdull;
-  return x ^ (x >> 29);
-}
 
 __attribute__((noinline)) uint64_t attach_main_work(uint64_t x) {
   for (int i = 0; i < 100000; i++) x = mix(x + (uint64_t)i);
