@@ -136,6 +136,20 @@ Ended finish(Target &t, const std::function<void()> &stop) {
 
 void say_q(const Target &t) { REQUIRE(write(t.in, "q\n", 2) == 2); }
 
+// argv run bare, as a test's target is: it says "ready", answers `rounds`
+// lines "round" with "done N", then ends at "q". Its remaining output and status.
+Ended bare_run(const std::vector<std::string> &argv, int rounds) {
+  Target bare = start(argv);
+  REQUIRE(read_line(bare) == "ready");
+  for (int round = 1; round <= rounds; round++) {
+    REQUIRE(write(bare.in, "round\n", 6) == 6);
+    REQUIRE(read_line(bare) == "done " + std::to_string(round));
+  }
+  const Ended end = finish(bare, [&] { say_q(bare); });
+  REQUIRE(WIFEXITED(end.status));
+  return end;
+}
+
 // prof-run, as a child: its exit code and what it printed.
 struct Run {
   pid_t pid = -1;
@@ -403,14 +417,7 @@ long long json_number(const std::string &json, const std::string &name) {
 }  // namespace
 
 TEST_CASE("a C program's allocation calls while attached: exact counts per function, blocks from before apart, twice") {
-  Target bare = start({program("attach_alloc")});
-  REQUIRE(read_line(bare) == "ready");
-  for (int round = 1; round <= 3; round++) {
-    REQUIRE(write(bare.in, "round\n", 6) == 6);
-    REQUIRE(read_line(bare) == "done " + std::to_string(round));
-  }
-  const Ended bare_end = finish(bare, [&] { say_q(bare); });
-  REQUIRE(WIFEXITED(bare_end.status));
+  const Ended bare_end = bare_run({program("attach_alloc")}, 3);
 
   Target t = start({program("attach_alloc")});
   REQUIRE(read_line(t) == "ready");
@@ -474,10 +481,7 @@ TEST_CASE("a C program's allocation calls while attached: exact counts per funct
 TEST_CASE("threads allocating without pause attached and detached three times: no call lost its way") {
   // (Each detach finds calls inside the hooks, and calls that read the GOT
   // entry just before it was written back.)
-  Target bare = start({program("attach_alloc"), "churn"});
-  REQUIRE(read_line(bare) == "ready");
-  const Ended bare_end = finish(bare, [&] { say_q(bare); });
-  REQUIRE(WIFEXITED(bare_end.status));
+  const Ended bare_end = bare_run({program("attach_alloc"), "churn"}, 0);
 
   Target t = start({program("attach_alloc"), "churn"});
   REQUIRE(read_line(t) == "ready");
@@ -505,10 +509,7 @@ TEST_CASE("a thread stopped inside the allocator, attached and detached five tim
   // times: the calls it makes there wait until the thread is out, else
   // they would wait for the lock forever, or work on a heap half-changed,
   // prof-attach-safe-point.py.)
-  Target bare = start({program("attach_heap")});
-  REQUIRE(read_line(bare) == "ready");
-  const Ended bare_end = finish(bare, [&] { say_q(bare); });
-  REQUIRE(WIFEXITED(bare_end.status));
+  const Ended bare_end = bare_run({program("attach_heap")}, 0);
 
   Target t = start({program("attach_heap")});
   REQUIRE(read_line(t) == "ready");
@@ -613,7 +614,8 @@ void hot_lua_attached_twice(const char *interpreter, bool traces) {
       const TempDir out("attach");
       const Run r = prof_run(attach_args(pid, out.path, "3s"));
       check_detached(r, pid, caught, 1);
-      CHECK(r.err.find(": its states are sampled with their Lua frames\n") != std::string::npos);
+      CHECK(r.err.find(": its states are sampled with their Lua frames, and their allocations "
+                       "charged to their Lua lines\n") != std::string::npos);
       const std::map<FoldedStack, double> stacks = cpu_stacks(out.path);
       const double all = all_samples(stacks), hot = samples_in_hot_spin(stacks);
       INFO(hot << " of " << all << " samples in hot_spin");
@@ -643,6 +645,92 @@ TEST_CASE("lua5.1 and lua5.3's states made before the attach: their Lua frames i
   if (!have("lua5.1") || !have("lua5.3")) std::exit(4);
   hot_lua_attached_twice("lua5.1", false);
   hot_lua_attached_twice("lua5.3", false);
+}
+
+namespace {
+
+// The allocation calls in `stacks` (folded) whose stack holds `function`
+// and, if `leaf` is not empty, ends in it.
+double calls_in(const std::map<FoldedStack, double> &stacks, const std::string &function,
+                const std::string &leaf = "") {
+  double n = 0;
+  for (const auto &kv : stacks) {
+    if (!leaf.empty() && (kv.first.empty() || kv.first.back() != leaf)) continue;
+    for (const std::string &f : kv.first)
+      if (f.rfind(function + " (", 0) == 0) {
+        n += kv.second;
+        break;
+      }
+  }
+  return n;
+}
+
+// `interpreter` (with `option`) running attach_lua_alloc.lua, whose Lua
+// state was made before any attach, attached twice. Each time a spin lets
+// a CPU sample find the state (and put the adapter's allocator wrapper
+// into it), then a round makes 1000 empty tables in make_tables: the
+// memory stream holds `tables` allocation calls charged to make_tables
+// (exactly, or at least so many when `at_least`: the JIT compiles the loop
+// as it runs, and its own allocations are the frame's), each a [table]
+// when `typed` (the release tells object types). After the detaches the
+// program runs as bare: same output, same exit status.
+void lua_allocations_attached_twice(const char *interpreter, const char *option, double tables,
+                                    bool at_least, bool typed) {
+  std::vector<std::string> argv{interpreter, e2e_file("attach_lua_alloc.lua")};
+  if (*option) argv.push_back(option);
+  const Ended bare_end = bare_run(argv, 3);
+
+  Target t = start(argv);
+  REQUIRE(read_line(t) == "ready");
+  const bool caught = catches_sigprof(t.pid);
+  for (int round = 1; round <= 2; round++) {
+    INFO("attach " << round);
+    const TempDir dir("attach-lua-mem");
+    Run r;
+    launch(r, attach_args(t.pid, dir.path, "4s"));
+    REQUIRE(wait_attached(r));
+    REQUIRE(write(t.in, "spin\n", 5) == 5);
+    REQUIRE(read_line(t) == "spun");
+    REQUIRE(write(t.in, "round\n", 6) == 6);
+    REQUIRE(read_line(t) == "done " + std::to_string(round));
+    wait_run(r);
+    check_detached(r, t.pid, caught, 1);
+    CHECK(r.err.find(": its states are sampled with their Lua frames, and their allocations "
+                     "charged to their Lua lines\n") != std::string::npos);
+    const std::string stream = memory_stream(dir.path);
+    const double made = calls_in(folded("--metric alloc-count " + stream), "make_tables");
+    if (at_least)
+      CHECK(made >= tables);
+    else
+      CHECK(made == tables);
+    if (typed)
+      CHECK(calls_in(folded("--by-type --metric alloc-count " + stream), "make_tables", "[table]") ==
+            tables);
+  }
+  // (Detached: a round made by the program's own allocator again.)
+  REQUIRE(write(t.in, "round\n", 6) == 6);
+  REQUIRE(read_line(t) == "done 3");
+  const Ended end = finish(t, [&] { say_q(t); });
+  CHECK(end.out == bare_end.out);
+  CHECK(end.status == bare_end.status);
+}
+
+}  // namespace
+
+TEST_CASE("lua5.4's state made before the attach: its allocations charged to its Lua functions, as tables, twice") {
+  if (!have("lua5.4")) std::exit(4);
+  lua_allocations_attached_twice("lua5.4", "", 1000, false, true);
+}
+
+TEST_CASE("lua5.1's state made before the attach: its allocations charged to its Lua functions, twice") {
+  if (!have("lua5.1")) std::exit(4);
+  lua_allocations_attached_twice("lua5.1", "", 1000, false, false);
+}
+
+TEST_CASE("luajit's state made before the attach: its allocations charged to its Lua functions, JIT off and on, twice") {
+  if (!have("luajit")) std::exit(4);
+  lua_allocations_attached_twice("luajit", "nojit", 1000, false, false);
+  lua_allocations_attached_twice("luajit", "", 1000, true, false);
 }
 
 TEST_CASE("refused in one line, the target unharmed: profiled already, attached already") {

@@ -165,7 +165,7 @@ int prof_attach_start(const char *settings) {
     return fail(kAttachCpuFailed, "cannot map a thread's sample slot");
   }
   // (Before the sampling: the adapter's check runs Lua on a scratch state.)
-  attached_lua::start(cfg.lua);
+  attached_lua::start(cfg.lua, cfg.memory);
   if (!start_cpu_sampler(prof_attach_signal_handler, first)) {
     attached_lua::stop();
     sample_slots::release(first);

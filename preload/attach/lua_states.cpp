@@ -10,10 +10,12 @@
 #include "thread_state.h"
 
 namespace prof {
+void on_modules_changed();  // lifecycle.cpp
+
 namespace attached_lua {
 namespace {
 
-using AttachLiveFn = const char *(*)();
+using AttachLiveFn = const char *(*)(int memory);
 using DetachLiveFn = void (*)();
 using BindFn = void (*)(void *(*)(const char *));
 
@@ -43,7 +45,7 @@ const char *library_name(void *program, const Dl_info &object, char *name, size_
 
 // Binds the loaded adapter to the agent's API and asks it to find the
 // states: nullptr (and g_detach set) when it does, else why not.
-const char *start_adapter(void *adapter) {
+const char *start_adapter(void *adapter, bool memory) {
   Dl_info self;
   if (!g_self && dladdr(reinterpret_cast<void *>(&agent_symbol), &self) && self.dli_fname)
     g_self = dlopen(self.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
@@ -52,14 +54,14 @@ const char *start_adapter(void *adapter) {
   auto detach = reinterpret_cast<DetachLiveFn>(dlsym(adapter, "prof_adapter_detach_live"));
   if (!bind || !attach || !detach || !g_self) return "its adapter cannot attach to live states";
   bind(agent_symbol);
-  const char *why = attach();
+  const char *why = attach(memory ? 1 : 0);
   if (!why) g_detach = detach;
   return why;
 }
 
 }  // namespace
 
-void start(bool wanted) {
+void start(bool wanted, bool memory) {
   g_status[0] = 0;
   if (!wanted) return;
   GuardScope guard;  // the adapter's load and its scratch state are the agent's
@@ -76,15 +78,19 @@ void start(bool wanted) {
   if (name && lua_adapter_path(name, path, sizeof path, &why)) {
     void *adapter = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (adapter) {
-      why = start_adapter(adapter);
+      on_modules_changed();  // (its wrapper's frames are in the memory stream's stacks)
+      why = start_adapter(adapter, memory);
     } else {
       snprintf(loader_said, sizeof loader_said, "its adapter does not load: %s", dlerror());
       why = loader_said;
     }
   }
   const char *base = name ? strrchr(name, '/') : nullptr;
+  const char *found = memory ? "its states are sampled with their Lua frames, and their "
+                               "allocations charged to their Lua lines"
+                             : "its states are sampled with their Lua frames";
   snprintf(g_status, sizeof g_status, "%s (%s): %s", base ? base + 1 : name ? name : "a Lua",
-           object.dli_fname, why ? why : "its states are sampled with their Lua frames");
+           object.dli_fname, why ? why : found);
 }
 
 void stop() {

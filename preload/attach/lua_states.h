@@ -9,15 +9,18 @@
 // preload/luajit/live_states.h); at the stop, to forget them.
 //
 // Invariants: start and stop run in normal context (the gdb calls), never
-// in the handler; stop runs with no handler running. Nothing is written to
-// the program's states, so the detach leaves them as they were.
+// in the handler; stop runs with no handler running, the process stopped.
+// With memory recorded, the adapter puts its allocator wrapper into each
+// state it finds (the allocator function alone) and gives each its own back
+// at the stop; else nothing is written to the program's states.
 #pragma once
 
 namespace prof {
 namespace attached_lua {
 
-// Looks for the Lua (wanted: PROF_LUA is not 0) and starts its adapter.
-void start(bool wanted);
+// Looks for the Lua (wanted: PROF_LUA is not 0) and starts its adapter
+// (memory: the agent records memory, so the states get the wrapper).
+void start(bool wanted, bool memory);
 void stop();
 // What start() made of the process's Lua, in one line for prof-run
 // ("liblua5.4.so (/usr/bin/lua5.4): its states are sampled ...", "no Lua

@@ -5,6 +5,7 @@
 
 #include "agent_api.h"
 #include "lj_build.h"
+#include "live_alloc.h"
 #include "luajit_backtracer.h"
 #include "safe_read.h"
 #include "symbols.h"
@@ -26,11 +27,15 @@ static bool vm_at(const char *g) {
 }
 
 /* The universe this thread runs: the one bound to it while its VM lives,
-** else the one the interrupted DISPATCH register leads to. */
+** else the one the interrupted DISPATCH register leads to; the wrapper
+** goes into it (live_alloc.h). */
 static struct Universe *universe_here(void) {
   struct Universe *u = lj_thread_universe;
   const char *g = u ? __atomic_load_n(&u->g, __ATOMIC_ACQUIRE) : NULL;
-  if (g && vm_at(g)) return u;
+  if (g && vm_at(g)) {
+    live_alloc_wrap(u);
+    return u;
+  }
   const ucontext_t *uc = prof_guest_signal_context ? prof_guest_signal_context() : NULL;
   if (!uc) return NULL;
   const uint64_t dispatch = (uint64_t)uc->uc_mcontext.gregs[LJ_REG_DISPATCH];
@@ -40,6 +45,7 @@ static struct Universe *universe_here(void) {
   code.dispatch = dispatch;
   u = universe_adopt(g, &code);
   lj_thread_universe = u;
+  if (u) live_alloc_wrap(u);
   return u;
 }
 
@@ -51,13 +57,16 @@ static int live_backtrace(void *ctx, struct prof_guest_frame *frames, int max, i
   return luajit_backtrace(ctx, frames, max, vmstate);
 }
 
-void live_states_start(const struct VmCode *code) {
+void live_states_start(const struct VmCode *code, bool memory) {
   g_code = *code;
+  live_alloc_enable(memory);
   symbols_name_from_signals(true);
   prof_register_guest(live_backtrace, NULL);
 }
 
 void live_states_stop(void) {
   prof_register_guest(NULL, NULL);
+  live_alloc_enable(false);
+  live_alloc_unwrap_all();
   universe_forget_adopted();
 }

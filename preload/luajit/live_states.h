@@ -8,7 +8,8 @@
 ** build, lj_build.h), and becomes a universe without the allocator wrapper
 ** (universe_adopt), walked as any other: the running thread, then the main
 ** thread. Prototypes on its stacks are named from the sample
-** (symbols_name_from_signal).
+** (symbols_name_from_signal). Where the agent records memory, the
+** allocator wrapper goes into it then (live_alloc.h).
 **
 ** Invariants callers rely on:
 ** - The backtracer is async-signal-safe and lock-free; every read of the
@@ -16,22 +17,23 @@
 **   each sample (a closed VM is dropped once its freed block no longer
 **   holds a main thread pointing at it; until then its walk, all safe
 **   reads, gives stale frames or none).
-** - Nothing of the program's VM is written: no hook, no wrapper; the stop
-**   frees every adopted universe. The wrapper could be put in later from
-**   the VM's own thread (lua_setallocf's fields of global_State: allocf
-**   and allocd, in the build's row); a universe adopted here has room for
-**   it (orig, orig_ud).
+** - Nothing of the program's VM is written but, where the agent records
+**   memory, its global_State's allocf (the wrapper): no hook; the stop
+**   gives each wrapped VM its allocator back and frees every adopted
+**   universe.
 */
 #ifndef PROF_LUAJIT_LIVE_STATES_H
 #define PROF_LUAJIT_LIVE_STATES_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "vm_capture.h"
 
 /* Registers the backtracer; code: the VM's code range (vm_code_find on a
-** scratch state of the same library) and re-entry mark. */
-void live_states_start(const struct VmCode *code);
+** scratch state of the same library) and re-entry mark; memory: the VMs
+** found get the allocator wrapper. */
+void live_states_start(const struct VmCode *code, bool memory);
 /* Unregisters it and frees the adopted universes (no handler runs). */
 void live_states_stop(void);
 

@@ -187,7 +187,7 @@ __attribute__((visibility("default"))) const char *prof_adapter_attach(lua_State
 
 /* The states the process made before the agent was attached to it: found
 ** by CPU samples (live_states.h), after the check on a scratch state. */
-__attribute__((visibility("default"))) const char *prof_adapter_attach_live(void) {
+__attribute__((visibility("default"))) const char *prof_adapter_attach_live(int memory) {
   if (!agent_loaded()) return "the libprof agent is not loaded";
   if (!prof_guest_signal_context || !prof_guest_symbol_from_signal)
     return "the libprof agent cannot sample states it did not see made";
@@ -195,7 +195,7 @@ __attribute__((visibility("default"))) const char *prof_adapter_attach_live(void
   pthread_mutex_lock(&starting);
   if (!symbols_ready()) g_live = true;
   const char *reason = check_on_scratch();
-  if (!reason) live_states_start(&g_vm_code);
+  if (!reason) live_states_start(&g_vm_code, memory != 0);
   pthread_mutex_unlock(&starting);
   return reason;
 }

@@ -82,8 +82,7 @@ static __attribute__((noinline)) void *recorded_alloc(struct Universe *u, unsign
   return block;
 }
 
-static void *profiling_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
-  struct Universe *u = ud;
+void *universe_alloc(struct Universe *u, void *ptr, size_t osize, size_t nsize) {
   lj_thread_universe = u;
   symbols_drain_pending();
   /* Nothing is captured for a call the agent does not record (sampled out). */
@@ -102,6 +101,12 @@ static void *profiling_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
   }
   return u->orig(u->orig_ud, ptr, osize, nsize);
 }
+
+static void *profiling_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
+  return universe_alloc(ud, ptr, osize, nsize);
+}
+
+struct Universe *universe_at(int i) { return &universes[i]; }
 
 void universe_name_stack(const struct Universe *u) {
   struct VmCapture c;
@@ -158,6 +163,7 @@ struct Universe *universe_adopt(const char *g, const struct VmCode *code) {
     u->last_n = 0;
     u->proto_events = false;
     u->adopted = true;
+    u->live_wrap = LIVE_WRAP_NONE;
     __atomic_store_n(&u->g, g, __ATOMIC_RELEASE);
     return u;
   }
@@ -170,4 +176,9 @@ void universe_forget_adopted(void) {
       universes[i].adopted = false;
       __atomic_store_n(&universes[i].g, NULL, __ATOMIC_RELEASE);
     }
+}
+
+void universe_retire(struct Universe *u) {
+  u->adopted = false;
+  __atomic_store_n(&u->g, CLAIMED, __ATOMIC_RELEASE);
 }

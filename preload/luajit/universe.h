@@ -25,6 +25,7 @@
 #define PROF_LUAJIT_UNIVERSE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include <lua.h>
 
@@ -45,8 +46,11 @@ struct Universe {
   uint64_t captures;        /* the wrapper's walks so far (prof_guest_walk's seq) */
   int last_n;               /* the frames the last one passed */
   bool proto_events;        /* new prototypes are named as the VM makes them (proto_events.h) */
-  bool adopted;             /* found running, without the wrapper (live_states.h) */
+  bool adopted;             /* found running, made before the module came (live_states.h) */
+  int live_wrap;            /* an adopted one's wrapper (live_alloc.h): LIVE_WRAP_* */
 };
+
+enum { LIVE_WRAP_NONE, LIVE_WRAP_ON, LIVE_WRAP_KEPT };
 
 extern __thread struct Universe *lj_thread_universe __attribute__((tls_model("initial-exec")));
 
@@ -65,6 +69,14 @@ struct Universe *universe_start(lua_State *L, uint64_t reentry);
 struct Universe *universe_adopt(const char *g, const struct VmCode *code);
 /* Frees the slots of every adopted universe (no walk runs). */
 void universe_forget_adopted(void);
+/* Takes u's slot out of use for good: the program put its own allocator
+** over u's wrapper, which may go on passing calls on (live_alloc.h). */
+void universe_retire(struct Universe *u);
+
+/* Slot i, and what the wrapper does with a call of u's VM (ud: the
+** allocator's own, u's orig_ud). */
+struct Universe *universe_at(int i);
+void *universe_alloc(struct Universe *u, void *ptr, size_t osize, size_t nsize);
 
 /* Names the functions on u's stack now and those nested in them (normal
 ** context, the VM at a clean point: a C function it runs): those made before

@@ -18,7 +18,7 @@ int luaopen_prof_lua(lua_State *L);
 const char *prof_adapter_attach(lua_State *L);
 void prof_adapter_resume_enter(lua_State *co);
 void prof_adapter_resume_leave(lua_State *co);
-const char *prof_adapter_attach_live(void);
+const char *prof_adapter_attach_live(int memory);
 void prof_adapter_detach_live(void);
 
 /* XXX: the backtracer stays registered with the agent after lua_close, when
@@ -152,7 +152,7 @@ __attribute__((visibility("default"))) void prof_adapter_resume_leave(lua_State 
   adapter_ops.resume_leave(co);
 }
 
-__attribute__((visibility("default"))) const char *prof_adapter_attach_live(void) {
+__attribute__((visibility("default"))) const char *prof_adapter_attach_live(int memory) {
   const char *missing = agent_missing();
   if (missing) return missing;
   if (!prof_guest_signal_context || !prof_guest_symbol_from_signal)
@@ -163,7 +163,7 @@ __attribute__((visibility("default"))) const char *prof_adapter_attach_live(void
   if (!scratch) return why;
   pin_module();
   adapter_ops.name_code(scratch);
-  live_states_start(scratch);
+  live_states_start(scratch, memory != 0);
   lua_close(scratch);
   return NULL;
 }

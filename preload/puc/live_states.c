@@ -3,9 +3,11 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <ucontext.h>
 
 #include "agent_api.h"
+#include "live_alloc.h"
 #include "puc_backtracer.h"
 #include "puc_layout.h"
 #include "puc_threads.h"
@@ -24,6 +26,7 @@
 #define NAME_BYTES 400
 
 static ptrdiff_t g_main_to_g; /* main thread to its global_State (LG) */
+static const void *g_scratch; /* the check's scratch state, closed since */
 static const void *g_found[UNIVERSES_MAX];
 static uint64_t g_named[NAMED_SLOTS];
 
@@ -89,17 +92,40 @@ static bool adopt(const void *main) {
 #define SEARCH_EVERY 16
 static __thread unsigned t_misses __attribute__((tls_model("initial-exec")));
 
-/* The universe this thread runs: the one bound to it while it holds, else
-** one found where the sample interrupted it. */
+/* Puts the allocator wrapper (live_alloc.h) into main's universe once a
+** register of the sample points at one of its threads. A pointer found
+** in the stack alone may be stale: the words of a frame that ended (the
+** check's scratch state, closed at the attach, leaves such words on the
+** thread gdb called on), and the wrapper is written into the state. */
+static void wrap_when_running(const void *main, const ucontext_t *uc) {
+  if (!uc || main == g_scratch || !live_alloc_wanted(main)) return;
+  const greg_t *r = uc->uc_mcontext.gregs;
+  for (int i = 0; i < NGREG; i++) {
+    if (i == REG_RIP || i == REG_RSP || i == REG_EFL) continue;
+    if (main_thread_of((uint64_t)r[i]) == main) {
+      live_alloc_wrap(main);
+      return;
+    }
+  }
+}
+
+/* The universe this thread runs: the one whose allocator runs here (the
+** wrapper's, live_alloc.h: it lives), else the one bound to it while it
+** holds, else one found where the sample interrupted it. */
 static const void *universe_here(void) {
   const void *main = puc_slot.main;
-  if (main && is_main_thread(main) && adopt(main)) return main;
-  if (t_misses++ % SEARCH_EVERY != 0) return NULL;
+  if (main && puc_slot.in_alloc > 0) return main;
   const ucontext_t *uc = prof_guest_signal_context ? prof_guest_signal_context() : NULL;
+  if (main && is_main_thread(main) && adopt(main)) {
+    wrap_when_running(main, uc);
+    return main;
+  }
+  if (t_misses++ % SEARCH_EVERY != 0) return NULL;
   main = uc ? find_in(uc) : NULL;
   if (!main || !adopt(main)) return NULL;
   t_misses = 0;
   puc_thread_runs((lua_State *)main);
+  wrap_when_running(main, uc);
   return main;
 }
 
@@ -127,8 +153,13 @@ static void forget_name(uint64_t key) {
 }
 
 /* Reads the NUL-terminated string at s into name (cut to its size). */
-static bool read_name(const char *s, char *name, size_t size) {
+static bool read_name(const char *s, char *name, size_t size, bool direct) {
   size_t n = size - 1;
+  if (direct) {
+    strncpy(name, s, n);
+    name[n] = 0;
+    return true;
+  }
   const size_t to_page_end = 4096 - ((uintptr_t)s & 4095);
   if (!safe_read(name, s, n)) {
     n = to_page_end < n ? to_page_end : n;
@@ -138,18 +169,23 @@ static bool read_name(const char *s, char *name, size_t size) {
   return true;
 }
 
-/* Names the prototype at p: its chunk and first line, read now. A new
+/* Names the prototype at p: its chunk and first line, read now (direct:
+** it lives, on the stack of a universe whose allocator runs). A new
 ** prototype at a freed one's address differs in them: named again. */
-static void name_proto(const void *p) {
+static void name_proto(const void *p, bool direct) {
   unsigned char copy[512];
-  if (LAY.proto_size > sizeof copy || !safe_read(copy, p, LAY.proto_size)) return;
+  if (LAY.proto_size > sizeof copy) return;
+  if (direct)
+    memcpy(copy, p, LAY.proto_size);
+  else if (!safe_read(copy, p, LAY.proto_size))
+    return;
   const char *source = puc_ptr(copy, LAY.proto_source);
   const int line = puc_int(copy, LAY.proto_linedefined);
   const uint64_t key = ((uint64_t)(uintptr_t)p * 0x9e3779b97f4a7c15ull) ^
                        (uint64_t)(uintptr_t)source ^ ((uint64_t)(unsigned)line << 48);
   if (!key || !claim_name(key)) return;
   char name[NAME_BYTES + 1];
-  if (!source || !read_name(source + LAY.string_bytes, name, sizeof name)) {
+  if (!source || !read_name(source + LAY.string_bytes, name, sizeof name, direct)) {
     name[0] = '=', name[1] = '?', name[2] = 0;
   }
   if (!prof_guest_symbol_from_signal((uint64_t)(uintptr_t)p, name, (uint64_t)(line > 0 ? line : 0)))
@@ -162,19 +198,47 @@ static int live_backtrace(void *ctx, struct prof_guest_frame *frames, int max, i
     return 0;
   }
   const int n = puc_backtrace(ctx, frames, max, vmstate);
+  const bool direct = puc_slot.in_alloc > 0;
   for (int i = 0; i < n; i++)
-    if (frames[i].type == PROF_FRAME_LFUNC) name_proto((const void *)(uintptr_t)frames[i].addr);
+    if (frames[i].type == PROF_FRAME_LFUNC)
+      name_proto((const void *)(uintptr_t)frames[i].addr, direct);
   return n;
 }
 
-void live_states_start(lua_State *scratch) {
+/* The stack recaller (libprof.h): in an allocation call through the
+** wrapper, the remembered walk of a universe the adapter saw made
+** (puc_recall: direct reads, the frames pushed since the thread's last
+** walk read alone), its new frames named; elsewhere live_backtrace, and
+** the trail dropped, as puc_recall drops it for its plain walks. */
+static const struct prof_guest_frame *live_recall(void *ctx, struct prof_guest_frame *room,
+                                                  int max, int *n, int *vmstate,
+                                                  int *unchanged) {
+  if (puc_slot.in_alloc <= 0 || !puc_slot.main) {
+    if (puc_slot.trail) puc_slot.trail->entries = 0;
+    *unchanged = 0;
+    *n = live_backtrace(ctx, room, max, vmstate);
+    return room;
+  }
+  const struct prof_guest_frame *frames = puc_recall(ctx, room, max, n, vmstate, unchanged);
+  for (int i = 0; i < *n - *unchanged; i++)
+    if (frames[i].type == PROF_FRAME_LFUNC) name_proto((const void *)(uintptr_t)frames[i].addr, true);
+  return frames;
+}
+
+void live_states_start(lua_State *scratch, bool memory) {
   g_main_to_g = (const char *)puc_global(scratch) - (const char *)scratch;
+  g_scratch = scratch;
+  live_alloc_enable(memory);
   puc_backtrace_read_safely(true);
   prof_register_guest(live_backtrace, NULL);
+  if (memory && puc_walk_can_remember() && prof_register_guest_stack_recall)
+    prof_register_guest_stack_recall(live_recall, NULL);
 }
 
 void live_states_stop(void) {
   prof_register_guest(NULL, NULL);
+  live_alloc_enable(false);
+  live_alloc_unwrap_all();
   for (int i = 0; i < UNIVERSES_MAX; i++) {
     const void *main = __atomic_exchange_n(&g_found[i], NULL, __ATOMIC_SEQ_CST);
     if (main) universe_remove(main);

@@ -53,7 +53,8 @@ int puc_backtrace(void *ctx, struct prof_guest_frame *frames, int max, int *vmst
   __atomic_signal_fence(__ATOMIC_SEQ_CST);
   struct prof_guest_frame innermost;
   struct PucWalk w = {
-      .all_safe = __atomic_load_n(&g_all_safe, __ATOMIC_RELAXED),
+      /* (a universe whose allocator runs on this thread lives) */
+      .all_safe = __atomic_load_n(&g_all_safe, __ATOMIC_RELAXED) && s->in_alloc <= 0,
       .clean_point = s->in_alloc > 0,
       .cache = nested ? NULL : s->cache,
       .reentry = __atomic_load_n(&g_reentry, __ATOMIC_RELAXED),

@@ -31,9 +31,10 @@ const struct prof_guest_frame *puc_recall(void *ctx, struct prof_guest_frame *ro
 ** Lua frame are followed by a C frame at pc (puc_walk.h). */
 void puc_backtrace_set_reentry(uint64_t pc);
 
-/* From now on (yes) every read of a walk goes through safe_read: the
-** universes walked were found in a running process (live_states.h), whose
-** close the adapter would not see. */
+/* From now on (yes) every read of a walk goes through safe_read but in an
+** allocation call (the slot's in_alloc: the universe lives while its
+** allocator runs): the universes walked were found in a running process
+** (live_states.h), whose close the adapter sees late or not at all. */
 void puc_backtrace_read_safely(bool yes);
 
 #endif /* PROF_PUC_BACKTRACER_H */
