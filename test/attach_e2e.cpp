@@ -869,7 +869,8 @@ struct Nginx {
         << "  server { listen 127.0.0.1:" << port << ";\n"
         << "    location /t { content_by_lua_block {\n"
         << "      local s = 0\n      for i = 1, 20000 do s = s + i % 7 end\n"
-        << "      ngx.say('sum ', s)\n    } }\n  }\n}\n";
+        << "      local made = {s}\n"  // (a table a request: the VM allocates)
+        << "      ngx.say('sum ', made[1])\n    } }\n  }\n}\n";
     chmod(dir.path.c_str(), 0755);
     mkdir((dir / "logs").c_str(), 0755);
     master = fork();
@@ -943,6 +944,15 @@ TEST_CASE("an nginx worker under ab load attached twice: no request fails, nginx
   // found by the samples.)
   attach_twice(worker, {"ngx_process_events_and_timers", "ngx_http_lua_content_by_chunk",
                         "=content_by_lua(nginx.conf:12)"});
+  {
+    // The VM's own allocator's calls (OpenResty's LuaJIT calls no malloc),
+    // through the wrapper put into the state: the chunk's among them.
+    const TempDir dir("attach-nginx-mem");
+    const Run r = prof_run(attach_args(worker, dir.path, "2s"));
+    check_detached(r, worker, false, threads(worker));
+    const std::map<FoldedStack, double> made = folded("--metric alloc-count " + memory_stream(dir.path));
+    CHECK(samples_in(made, "=content_by_lua(nginx.conf:12)") > 100);
+  }
   unsetenv("PROF_AGENT");
   wait_run(ab);
   INFO(ab.out);
