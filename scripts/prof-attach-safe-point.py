@@ -58,19 +58,16 @@ class SafePoint(gdb.Command):
         super().__init__("prof-safe-point", gdb.COMMAND_RUNNING)
 
     def invoke(self, arg, from_tty):
-        for _ in range(TRIES):
-            entry = unsafe_entry()
-            if entry is None:
-                return
-            if entry.older() is None:
-                return  # (a thread of the C library's own, wholly in it)
-            entry.select()
-            try:
+        try:
+            for _ in range(TRIES):
+                entry = unsafe_entry()
+                if entry is None or entry.older() is None:
+                    return  # (None older: a thread of the C library's own, wholly in it)
+                entry.select()
                 gdb.execute("finish", to_string=True)
-            except gdb.error as e:
-                print("prof-safe-point: %s" % e)
-                return
-        print("prof-safe-point: the thread stayed in the allocator")
+            print("prof-safe-point: the thread stayed in the allocator")
+        except gdb.error as e:  # (a stack gdb cannot unwind, the process gone)
+            print("prof-safe-point: %s" % e)
 
 
 SafePoint()
