@@ -98,15 +98,19 @@ static __thread unsigned t_misses __attribute__((tls_model("initial-exec")));
 ** check's scratch state, closed at the attach, leaves such words on the
 ** thread gdb called on), and the wrapper is written into the state. */
 static void wrap_when_running(const void *main, const ucontext_t *uc) {
+  static __thread unsigned t_tries __attribute__((tls_model("initial-exec")));
   if (!uc || main == g_scratch || !live_alloc_wanted(main)) return;
   const greg_t *r = uc->uc_mcontext.gregs;
-  for (int i = 0; i < NGREG; i++) {
-    if (i == REG_RIP || i == REG_RSP || i == REG_EFL) continue;
-    if (main_thread_of((uint64_t)r[i]) == main) {
-      live_alloc_wrap(main);
-      return;
+  /* The main thread itself first, by value; a coroutine of it (safe reads
+  ** a register) at every SEARCH_EVERY-th try only. */
+  bool running = false;
+  for (int i = 0; i < NGREG && !running; i++) running = (const void *)(uintptr_t)r[i] == main;
+  if (!running && t_tries++ % SEARCH_EVERY == 0)
+    for (int i = 0; i < NGREG && !running; i++) {
+      if (i == REG_RIP || i == REG_RSP || i == REG_EFL) continue;
+      running = main_thread_of((uint64_t)r[i]) == main;
     }
-  }
+  if (running) live_alloc_wrap(main);
 }
 
 /* The universe this thread runs: the one whose allocator runs here (the
