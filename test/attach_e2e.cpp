@@ -136,14 +136,20 @@ Ended finish(Target &t, const std::function<void()> &stop) {
 
 void say_q(const Target &t) { REQUIRE(write(t.in, "q\n", 2) == 2); }
 
+// Says `line` to t and requires `answer` back.
+void ask(const Target &t, const std::string &line, const std::string &answer) {
+  const std::string said = line + "\n";
+  REQUIRE(write(t.in, said.data(), said.size()) == ssize_t(said.size()));
+  REQUIRE(read_line(t) == answer);
+}
+
 // argv run bare, as a test's target is: it says "ready", answers `rounds`
 // lines "round" with "done N", then ends at "q". Its remaining output and status.
 Ended bare_run(const std::vector<std::string> &argv, int rounds) {
   Target bare = start(argv);
   REQUIRE(read_line(bare) == "ready");
   for (int round = 1; round <= rounds; round++) {
-    REQUIRE(write(bare.in, "round\n", 6) == 6);
-    REQUIRE(read_line(bare) == "done " + std::to_string(round));
+    ask(bare, "round", "done " + std::to_string(round));
   }
   const Ended end = finish(bare, [&] { say_q(bare); });
   REQUIRE(WIFEXITED(end.status));
@@ -431,8 +437,7 @@ TEST_CASE("a C program's allocation calls while attached: exact counts per funct
     Run r;
     launch(r, attach_args(t.pid, dir.path, "4s"));
     REQUIRE(wait_attached(r));
-    REQUIRE(write(t.in, "round\n", 6) == 6);
-    REQUIRE(read_line(t) == "done " + std::to_string(round));
+    ask(t, "round", "done " + std::to_string(round));
     // The program's calls lead to the agent while attached, and where they
     // led before after.
     CHECK(got_entry(t.pid, "malloc").find("/libprof.so") != std::string::npos);
@@ -471,8 +476,7 @@ TEST_CASE("a C program's allocation calls while attached: exact counts per funct
     CHECK(text.find("still live:    ") != std::string::npos);
   }
   // After the detach the calls go to libc again: a round runs as bare.
-  REQUIRE(write(t.in, "round\n", 6) == 6);
-  REQUIRE(read_line(t) == "done 3");
+  ask(t, "round", "done 3");
   const Ended end = finish(t, [&] { say_q(t); });
   CHECK(end.out == bare_end.out);
   CHECK(end.status == bare_end.status);
@@ -689,10 +693,8 @@ void lua_allocations_attached_twice(const char *interpreter, const char *option,
     Run r;
     launch(r, attach_args(t.pid, dir.path, "4s"));
     REQUIRE(wait_attached(r));
-    REQUIRE(write(t.in, "spin\n", 5) == 5);
-    REQUIRE(read_line(t) == "spun");
-    REQUIRE(write(t.in, "round\n", 6) == 6);
-    REQUIRE(read_line(t) == "done " + std::to_string(round));
+    ask(t, "spin", "spun");
+    ask(t, "round", "done " + std::to_string(round));
     wait_run(r);
     check_detached(r, t.pid, caught, 1);
     CHECK(r.err.find(": its states are sampled with their Lua frames, and their allocations "
@@ -708,8 +710,7 @@ void lua_allocations_attached_twice(const char *interpreter, const char *option,
             tables);
   }
   // (Detached: a round made by the program's own allocator again.)
-  REQUIRE(write(t.in, "round\n", 6) == 6);
-  REQUIRE(read_line(t) == "done 3");
+  ask(t, "round", "done 3");
   const Ended end = finish(t, [&] { say_q(t); });
   CHECK(end.out == bare_end.out);
   CHECK(end.status == bare_end.status);
