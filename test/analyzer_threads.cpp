@@ -6,6 +6,7 @@
 // program's own threads (no writer thread under a low task limit).
 #include <catch2/catch.hpp>
 
+#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -115,6 +116,18 @@ void check_named_threads(const std::string &file) {
   const RunResult full = run_bare({PROF_ANALYZER_PATH, "summary", "--full", file});
   CHECK(full.out.find("delta-worker (pid ") != std::string::npos);
   CHECK(full.out.find(" more threads\n") == std::string::npos);
+
+  // A suppression of alpha's leaks leaves them out of its thread's line
+  // too; the other threads' stay.
+  const TempDir dir("threads-supp");
+  std::ofstream(dir / "supp") << "leak:alpha_main\n";
+  const Json suppressed = summary(file, {"--suppressions", dir / "supp"});
+  CHECK(suppressed["memory"]["leaked_bytes"].get<double>() ==
+        all["memory"]["leaked_bytes"].get<double>() - 40000);
+  const std::map<std::string, Json> kept = threads_by_name(suppressed);
+  check_thread(kept, "alpha-worker", {100000, 100, 0, 0, 0, 100000});
+  check_thread(kept, "beta-worker", {150000, 50, 80, 90000, 30, 150000});
+  check_thread(kept, "delta-worker", {9900, 17, 0, 9900, 17, 0});
 }
 
 }  // namespace

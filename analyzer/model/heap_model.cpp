@@ -92,6 +92,7 @@ void HeapModel::end_stream() {
   choose_top(stream_heaps_.back());
   replay_bands(stream_heaps_.back());
   history_.clear();
+  keep_leak_shares();
   leaked_ += live_;
   leaked_blocks_ += heap_.size() - outside_blocks_;
   outside_blocks_ = 0;
@@ -452,7 +453,36 @@ void HeapModel::snapshot(bool timed, uint64_t time_ns, size_t top) {
   snapshots_.push_back(std::move(snap));
 }
 
+void HeapModel::keep_leak_shares() {
+  heap_.for_each([this](const Block &b) {
+    if (b.outside) return;
+    std::vector<LeakShare> &shares = leak_shares_[b.stack];
+    const size_t thread = first_thread_ + b.thread;
+    if (shares.empty() || shares.back().thread != thread) {
+      auto same = std::find_if(shares.begin(), shares.end(),
+                               [thread](const LeakShare &l) { return l.thread == thread; });
+      if (same == shares.end()) {
+        shares.push_back(LeakShare{thread, 0, 0, 0});
+      } else {
+        std::swap(*same, shares.back());  // (the last one is tried first)
+      }
+    }
+    LeakShare &l = shares.back();
+    l.bytes += b.weight > 0 ? double(b.weight) : double(b.size);
+    l.count += b.weight > 0 && b.size ? double(b.weight) / double(b.size) : 1.0;
+    l.blocks++;
+  });
+}
+
 void HeapModel::drop_leaks(uint32_t stack) {
+  auto shares = leak_shares_.find(stack);
+  if (shares != leak_shares_.end())
+    for (const LeakShare &l : shares->second) {
+      ThreadHeap &t = threads_[l.thread];
+      t.live_bytes -= l.bytes;
+      t.live_count -= l.count;
+      t.live_blocks -= l.blocks;
+    }
   StackStats &s = stacks_[stack];
   leaked_ -= s.live_bytes;
   leaked_blocks_ -= s.live_blocks;

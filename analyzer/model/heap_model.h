@@ -43,6 +43,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -213,7 +214,7 @@ class alignas(64) HeapModel {
   // snapshots; later ones are counted in snapshots_dropped()).
   void snapshot(bool timed, uint64_t time_ns, size_t top);
   // After the last stream: leaves a stack's leaked blocks out of the leaks
-  // (suppressions); its other figures stay.
+  // (suppressions), its threads' live figures too; its other figures stay.
   void drop_leaks(uint32_t stack);
 
   // Statistics by stack id; a stack the heap (or mmap) events never named
@@ -318,6 +319,15 @@ class alignas(64) HeapModel {
   double live_ = 0, peak_ = 0;  // this stream
   double leaked_ = 0, peaks_ = 0;  // streams already read
   uint64_t leaked_blocks_ = 0;
+  // The leaked blocks of each stack by the thread that made them (threads_'
+  // index), kept at each stream's end for drop_leaks.
+  struct LeakShare {
+    size_t thread;
+    double bytes, count;
+    uint64_t blocks;
+  };
+  std::unordered_map<uint32_t, std::vector<LeakShare>> leak_shares_;
+  void keep_leak_shares();
   uint64_t peak_epoch_ = 1;
   uint64_t temporary_ = 0;
   // The size and stack of the allocation that was the last event, if it was.

@@ -87,6 +87,16 @@ class LiveHeap {
 
   uint64_t size() const { return count_; }
 
+  // Calls fn(block) for every live block, in no order.
+  template <class Fn>
+  void for_each(Fn fn) const {
+    for (size_t k = 0; k < capacity_; k++)
+      if (slots_[k].addr != kEmpty) fn(slots_[k].block);
+    for (const auto &kv : overflow_) fn(kv.second);
+    for (const auto &kv : later_)
+      for (const Block &b : kv.second) fn(b);
+  }
+
  private:
   static constexpr uint64_t kEmpty = ~uint64_t(0);
   struct Slot {
