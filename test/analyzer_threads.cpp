@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -128,6 +129,27 @@ void check_named_threads(const std::string &file) {
   check_thread(kept, "alpha-worker", {100000, 100, 0, 0, 0, 100000});
   check_thread(kept, "beta-worker", {150000, 50, 80, 90000, 30, 150000});
   check_thread(kept, "delta-worker", {9900, 17, 0, 9900, 17, 0});
+
+  // The HTML page has the same lines, a row per thread, the most bytes first.
+  const std::string page = dir / "page.html";
+  REQUIRE(run_bare({PROF_ANALYZER_PATH, "html", file, "-o", page}).exit_code == 0);
+  std::ifstream in(page);
+  const std::string html((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const size_t table = html.find("data-name=\"memory.threads\"");
+  REQUIRE(table != std::string::npos);
+  const std::string rows = html.substr(table, html.find("</table>", table) - table);
+  const size_t beta_at = rows.find("<td>beta-worker</td>"), alpha_at = rows.find("<td>alpha-worker</td>");
+  REQUIRE(beta_at != std::string::npos);
+  REQUIRE(alpha_at != std::string::npos);
+  CHECK(beta_at < alpha_at);
+  // alpha's row, its figures before its name: 100000 B in 100 calls, no
+  // frees, 40000 B leaked, 100000 at the peak.
+  const size_t row_at = rows.rfind("<tr>", alpha_at);
+  const std::string alpha_row = rows.substr(row_at, alpha_at - row_at);
+  for (const char *v : {"data-v=\"100000.0\"", "data-v=\"100.0\"", "data-v=\"0.0\"", "data-v=\"40000.0\""}) {
+    INFO(alpha_row << " has " << v);
+    CHECK(alpha_row.find(v) != std::string::npos);
+  }
 }
 
 }  // namespace

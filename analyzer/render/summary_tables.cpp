@@ -139,6 +139,18 @@ void memory(const Json &m, std::ostream &out) {
   totals.push_back(total("unknown frees", m["unknown_frees"], false));
   out << "<h3>Memory</h3>\n";
   table("memory", "MEMORY", kTotalColumns, totals, out);
+  // (As the text's "by thread" lines: with two threads or more.)
+  if (m["threads"].size() >= 2)
+    table("memory.threads", "MEMORY BY THREAD: the blocks each thread made, the frees it made",
+          {{"allocated", [](const Json &r) { return bytes(r["alloc_bytes"]); }},
+           {"calls", [](const Json &r) { return count(r["alloc_count"]); }},
+           {"frees", [](const Json &r) { return count(r["free_count"]); }},
+           {"leaked", [](const Json &r) { return bytes(r["leaked_bytes"]); }},
+           {"peak", [](const Json &r) { return bytes(r["peak_bytes"]); }},
+           {"pid", [](const Json &r) { return count(r["pid"]); }},
+           {"tid", [](const Json &r) { return count(r["tid"]); }},
+           {"name", [](const Json &r) { return text(r.value("name", "")); }}},
+          m["threads"], out);
 
   const Json &f = m["functions"];
   const bool by_line = f["by"] == "line";
